@@ -1,0 +1,41 @@
+# One command to run askbridge, one to test it. Both create .venv on first use.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: run test lint typecheck unit install dev clean
+
+run: $(VENV)/.installed
+	$(BIN)/askbridge serve
+
+test: $(VENV)/.installed-dev lint typecheck unit
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(VENV)/.installed-dev
+	$(BIN)/mypy
+
+unit: $(VENV)/.installed-dev
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+install: $(VENV)/.installed
+dev: $(VENV)/.installed-dev
+
+$(BIN)/python:
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+		{ echo "askbridge needs Python 3.11 or newer; set PYTHON=/path/to/python3.11"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e .
+	@touch $@
+
+$(VENV)/.installed-dev: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $@ $(VENV)/.installed
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

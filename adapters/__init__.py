@@ -1,0 +1,1 @@
+"""Surfaces where people answer: the local web page, Slack and Discord."""

@@ -1,0 +1,23 @@
+"""The web page as a surface: posting is storing, since the page reads the broker directly."""
+
+from __future__ import annotations
+
+from core.errors import UnknownTarget
+from core.models import MessageRef, Person, Request, Target
+
+
+class WebSurface:
+    platform = "web"
+
+    def check_target(self, target: Target) -> None:
+        if target.channel or target.thread:
+            raise UnknownTarget(f"target {str(target)!r}: the web page takes no channel; use 'web'")
+
+    async def post(self, request: Request, target: Target) -> MessageRef:
+        return MessageRef(platform=self.platform, channel="", message_id=request.request_id)
+
+    async def update(self, request: Request, message: MessageRef) -> None:
+        """The page renders from the store on every load; nothing to push."""
+
+    async def notify(self, person: Person, message: MessageRef, text: str) -> None:
+        """Web answers get their feedback in the HTTP response itself."""

@@ -1,0 +1,1 @@
+"""The runnable askbridge service: settings, wiring, the CLI and a Python client."""

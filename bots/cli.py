@@ -1,0 +1,232 @@
+"""`askbridge serve` runs the service; `askbridge ask` gates a shell script on a human."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from bots.client import (
+    AskbridgeClient,
+    ClientError,
+    Ended,
+    Expired,
+    Interrupted,
+    InvalidRequest,
+    outcome,
+)
+from bots.logs import configure_logging
+from bots.runtime import StartupError
+from bots.service import Service
+from bots.settings import Settings
+
+log = logging.getLogger("askbridge")
+
+EXIT_ANSWERED, EXIT_ERROR, EXIT_USAGE, EXIT_CANCELLED, EXIT_EXPIRED, EXIT_WITHDRAWN = (
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        settings = Settings()
+    except ValidationError as error:
+        sys.stderr.write(f"askbridge: invalid settings:\n{_settings_errors(error)}\n")
+        return EXIT_USAGE
+    if args.command == "serve":
+        return _serve(settings, args)
+    if args.command == "ask":
+        return _ask(settings, args, parser)
+    parser.print_help(sys.stderr)
+    return EXIT_USAGE
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="askbridge",
+        description="Let AI agents ask people multiple-choice questions in chat.",
+    )
+    commands = parser.add_subparsers(dest="command")
+    serve = commands.add_parser("serve", help="run the service (agent API, web page, chat bots)")
+    serve.add_argument("--host", help="address to bind (ASKBRIDGE_HOST)")
+    serve.add_argument("--port", type=int, help="port to bind (ASKBRIDGE_PORT)")
+
+    ask = commands.add_parser(
+        "ask",
+        help="ask one question through a running server and print the answers as JSON",
+        description="Exit status: 0 answered, 2 invalid question or usage, 3 cancelled, "
+        "4 expired, 5 withdrawn, 1 other errors (e.g. server unreachable).",
+    )
+    ask.add_argument("--target", help="where to ask: web, slack:C0123, discord:123 …")
+    ask.add_argument("--question", help="the question text")
+    ask.add_argument("--header", help="a short label (at most 12 characters)")
+    ask.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="LABEL=DESCRIPTION",
+        help="an option; give 2-4 of them",
+    )
+    ask.add_argument("--multi", action="store_true", help="allow several options")
+    ask.add_argument("--file", type=Path, help="a JSON file with {'questions': [...], ...}")
+    ask.add_argument("--timeout", type=float, help="give up after this many seconds")
+    ask.add_argument("--context", help="a short line shown above the question")
+    ask.add_argument("--request-id", help="an id of your own; asking again with it is safe")
+    ask.add_argument("--url", help="the server (ASKBRIDGE_URL, else ASKBRIDGE_HOST:PORT)")
+    return parser
+
+
+def _serve(settings: Settings, args: argparse.Namespace) -> int:
+    overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
+    settings = settings.model_copy(update=overrides)
+    configure_logging(settings.log_level, settings.secrets())
+    try:
+        asyncio.run(_run_until_signalled(Service(settings)))
+    except StartupError as error:
+        log.error("cannot start: %s", error)
+        return EXIT_ERROR
+    except OSError as error:
+        log.error(
+            "cannot listen on %s:%s (%s); set ASKBRIDGE_PORT or ASKBRIDGE_HOST",
+            settings.host,
+            settings.port,
+            error.strerror or error,
+        )
+        return EXIT_ERROR
+    return EXIT_ANSWERED
+
+
+async def _run_until_signalled(service: Service) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    await service.start()
+    try:
+        await stop.wait()
+        log.info("stopping")
+    finally:
+        await service.stop()
+
+
+def _ask(settings: Settings, args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    try:
+        body = _ask_body(args)
+    except ValueError as error:
+        parser.error(str(error))
+    url = args.url or settings.server_url
+    token = settings.api_token.get_secret_value() if settings.api_token else None
+    try:
+        answers = asyncio.run(_ask_and_wait(url, token, body))
+    except KeyboardInterrupt:
+        sys.stderr.write("askbridge: interrupted; the question was withdrawn\n")
+        return EXIT_WITHDRAWN
+    except InvalidRequest as error:
+        sys.stderr.write(f"askbridge: {error}\n")
+        return EXIT_USAGE
+    except Interrupted as error:
+        _print_json(error.status_object)
+        sys.stderr.write("askbridge: cancelled by someone; no answer\n")
+        return EXIT_CANCELLED
+    except Expired as error:
+        _print_json(error.status_object)
+        sys.stderr.write("askbridge: nobody answered before the deadline\n")
+        return EXIT_EXPIRED
+    except Ended as error:
+        _print_json(error.status_object)
+        sys.stderr.write(f"askbridge: {error}\n")
+        return EXIT_WITHDRAWN
+    except ClientError as error:
+        sys.stderr.write(f"askbridge: {error}\n")
+        return EXIT_USAGE if 400 <= error.status < 500 else EXIT_ERROR
+    _print_json(answers)
+    return EXIT_ANSWERED
+
+
+async def _ask_and_wait(url: str, token: str | None, body: dict[str, Any]) -> dict[str, str]:
+    async with AskbridgeClient(url, token) as client:
+        created = await client.create(
+            body["questions"],
+            target=body.get("target"),
+            timeout_s=body.get("timeout_s"),
+            context=body.get("context"),
+            request_id=body.get("request_id"),
+        )
+        request_id = created["request_id"]
+        try:
+            final = await client.wait(request_id, recreate={**body, "request_id": request_id})
+        except asyncio.CancelledError:
+            # Ctrl-C: take the question back so nobody answers into the void.
+            with contextlib.suppress(ClientError):
+                await asyncio.shield(client.withdraw(request_id))
+            raise
+        return outcome(final).answers
+
+
+def _ask_body(args: argparse.Namespace) -> dict[str, Any]:
+    if args.file:
+        try:
+            body = json.loads(args.file.read_text())
+        except (OSError, json.JSONDecodeError) as error:
+            raise ValueError(f"--file {args.file}: {error}") from error
+        if not isinstance(body, dict) or "questions" not in body:
+            raise ValueError(f"--file {args.file}: expected an object with 'questions'")
+    else:
+        if not (args.question and args.header and args.option):
+            raise ValueError("give --question, --header and 2-4 --option, or --file")
+        options = []
+        for text in args.option:
+            label, _, description = text.partition("=")
+            options.append({"label": label.strip(), "description": description.strip()})
+        body = {
+            "questions": [
+                {
+                    "question": args.question,
+                    "header": args.header,
+                    "options": options,
+                    "multi_select": args.multi,
+                }
+            ]
+        }
+    for key, value in (
+        ("target", args.target),
+        ("timeout_s", args.timeout),
+        ("context", args.context),
+        ("request_id", args.request_id),
+    ):
+        if value is not None:
+            body[key] = value
+    return body
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def _settings_errors(error: ValidationError) -> str:
+    lines = []
+    for detail in error.errors():
+        name = "_".join(str(part) for part in detail["loc"]).upper()
+        name = name if name.startswith(("SLACK_", "DISCORD_")) else f"ASKBRIDGE_{name}"
+        lines.append(f"- {name}: {detail['msg']} (got {detail.get('input')!r})")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,207 @@
+"""A small async client for the agent API.
+
+`await client.ask(questions)` creates the request and long-polls until it ends. It survives a
+server restart or a dropped connection: creating is idempotent by `request_id`, so it simply
+asks again and keeps waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import aiohttp
+
+from core.models import UserQuestion, UserQuestionResponse
+
+log = logging.getLogger("askbridge.client")
+
+POLL_S = 60
+
+
+class ClientError(Exception):
+    """askbridge answered with an error, or could not be reached for too long."""
+
+    def __init__(self, message: str, status: int = 0, body: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body or {}
+
+
+class InvalidRequest(ClientError):
+    """The question was rejected (HTTP 422); `str(error)` says how to fix it."""
+
+
+class Ended(ClientError):
+    """The request ended without answers."""
+
+    def __init__(self, message: str, status_object: dict[str, Any]) -> None:
+        super().__init__(message, body=status_object)
+        self.status_object = status_object
+
+
+class Interrupted(Ended):
+    """Someone pressed Cancel."""
+
+
+class Expired(Ended):
+    """Nobody answered before the deadline."""
+
+
+class Withdrawn(Ended):
+    """The request was withdrawn."""
+
+
+_ENDINGS: dict[str, type[Ended]] = {
+    "cancelled": Interrupted,
+    "expired": Expired,
+    "withdrawn": Withdrawn,
+}
+
+
+class AskbridgeClient:
+    def __init__(
+        self,
+        url: str,
+        token: str | None = None,
+        *,
+        reconnect_for_s: float = 300.0,
+        session: aiohttp.ClientSession | None = None,
+    ) -> None:
+        self.url = url.rstrip("/")
+        self._headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._reconnect_for_s = reconnect_for_s
+        self._session = session
+        self._own_session = session is None
+
+    async def __aenter__(self) -> AskbridgeClient:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        if self._own_session and self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            self._session = aiohttp.ClientSession()
+        return self._session
+
+    async def ask(
+        self,
+        questions: Sequence[UserQuestion | dict[str, Any]],
+        *,
+        target: str | dict[str, Any] | None = None,
+        timeout_s: float | None = None,
+        context: str | None = None,
+        request_id: str | None = None,
+    ) -> UserQuestionResponse:
+        """Ask and wait for the answers; raise Interrupted, Expired or Withdrawn otherwise."""
+        body = request_body(questions, target, timeout_s, context, request_id)
+        created = await self._call("POST", "/v1/questions", json=body)
+        final = await self.wait(created["request_id"], recreate=body)
+        return outcome(final)
+
+    async def create(
+        self,
+        questions: Sequence[UserQuestion | dict[str, Any]],
+        *,
+        target: str | dict[str, Any] | None = None,
+        timeout_s: float | None = None,
+        context: str | None = None,
+        request_id: str | None = None,
+    ) -> dict[str, Any]:
+        body = request_body(questions, target, timeout_s, context, request_id)
+        return await self._call("POST", "/v1/questions", json=body)
+
+    async def get(self, request_id: str, wait_s: float = 0) -> dict[str, Any]:
+        query = f"?wait={wait_s:g}" if wait_s else ""
+        return await self._call("GET", f"/v1/questions/{request_id}{query}")
+
+    async def wait(
+        self, request_id: str, *, recreate: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Long-poll until the request ends."""
+        while True:
+            try:
+                found = await self.get(request_id, POLL_S)
+            except ClientError as error:
+                # A server that lost the request (or a fresh one) gets it again, same id.
+                if error.status != 404 or not recreate:
+                    raise
+                found = await self._call("POST", "/v1/questions", json=recreate)
+            if found["status"] != "waiting":
+                return found
+
+    async def withdraw(self, request_id: str) -> dict[str, Any]:
+        return await self._call("DELETE", f"/v1/questions/{request_id}")
+
+    async def _call(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + self._reconnect_for_s
+        backoff = 0.25
+        while True:
+            try:
+                async with self.session.request(
+                    method,
+                    self.url + path,
+                    headers=self._headers,
+                    timeout=aiohttp.ClientTimeout(total=POLL_S + 30),
+                    **kwargs,
+                ) as response:
+                    body = await _json(response)
+                    if response.status >= 400:
+                        kind = InvalidRequest if response.status == 422 else ClientError
+                        message = body.get("error") or f"HTTP {response.status}"
+                        raise kind(str(message), response.status, body)
+                    return body
+            except (aiohttp.ClientConnectionError, TimeoutError) as error:
+                if loop.time() >= give_up:
+                    raise ClientError(f"askbridge at {self.url} is unreachable: {error}") from error
+                log.info("askbridge unreachable (%s); trying again in %.1fs", error, backoff)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 5.0)
+
+
+def request_body(
+    questions: Sequence[UserQuestion | dict[str, Any]],
+    target: str | dict[str, Any] | None,
+    timeout_s: float | None,
+    context: str | None,
+    request_id: str | None,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "request_id": request_id or f"ask_{uuid.uuid4()}",
+        "questions": [
+            q.model_dump(mode="json") if isinstance(q, UserQuestion) else q for q in questions
+        ],
+    }
+    for key, value in (("target", target), ("timeout_s", timeout_s), ("context", context)):
+        if value is not None:
+            body[key] = value
+    return body
+
+
+def outcome(status_object: dict[str, Any]) -> UserQuestionResponse:
+    status = status_object["status"]
+    if status == "answered":
+        return UserQuestionResponse(
+            request_id=status_object["request_id"], answers=status_object["answers"]
+        )
+    ending = _ENDINGS.get(status, Ended)
+    raise ending(status_object.get("error") or status, status_object)
+
+
+async def _json(response: aiohttp.ClientResponse) -> dict[str, Any]:
+    try:
+        body = await response.json(content_type=None)
+    except ValueError:
+        return {"error": (await response.text())[:200]}
+    return body if isinstance(body, dict) else {"error": str(body)}

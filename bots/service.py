@@ -1,0 +1,143 @@
+"""The composition root: store, broker, HTTP server and surfaces, started and stopped together."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from aiohttp import web
+
+from adapters.web import WebSurface, add_web_routes
+from bots.platforms import HINTS, platform_runtimes
+from bots.runtime import PlatformRuntime, StartupError
+from bots.settings import Settings
+from core.api import add_api_routes, api_middlewares
+from core.api.auth import is_loopback
+from core.broker import Broker
+from core.clock import Clock
+from core.errors import AskbridgeError
+from core.store import Store, open_store
+from core.targets import parse_target
+
+log = logging.getLogger("askbridge")
+
+SHUTDOWN_GRACE_S = 5.0
+
+
+@dataclass
+class Service:
+    settings: Settings
+    clock: Clock | None = None
+    store: Store = field(init=False)
+    broker: Broker = field(init=False)
+    runtimes: list[PlatformRuntime] = field(init=False, default_factory=list)
+    _runner: web.AppRunner | None = field(init=False, default=None)
+    port: int = field(init=False, default=0)
+
+    @property
+    def url(self) -> str:
+        host = self.settings.host
+        host = "127.0.0.1" if host in ("0.0.0.0", "") else host
+        return f"http://{f'[{host}]' if ':' in host else host}:{self.port}"
+
+    @property
+    def web_enabled(self) -> bool:
+        mode = self.settings.web_ui
+        return mode == "on" or (mode == "auto" and is_loopback(self.settings.host))
+
+    async def start(self) -> None:
+        settings = self.settings
+        token = settings.api_token.get_secret_value() if settings.api_token else None
+        loopback = is_loopback(settings.host)
+        if not loopback and not token:
+            raise StartupError(
+                f"ASKBRIDGE_HOST={settings.host} is not a loopback address and "
+                "ASKBRIDGE_API_TOKEN is not set: anyone who can reach this machine could answer "
+                "your agent's questions. Set ASKBRIDGE_API_TOKEN, or use ASKBRIDGE_HOST=127.0.0.1."
+            )
+        try:
+            self.store = open_store(settings.database_url)
+        except AskbridgeError as error:
+            raise StartupError(str(error)) from error
+        hints = dict(HINTS)
+        if not self.web_enabled:
+            hints["web"] = "the web page is off; set ASKBRIDGE_WEB_UI=on to serve it"
+        self.broker = Broker(
+            self.store,
+            clock=self.clock,
+            default_timeout_s=settings.default_timeout_s,
+            default_target=settings.default_target,
+            unconfigured=hints,
+        )
+        app = web.Application(
+            middlewares=api_middlewares(token=token, loopback_only=loopback and not token),
+            client_max_size=settings.max_body_bytes,
+        )
+        add_api_routes(app, self.broker)
+        if self.web_enabled:
+            self.broker.add_surface(WebSurface())
+            add_web_routes(app, self.broker, password=None if loopback else token)
+        self.runtimes = platform_runtimes(settings, self.broker)
+        for runtime in self.runtimes:
+            runtime.mount(app)
+
+        await self.store.open()
+        lines = []
+        try:
+            for runtime in self.runtimes:
+                lines.append(await runtime.start())
+                self.broker.add_surface(runtime.surface)
+            await self.broker.start()
+            self._runner = web.AppRunner(
+                app,
+                access_log=log.getChild("access"),
+                # A long-poll whose client went away stops waiting at once.
+                handler_cancellation=True,
+                shutdown_timeout=SHUTDOWN_GRACE_S,
+            )
+            await self._runner.setup()
+            site = web.TCPSite(self._runner, settings.host, settings.port)
+            await site.start()
+        except BaseException:
+            await self.stop()
+            raise
+        self.port = self._runner.addresses[0][1]
+        self._log_ready(lines, token)
+
+    def _log_ready(self, lines: list[str], token: str | None) -> None:
+        log.info("askbridge is listening on %s (store: %s)", self.url, self.settings.database_url)
+        auth = "Bearer token required" if token else "no token (loopback only)"
+        log.info(
+            "agent API: %s/v1/questions, WebSocket %s/v1/agent (%s)",
+            self.url,
+            self.url.replace("http", "ws", 1),
+            auth,
+        )
+        if self.web_enabled:
+            log.info("web: answer page at %s/", self.url)
+        for line in lines:
+            log.info("%s", line)
+        default = parse_target(self.settings.default_target)
+        if default.platform not in self.broker.surfaces:
+            log.warning(
+                "ASKBRIDGE_DEFAULT_TARGET=%s names a platform that is not running; requests "
+                "without a target will be refused",
+                self.settings.default_target,
+            )
+
+    async def stop(self) -> None:
+        if hasattr(self, "broker"):
+            # Wakes long-polls first, so that the server does not wait out their timeouts.
+            await self.broker.hub.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if hasattr(self, "broker"):
+            await self.broker.stop()
+        for runtime in reversed(self.runtimes):
+            try:
+                await runtime.stop()
+            except Exception:
+                log.exception("stopping %s failed", runtime.surface.platform)
+        if hasattr(self, "store"):
+            await self.store.close()

@@ -1,0 +1,72 @@
+"""Every setting askbridge reads, from the environment and `.env`; `.env.example` mirrors it."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="ASKBRIDGE_",
+        env_file=".env",
+        env_ignore_empty=True,
+        extra="ignore",
+    )
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=0, le=65535)
+    api_token: SecretStr | None = None
+    database_url: str = "sqlite:///askbridge.db"
+    default_target: str = "web"
+    default_timeout_s: float | None = Field(default=None, gt=0)
+    web_ui: Literal["auto", "on", "off"] = "auto"
+    max_body_bytes: int = Field(default=256 * 1024, ge=1024)
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    # Only the client and `askbridge ask` read this: where a running server is.
+    url: str | None = None
+
+    slack_bot_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("SLACK_BOT_TOKEN")
+    )
+    slack_app_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("SLACK_APP_TOKEN")
+    )
+    slack_signing_secret: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("SLACK_SIGNING_SECRET")
+    )
+    slack_api_url: str = Field(
+        default="https://slack.com/api/", validation_alias=AliasChoices("SLACK_API_URL")
+    )
+
+    discord_bot_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("DISCORD_BOT_TOKEN")
+    )
+    discord_api_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("DISCORD_API_URL")
+    )
+    discord_gateway_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("DISCORD_GATEWAY_URL")
+    )
+
+    @property
+    def server_url(self) -> str:
+        """Where clients reach the server: ASKBRIDGE_URL, else built from host and port."""
+        if self.url:
+            return self.url.rstrip("/")
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{self.port}"
+
+    def secrets(self) -> list[str]:
+        """Secret values, so that log output can be scrubbed of them."""
+        values = (
+            self.api_token,
+            self.slack_bot_token,
+            self.slack_app_token,
+            self.slack_signing_secret,
+            self.discord_bot_token,
+        )
+        return [v.get_secret_value() for v in values if v is not None and v.get_secret_value()]

@@ -1,0 +1,153 @@
+"""HTTP routes of the agent API."""
+
+from __future__ import annotations
+
+import json
+import weakref
+from typing import Any
+
+from aiohttp import web
+
+from core.api.agent_socket import agent_socket, close_agent_sockets
+from core.api.auth import loopback_hosts_only, require_token
+from core.api.errors import Handler, error_response, json_errors
+from core.api.keys import BROKER, SOCKETS
+from core.api.schema import request_schema
+from core.api.status import status_object
+from core.broker import Broker
+from core.errors import InvalidQuestion, Problem
+from core.models import Status
+
+MAX_WAIT_S = 300.0
+MAX_CONTEXT_CHARS = 500
+
+
+def api_middlewares(*, token: str | None, loopback_only: bool) -> list[Any]:
+    middlewares: list[Any] = [json_errors, require_token(token)]
+    if loopback_only:
+        middlewares.insert(0, loopback_hosts_only())
+    return middlewares
+
+
+def add_api_routes(app: web.Application, broker: Broker) -> None:
+    app[BROKER] = broker
+    app[SOCKETS] = weakref.WeakSet()
+    app.on_shutdown.append(close_agent_sockets)
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/v1/schema", schema)
+    app.router.add_post("/v1/questions", create_question)
+    app.router.add_get("/v1/questions", list_questions)
+    app.router.add_get("/v1/questions/{request_id}", get_question)
+    app.router.add_delete("/v1/questions/{request_id}", withdraw_question)
+    app.router.add_get("/v1/questions/{request_id}/events", question_events)
+    app.router.add_get("/v1/agent", agent_socket)
+
+
+async def healthz(request: web.Request) -> web.Response:
+    broker = request.app[BROKER]
+    return web.json_response({"ok": True, "surfaces": sorted(broker.surfaces)})
+
+
+async def schema(request: web.Request) -> web.Response:
+    return web.json_response(request_schema())
+
+
+async def create_question(request: web.Request) -> web.Response:
+    body = await read_json_object(request)
+    timeout_s = _number(body, "timeout_s")
+    context = body.get("context")
+    if context is not None and (not isinstance(context, str) or len(context) > MAX_CONTEXT_CHARS):
+        raise InvalidQuestion(
+            [Problem("context", f"must be a text of at most {MAX_CONTEXT_CHARS} characters")]
+        )
+    broker = request.app[BROKER]
+    asked, created = await broker.ask(
+        body.get("questions"),
+        request_id=body.get("request_id"),
+        target=body.get("target"),
+        timeout_s=timeout_s,
+        context=context,
+    )
+    return web.json_response(status_object(asked), status=201 if created else 200)
+
+
+async def get_question(request: web.Request) -> web.Response:
+    broker = request.app[BROKER]
+    request_id = request.match_info["request_id"]
+    wait = request.query.get("wait")
+    if wait is None:
+        return web.json_response(status_object(await broker.get(request_id)))
+    try:
+        seconds = float(wait)
+    except ValueError:
+        return error_response(400, f"wait must be a number of seconds (0-300), got {wait!r}")
+    if not seconds >= 0:
+        return error_response(400, f"wait must be a number of seconds (0-300), got {wait!r}")
+    found = await broker.wait(request_id, min(seconds, MAX_WAIT_S))
+    return web.json_response(status_object(found))
+
+
+async def list_questions(request: web.Request) -> web.Response:
+    raw = request.query.get("status")
+    try:
+        status = Status(raw) if raw else None
+    except ValueError:
+        names = ", ".join(s.value for s in Status)
+        return error_response(400, f"status must be one of {names}, got {raw!r}")
+    found = await request.app[BROKER].list_requests(status)
+    return web.json_response({"questions": [status_object(r) for r in found]})
+
+
+async def withdraw_question(request: web.Request) -> web.Response:
+    withdrawn = await request.app[BROKER].withdraw(request.match_info["request_id"])
+    return web.json_response(status_object(withdrawn))
+
+
+async def question_events(request: web.Request) -> web.Response:
+    broker = request.app[BROKER]
+    request_id = request.match_info["request_id"]
+    events = await broker.store.events(request_id)
+    if not events:
+        await broker.get(request_id)
+    return web.json_response(
+        {
+            "events": [
+                {
+                    "seq": e.seq,
+                    "at": e.at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                    "kind": e.kind,
+                    "actor": e.actor.model_dump() if e.actor else None,
+                    "data": e.data,
+                }
+                for e in events
+            ]
+        }
+    )
+
+
+async def read_json_object(request: web.Request) -> dict[str, Any]:
+    try:
+        body = await request.json(loads=json.loads)
+    except json.JSONDecodeError as error:
+        raise web.HTTPBadRequest(
+            text=json.dumps({"error": f"request body is not valid JSON: {error}"}),
+            content_type="application/json",
+        ) from error
+    if not isinstance(body, dict):
+        raise web.HTTPBadRequest(
+            text=json.dumps({"error": "request body must be a JSON object"}),
+            content_type="application/json",
+        )
+    return body
+
+
+def _number(body: dict[str, Any], key: str) -> float | None:
+    value = body.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidQuestion([Problem(key, f"must be a number of seconds, got {value!r}")])
+    return float(value)
+
+
+__all__ = ["BROKER", "Handler", "add_api_routes", "api_middlewares"]

@@ -1,0 +1,60 @@
+"""Bearer-token check for the agent API, and the loopback rule that protects an open server."""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from core.api.errors import error_response
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+Middleware = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
+PROTECTED_PREFIX = "/v1/"
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def require_token(
+    token: str | None,
+) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
+    expected = f"Bearer {token}".encode() if token else None
+
+    @web.middleware
+    async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if expected is not None and request.path.startswith(PROTECTED_PREFIX):
+            given = request.headers.get("Authorization", "").encode()
+            if not hmac.compare_digest(given, expected):
+                hint = "send 'Authorization: Bearer <ASKBRIDGE_API_TOKEN>'"
+                response = error_response(401, f"missing or wrong API token: {hint}")
+                response.headers["WWW-Authenticate"] = 'Bearer realm="askbridge"'
+                return response
+        return await handler(request)
+
+    return check
+
+
+def loopback_hosts_only() -> Middleware:
+    """Refuse requests whose Host header is not a loopback name.
+
+    A server on 127.0.0.1 without a token trusts whoever can reach it; checking Host stops a
+    web page elsewhere from reaching it through DNS rebinding.
+    """
+
+    @web.middleware
+    async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
+        host = request.host.rsplit(":", 1)[0] if not request.host.endswith("]") else request.host
+        if not is_loopback(host):
+            return error_response(403, f"host {request.host!r} is not a loopback address")
+        return await handler(request)
+
+    return check

@@ -1,0 +1,65 @@
+"""The one place where askbridge errors become HTTP responses."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from core.errors import (
+    AlreadyEnded,
+    AskbridgeError,
+    Conflict,
+    InvalidQuestion,
+    NotFound,
+    SurfaceUnavailable,
+    UnknownTarget,
+)
+
+log = logging.getLogger("askbridge.api")
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def error_response(status: int, message: str, **extra: object) -> web.Response:
+    return web.json_response({"error": message, **extra}, status=status)
+
+
+def from_error(error: AskbridgeError) -> web.Response:
+    if isinstance(error, InvalidQuestion):
+        return error_response(
+            422,
+            str(error),
+            details=[{"location": p.location, "message": p.message} for p in error.problems],
+        )
+    if isinstance(error, UnknownTarget):
+        return error_response(422, str(error))
+    if isinstance(error, NotFound):
+        return error_response(404, str(error))
+    if isinstance(error, Conflict | AlreadyEnded):
+        return error_response(409, str(error))
+    if isinstance(error, SurfaceUnavailable):
+        return error_response(502, str(error))
+    return error_response(400, str(error))
+
+
+@web.middleware
+async def json_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Every failure is a JSON body with an `error` text; nothing leaks a traceback."""
+    try:
+        return await handler(request)
+    except AskbridgeError as error:
+        return from_error(error)
+    except web.HTTPException as error:
+        if error.status < 400 or error.content_type == "application/json":
+            raise
+        message = {
+            404: f"no route {request.method} {request.path}",
+            405: f"{request.method} is not allowed on {request.path}",
+            413: "request body is too large",
+        }.get(error.status, error.reason)
+        return error_response(error.status, message)
+    except Exception:
+        log.exception("unexpected error on %s %s", request.method, request.path)
+        return error_response(500, "internal error; see the askbridge log")

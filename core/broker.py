@@ -1,0 +1,332 @@
+"""The question broker: the lifecycle of every request, from the agent's ask to its answer.
+
+`waiting → answered | cancelled | expired | withdrawn`. Each transition is one `Store.finish`
+(a compare-and-set), then waiters are woken, then the posted messages are re-rendered in the
+background: the agent never waits on a chat platform to learn its answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import timedelta
+from typing import Any
+
+from core.answers import merge, to_answers
+from core.clock import Clock, SystemClock
+from core.errors import (
+    AlreadyEnded,
+    AskbridgeError,
+    Conflict,
+    ForeignMessage,
+    InvalidQuestion,
+    NotFound,
+    Problem,
+    SurfaceUnavailable,
+    UnknownTarget,
+)
+from core.hub import Hub
+from core.models import MessageRef, Person, Request, Selections, Status, Target, UserQuestion
+from core.store.base import Ending, Store
+from core.surface import Surface
+from core.targets import parse_target
+from core.validation import parse_questions
+
+log = logging.getLogger("askbridge.broker")
+
+REQUEST_ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+MAX_TIMEOUT_S = 30 * 24 * 3600.0
+RENDER_BACKOFF_S = (1.0, 2.0, 5.0, 15.0, 60.0)
+
+
+class Broker:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        clock: Clock | None = None,
+        default_timeout_s: float | None = None,
+        default_target: str = "web",
+        unconfigured: Mapping[str, str] | None = None,
+    ) -> None:
+        self.store = store
+        self.clock: Clock = clock or SystemClock()
+        self.hub = Hub()
+        self.default_timeout_s = default_timeout_s
+        self.default_target = default_target
+        self.surfaces: dict[str, Surface] = {}
+        # platform -> how to enable it, for the error when a target names it
+        self._unconfigured = dict(unconfigured or {})
+        self._deadline_moved = asyncio.Event()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def add_surface(self, surface: Surface) -> None:
+        self.surfaces[surface.platform] = surface
+
+    async def start(self) -> None:
+        self._spawn(self._expire_forever(), "askbridge-expiry")
+        for request, message in await self.store.unrendered():
+            self._spawn(self._render(request, message), f"askbridge-render-{request.request_id}")
+
+    async def stop(self) -> None:
+        await self.hub.close()
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    # --- the agent's side -------------------------------------------------------------
+
+    async def ask(
+        self,
+        questions: Any,
+        *,
+        request_id: str | None = None,
+        target: Any = None,
+        timeout_s: float | None = None,
+        context: str | None = None,
+        use_default_timeout: bool = True,
+    ) -> tuple[Request, bool]:
+        """Create and post a request; return it and whether it is new (False: a repeat)."""
+        checked = parse_questions(questions)
+        request_id = request_id if request_id is not None else f"ask_{uuid.uuid4()}"
+        if not isinstance(request_id, str) or not REQUEST_ID_PATTERN.fullmatch(request_id):
+            raise _invalid(
+                "request_id", "must be 1-64 letters, digits, '_', '.' or '-'", request_id
+            )
+        targets = [self._target(t) for t in _as_list(target, self.default_target)]
+        if timeout_s is None and use_default_timeout:
+            timeout_s = self.default_timeout_s
+        if timeout_s is not None and not 0 < timeout_s <= MAX_TIMEOUT_S:
+            rule = f"must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:.0f}"
+            raise _invalid("timeout_s", rule, timeout_s)
+        now = self.clock.now()
+        draft = Request(
+            request_id=request_id,
+            questions=checked,
+            targets=tuple(targets),
+            context=context,
+            created_at=now,
+            expires_at=None if timeout_s is None else now + timedelta(seconds=timeout_s),
+        )
+        stored, created = await self.store.create(draft)
+        if not created:
+            if stored.questions != checked:
+                raise Conflict(
+                    f"request_id {request_id!r} already exists with other questions; "
+                    "use a new request_id for a new question"
+                )
+            return stored, False
+        await self._post(stored)
+        if stored.expires_at is not None:
+            self._deadline_moved.set()
+        await self.hub.publish(request_id)
+        return await self.get(request_id), True
+
+    async def get(self, request_id: str) -> Request:
+        request = await self.store.get(request_id)
+        if request is None:
+            raise NotFound(f"no request with request_id {request_id!r}")
+        return request
+
+    async def wait(self, request_id: str, timeout_s: float) -> Request:
+        """The request once it has ended, or as it is after `timeout_s` seconds."""
+        with self.hub.watch(request_id) as changed:
+            request = await self.get(request_id)
+            if request.status.is_terminal or timeout_s <= 0:
+                return request
+            try:
+                async with asyncio.timeout(timeout_s):
+                    while not request.status.is_terminal and not self.hub.closed:
+                        await changed.wait()
+                        changed.clear()
+                        request = await self.get(request_id)
+            except TimeoutError:
+                pass
+            return request
+
+    async def list_requests(self, status: Status | None = None, limit: int = 100) -> list[Request]:
+        return await self.store.list_requests(status, limit)
+
+    async def withdraw(self, request_id: str) -> Request:
+        await self.get(request_id)
+        return await self._finish(request_id, Ending(Status.WITHDRAWN, self.clock.now()))
+
+    # --- the people's side ------------------------------------------------------------
+
+    async def select(
+        self,
+        request_id: str,
+        person: Person,
+        question: int,
+        options: Sequence[int],
+        origin: MessageRef | None = None,
+    ) -> Selections:
+        """Remember one person's choice for one question until they submit."""
+        request = await self._waiting(request_id, origin)
+        chosen = _checked_choice(request.questions, question, options)
+        return await self.store.save_draft(request_id, person, {question: chosen}, self.clock.now())
+
+    async def submit(
+        self,
+        request_id: str,
+        person: Person,
+        selections: Selections | None = None,
+        origin: MessageRef | None = None,
+    ) -> Request:
+        """Answer with the stored draft plus `selections`; MissingAnswers when one is left."""
+        request = await self._waiting(request_id, origin)
+        given: Selections = {
+            q: _checked_choice(request.questions, q, o) for q, o in (selections or {}).items()
+        }
+        draft = await self.store.draft(request_id, person)
+        answers = to_answers(request.questions, merge(draft, given))
+        ending = Ending(Status.ANSWERED, self.clock.now(), answers=answers, by=person)
+        return await self._finish(request_id, ending)
+
+    async def cancel(
+        self, request_id: str, person: Person, origin: MessageRef | None = None
+    ) -> Request:
+        await self._waiting(request_id, origin)
+        return await self._finish(request_id, Ending(Status.CANCELLED, self.clock.now(), by=person))
+
+    # --- time -------------------------------------------------------------------------
+
+    async def expire_due(self) -> int:
+        """End every waiting request whose deadline has passed; return how many ended."""
+        ended = 0
+        while ids := await self.store.expired(self.clock.now()):
+            for request_id in ids:
+                try:
+                    await self._finish(request_id, Ending(Status.EXPIRED, self.clock.now()))
+                    ended += 1
+                except AlreadyEnded:
+                    pass
+        return ended
+
+    async def _expire_forever(self) -> None:
+        while True:
+            self._deadline_moved.clear()
+            deadline = await self.store.next_expiry()
+            sleeper = None if deadline is None else self.clock.sleep_until(deadline)
+            moved = self._deadline_moved.wait()
+            waits = [asyncio.ensure_future(c) for c in (sleeper, moved) if c is not None]
+            try:
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for w in waits:
+                    w.cancel()
+            try:
+                await self.expire_due()
+            except Exception:
+                log.exception("expiring requests failed; retrying at the next deadline")
+
+    # --- internals --------------------------------------------------------------------
+
+    def _target(self, raw: Any) -> Target:
+        target = parse_target(raw)
+        surface = self.surfaces.get(target.platform)
+        if surface is None:
+            hint = self._unconfigured.get(target.platform)
+            if hint:
+                raise UnknownTarget(
+                    f"target {str(target)!r}: {target.platform} is not set up; {hint}"
+                )
+            known = ", ".join(sorted(self.surfaces)) or "none"
+            raise UnknownTarget(
+                f"target {str(target)!r}: unknown platform {target.platform!r}; "
+                f"configured platforms: {known}"
+            )
+        surface.check_target(target)
+        return target
+
+    async def _post(self, request: Request) -> None:
+        for target in request.targets:
+            surface = self.surfaces[target.platform]
+            try:
+                message = await surface.post(request, target)
+            except Exception as error:
+                reason = str(error) if isinstance(error, AskbridgeError) else repr(error)
+                log.warning("posting %s to %s failed: %s", request.request_id, target, reason)
+                await self.store.discard(request.request_id, self.clock.now(), reason)
+                raise SurfaceUnavailable(
+                    f"could not post the question to {target}: {reason}"
+                ) from error
+            await self.store.add_message(request.request_id, message, self.clock.now())
+
+    async def _waiting(self, request_id: str, origin: MessageRef | None) -> Request:
+        request = await self.store.get(request_id)
+        if request is None:
+            raise NotFound("This question is no longer available.")
+        if origin is not None and not any(_same_message(origin, m) for m in request.messages):
+            raise ForeignMessage()
+        if request.status.is_terminal:
+            raise AlreadyEnded(request)
+        return request
+
+    async def _finish(self, request_id: str, ending: Ending) -> Request:
+        request, won = await self.store.finish(request_id, ending)
+        if not won:
+            raise AlreadyEnded(request)
+        log.info("request %s %s", request_id, request.status.value)
+        await self.hub.publish(request_id)
+        for message in request.messages:
+            self._spawn(self._render(request, message), f"askbridge-render-{request_id}")
+        return request
+
+    async def _render(self, request: Request, message: MessageRef) -> None:
+        surface = self.surfaces.get(message.platform)
+        if surface is None:
+            return
+        for attempt, backoff in enumerate((*RENDER_BACKOFF_S, None), start=1):
+            try:
+                await surface.update(request, message)
+            except Exception:
+                log.warning(
+                    "updating the %s message of %s failed (attempt %d)",
+                    message.platform,
+                    request.request_id,
+                    attempt,
+                    exc_info=True,
+                )
+                if backoff is None:
+                    return
+                await asyncio.sleep(backoff)
+                continue
+            await self.store.mark_rendered(request.request_id, message, request.status)
+            return
+
+    def _spawn(self, coroutine: Any, name: str) -> None:
+        task = asyncio.create_task(coroutine, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+def _same_message(a: MessageRef, b: MessageRef) -> bool:
+    return (a.platform, a.channel, a.message_id) == (b.platform, b.channel, b.message_id)
+
+
+def _checked_choice(
+    questions: Sequence[UserQuestion], question: int, options: Iterable[int]
+) -> tuple[int, ...]:
+    chosen = tuple(sorted(set(options)))
+    if not 0 <= question < len(questions) or any(
+        not 0 <= o < len(questions[question].options) for o in chosen
+    ):
+        raise ForeignMessage()
+    if not questions[question].multi_select:
+        chosen = chosen[-1:]
+    return chosen
+
+
+def _as_list(target: Any, default: str) -> list[Any]:
+    if target is None or target == "":
+        return [default]
+    return list(target) if isinstance(target, list) else [target]
+
+
+def _invalid(field: str, rule: str, value: Any) -> AskbridgeError:
+    return InvalidQuestion([Problem(field, f"{rule}, got {value!r}")])

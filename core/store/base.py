@@ -1,0 +1,83 @@
+"""The Store protocol: every method that changes state is one atomic transaction.
+
+The broker never sees SQL. A PostgreSQL implementation must give the same guarantees:
+`finish` is a compare-and-set on `status = 'waiting'`, so when two people submit at the
+same moment exactly one wins, whatever process or replica they reached.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from core.models import MessageRef, Person, Request, Selections, Status
+
+
+@dataclass(frozen=True)
+class Event:
+    """One line of a request's audit trail."""
+
+    request_id: str
+    at: datetime
+    kind: str
+    actor: Person | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+    seq: int = 0
+
+
+@dataclass(frozen=True)
+class Ending:
+    """What `finish` should write when the request is still waiting."""
+
+    status: Status
+    at: datetime
+    answers: dict[str, str] | None = None
+    by: Person | None = None
+    event_data: dict[str, Any] = field(default_factory=dict)
+
+
+class Store(Protocol):
+    async def open(self) -> None:
+        """Connect and bring the schema up to date."""
+
+    async def close(self) -> None: ...
+
+    async def create(self, request: Request) -> tuple[Request, bool]:
+        """Insert `request` unless its id exists; return the stored one and whether it is new."""
+
+    async def discard(self, request_id: str, at: datetime, reason: str) -> None:
+        """Forget a request that was never shown to anyone (its posting failed)."""
+
+    async def get(self, request_id: str) -> Request | None: ...
+
+    async def list_requests(
+        self, status: Status | None = None, limit: int = 100
+    ) -> list[Request]: ...
+
+    async def add_message(self, request_id: str, message: MessageRef, at: datetime) -> None: ...
+
+    async def save_draft(
+        self, request_id: str, person: Person, selections: Selections, at: datetime
+    ) -> Selections:
+        """Merge `selections` into the person's draft and return the whole draft."""
+
+    async def draft(self, request_id: str, person: Person) -> Selections: ...
+
+    async def finish(self, request_id: str, ending: Ending) -> tuple[Request, bool]:
+        """Move a waiting request to a terminal state; return the request and whether we won."""
+
+    async def next_expiry(self) -> datetime | None:
+        """The earliest `expires_at` among waiting requests."""
+
+    async def expired(self, now: datetime, limit: int = 100) -> list[str]:
+        """Ids of waiting requests whose deadline has passed."""
+
+    async def unrendered(self) -> list[tuple[Request, MessageRef]]:
+        """Messages whose last render does not show their request's current state."""
+
+    async def mark_rendered(self, request_id: str, message: MessageRef, status: Status) -> None: ...
+
+    async def add_event(self, event: Event) -> None: ...
+
+    async def events(self, request_id: str) -> list[Event]: ...

@@ -1,0 +1,84 @@
+"""Row <-> model conversions shared by every SQL store."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from core.models import MessageRef, Person, Request, Selections, Status, Target, UserQuestion
+
+_questions = TypeAdapter(tuple[UserQuestion, ...])
+_targets = TypeAdapter(tuple[Target, ...])
+
+
+def epoch(when: datetime | None) -> float | None:
+    return None if when is None else when.timestamp()
+
+
+def from_epoch(value: float | None) -> datetime | None:
+    return None if value is None else datetime.fromtimestamp(value, UTC)
+
+
+def dump_questions(questions: Sequence[UserQuestion]) -> str:
+    # sort_keys makes equal questions give equal text, which idempotency compares.
+    return json.dumps(_questions.dump_python(tuple(questions), mode="json"), sort_keys=True)
+
+
+def dump_targets(targets: Sequence[Target]) -> str:
+    return json.dumps(_targets.dump_python(tuple(targets), mode="json"))
+
+
+def dump_person(person: Person | None) -> str | None:
+    return None if person is None else person.model_dump_json()
+
+
+def load_person(text: str | None) -> Person | None:
+    return None if text is None else Person.model_validate_json(text)
+
+
+def dump_selections(selections: Selections) -> str:
+    return json.dumps({str(q): list(o) for q, o in sorted(selections.items())})
+
+
+def load_selections(text: str | None) -> Selections:
+    if not text:
+        return {}
+    raw: dict[str, list[int]] = json.loads(text)
+    return {int(q): tuple(o) for q, o in raw.items()}
+
+
+def load_request(row: Sequence[Any], messages: Sequence[MessageRef]) -> Request:
+    (request_id, questions, targets, context, status, created, expires, ended, answers, by) = row
+    status = Status(status)
+    person = load_person(by)
+    return Request(
+        request_id=request_id,
+        questions=_questions.validate_json(questions),
+        targets=_targets.validate_json(targets),
+        context=context,
+        status=status,
+        created_at=from_epoch(created),
+        expires_at=from_epoch(expires),
+        ended_at=from_epoch(ended),
+        answers=json.loads(answers) if answers else None,
+        answered_by=person if status is Status.ANSWERED else None,
+        cancelled_by=person if status is Status.CANCELLED else None,
+        messages=tuple(messages),
+    )
+
+
+def load_message(row: Sequence[Any]) -> MessageRef:
+    platform, channel, message_id, data = row
+    return MessageRef(
+        platform=platform, channel=channel, message_id=message_id, data=json.loads(data)
+    )
+
+
+REQUEST_COLUMNS = (
+    "request_id, questions, targets, context, status, created_at, expires_at, ended_at,"
+    " answers, ended_by"
+)

@@ -1,0 +1,20 @@
+"""Choosing a store from ASKBRIDGE_DATABASE_URL."""
+
+from __future__ import annotations
+
+from core.errors import AskbridgeError
+from core.store.base import Store
+from core.store.sqlite import SQLiteStore
+
+SQLITE_PREFIX = "sqlite:///"
+
+
+def open_store(url: str) -> Store:
+    """A store for `url` (not yet opened): `sqlite:///relative.db`, `sqlite:////abs.db`."""
+    if url.startswith(SQLITE_PREFIX):
+        return SQLiteStore(url[len(SQLITE_PREFIX) :] or "askbridge.db")
+    scheme = url.split(":", 1)[0] if ":" in url else url
+    raise AskbridgeError(
+        f"ASKBRIDGE_DATABASE_URL={url!r} is not supported (scheme {scheme!r}); "
+        "use sqlite:///askbridge.db or sqlite:////absolute/path.db"
+    )

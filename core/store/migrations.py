@@ -1,0 +1,67 @@
+"""Versioned schema. Append a new version; never edit one that has shipped.
+
+The SQL is kept to what SQLite and PostgreSQL both accept (REAL timestamps in epoch
+seconds, TEXT JSON, partial indexes), so a PostgreSQL store can reuse it.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
+    (
+        1,
+        (
+            """
+            CREATE TABLE requests (
+                request_id  TEXT PRIMARY KEY,
+                questions   TEXT NOT NULL,
+                targets     TEXT NOT NULL,
+                context     TEXT,
+                status      TEXT NOT NULL,
+                created_at  REAL NOT NULL,
+                expires_at  REAL,
+                ended_at    REAL,
+                answers     TEXT,
+                ended_by    TEXT
+            )
+            """,
+            # The expiry loop and the waiting list only ever look at waiting requests.
+            "CREATE INDEX requests_waiting_expiry ON requests (expires_at)"
+            " WHERE status = 'waiting'",
+            "CREATE INDEX requests_status_created ON requests (status, created_at)",
+            """
+            CREATE TABLE messages (
+                request_id      TEXT NOT NULL REFERENCES requests (request_id),
+                platform        TEXT NOT NULL,
+                channel         TEXT NOT NULL,
+                message_id      TEXT NOT NULL,
+                data            TEXT NOT NULL,
+                posted_at       REAL NOT NULL,
+                rendered_status TEXT NOT NULL,
+                PRIMARY KEY (request_id, platform, channel, message_id)
+            )
+            """,
+            "CREATE INDEX messages_unrendered ON messages (request_id)"
+            " WHERE rendered_status = 'waiting'",
+            """
+            CREATE TABLE drafts (
+                request_id  TEXT NOT NULL REFERENCES requests (request_id),
+                person      TEXT NOT NULL,
+                selections  TEXT NOT NULL,
+                updated_at  REAL NOT NULL,
+                PRIMARY KEY (request_id, person)
+            )
+            """,
+            """
+            CREATE TABLE events (
+                seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+                request_id  TEXT NOT NULL,
+                at          REAL NOT NULL,
+                kind        TEXT NOT NULL,
+                actor       TEXT,
+                data        TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX events_request ON events (request_id, seq)",
+        ),
+    ),
+)

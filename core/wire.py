@@ -1,0 +1,37 @@
+"""The agent framework's externally tagged JSON: `{"Variant": {...}}`, unit variants as strings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.models import AskUserQuestion, UserQuestionResponse
+
+ASK = "AskUserQuestion"
+RESPONSE = "UserQuestionResponse"
+INTERRUPT = "Interrupt"
+
+
+def question_response(request_id: str, answers: dict[str, str]) -> dict[str, Any]:
+    response = UserQuestionResponse(request_id=request_id, answers=answers)
+    return {RESPONSE: response.model_dump(mode="json")}
+
+
+def interrupt() -> str:
+    return INTERRUPT
+
+
+def ask_frame(ask: AskUserQuestion) -> dict[str, Any]:
+    return {ASK: ask.model_dump(mode="json")}
+
+
+def parse_frame(frame: Any) -> AskUserQuestion | UserQuestionResponse | str | None:
+    """Read one frame of either direction; None for a variant askbridge does not handle."""
+    if frame == INTERRUPT:
+        return INTERRUPT
+    if isinstance(frame, dict) and len(frame) == 1:
+        ((tag, body),) = frame.items()
+        if tag == ASK:
+            return AskUserQuestion.model_validate(body)
+        if tag == RESPONSE:
+            return UserQuestionResponse.model_validate(body)
+    return None

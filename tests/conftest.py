@@ -1,0 +1,85 @@
+"""Shared fixtures: an askbridge server on a real port, with a clock the test controls."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from bots.service import Service
+from bots.settings import Settings
+from core.clock import ManualClock
+
+StartService = Callable[..., Awaitable[Service]]
+
+DATABASE = {
+    "request_id": "ask_db",
+    "questions": [
+        {
+            "question": "Which database should we use?",
+            "header": "Database",
+            "multiSelect": False,
+            "options": [
+                {"label": "PostgreSQL", "description": "Relational with advanced features"},
+                {"label": "SQLite", "description": "Lightweight embedded database"},
+            ],
+        },
+        {
+            "question": "Which features do you want?",
+            "header": "Features",
+            "multiSelect": True,
+            "options": [
+                {"label": "Caching", "description": "Response caching"},
+                {"label": "Logging", "description": "Detailed logs"},
+                {"label": "Metrics", "description": "Performance monitoring"},
+            ],
+        },
+    ],
+}
+"""The spec's two example questions as one request."""
+
+EXPECTED = {"Database": "PostgreSQL", "Features": "Caching, Metrics"}
+
+
+def settings_for(tmp_path: Path, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "host": "127.0.0.1",
+        "port": 0,
+        "database_url": f"sqlite:///{tmp_path / 'askbridge.db'}",
+    }
+    values.update(overrides)
+    return Settings(_env_file=None, **values)
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+async def start_service(tmp_path: Path, clock: ManualClock) -> AsyncIterator[StartService]:
+    started: list[Service] = []
+
+    async def start(**overrides: Any) -> Service:
+        service = Service(settings_for(tmp_path, **overrides), clock=clock)
+        await service.start()
+        started.append(service)
+        return service
+
+    yield start
+    for service in reversed(started):
+        await service.stop()
+
+
+@pytest.fixture
+async def service(start_service: StartService) -> Service:
+    return await start_service()
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[aiohttp.ClientSession]:
+    async with aiohttp.ClientSession() as session:
+        yield session

@@ -1,0 +1,81 @@
+"""Running `askbridge serve` as a real child process, for crash and CLI tests."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+LISTENING = re.compile(r"listening on (http://\S+)")
+
+
+class ServerProcess:
+    def __init__(self, database: Path, env: Mapping[str, str] | None = None) -> None:
+        self.database = database
+        self.env = dict(env or {})
+        self.process: asyncio.subprocess.Process | None = None
+        self.url = ""
+        self.log: list[str] = []
+
+    async def start(self, port: int = 0) -> str:
+        env = {
+            **os.environ,
+            "ASKBRIDGE_DATABASE_URL": f"sqlite:///{self.database}",
+            "ASKBRIDGE_HOST": "127.0.0.1",
+            "ASKBRIDGE_PORT": str(port),
+            **self.env,
+        }
+        self.process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "bots.cli",
+            "serve",
+            env=env,
+            cwd=self.database.parent,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        assert self.process.stderr is not None
+        async with asyncio.timeout(20):
+            while True:
+                line = (await self.process.stderr.readline()).decode()
+                if not line:
+                    raise AssertionError("server exited:\n" + "".join(self.log))
+                self.log.append(line)
+                found = LISTENING.search(line)
+                if found:
+                    self.url = found.group(1)
+                    break
+        self._drain = asyncio.create_task(self._read_rest(), name="server-log")
+        return self.url
+
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1])
+
+    async def _read_rest(self) -> None:
+        assert self.process is not None
+        assert self.process.stderr is not None
+        while line := await self.process.stderr.readline():
+            self.log.append(line.decode())
+
+    async def kill(self) -> None:
+        """SIGKILL: no shutdown code runs, as in a crash or an OOM kill."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        await self.process.wait()
+        await self._drain
+
+    async def stop(self) -> int:
+        if self.process is None:
+            return 0
+        if self.process.returncode is not None:
+            return self.process.returncode
+        self.process.send_signal(signal.SIGTERM)
+        code = await asyncio.wait_for(self.process.wait(), 20)
+        await self._drain
+        return code

@@ -1,0 +1,108 @@
+"""`/v1/agent`: the agent framework's own frames in and out."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from typing import Any
+
+import aiohttp
+
+from bots.service import Service
+from core.clock import ManualClock
+from tests.conftest import DATABASE, EXPECTED
+from tests.web_person import answer_on_web
+
+
+def ask_frame(request_id: str) -> dict[str, Any]:
+    body = copy.deepcopy(DATABASE)
+    body["request_id"] = request_id
+    return {"AskUserQuestion": body}
+
+
+async def wait_until_waiting(http: aiohttp.ClientSession, url: str, request_id: str) -> None:
+    """The request exists once the list's change counter moves past its creation."""
+    since = 0
+    while True:
+        async with http.get(f"{url}/web/changes?since={since}") as response:
+            body = await response.json()
+        if request_id in body["waiting"]:
+            return
+        since = body["version"]
+
+
+async def receive(socket: aiohttp.ClientWebSocketResponse) -> Any:
+    message = await socket.receive(timeout=10)
+    assert message.type is aiohttp.WSMsgType.TEXT, message
+    return json.loads(message.data)
+
+
+async def test_question_in_response_out(service: Service, http: aiohttp.ClientSession) -> None:
+    async with http.ws_connect(f"{service.url}/v1/agent") as socket:
+        await socket.send_json({"TextDelta": "Let me ask you something."})
+        await socket.send_json({"ToolStart": {"name": "AskUserQuestion"}})
+        await socket.send_str("not json at all")
+        await socket.send_json(ask_frame("ask_ws1"))
+        await wait_until_waiting(http, service.url, "ask_ws1")
+        picks = {"Database": ["PostgreSQL"], "Features": ["Caching", "Metrics"]}
+        await answer_on_web(http, service.url, "ask_ws1", picks)
+        frame = await receive(socket)
+    assert frame == {"UserQuestionResponse": {"request_id": "ask_ws1", "answers": EXPECTED}}
+
+
+async def test_cancel_sends_interrupt(service: Service, http: aiohttp.ClientSession) -> None:
+    async with http.ws_connect(f"{service.url}/v1/agent") as socket:
+        await socket.send_json(ask_frame("ask_ws2"))
+        await wait_until_waiting(http, service.url, "ask_ws2")
+        await answer_on_web(http, service.url, "ask_ws2", {}, action="cancel")
+        assert await receive(socket) == "Interrupt"
+
+
+async def test_expiry_sends_interrupt(
+    service: Service, clock: ManualClock, http: aiohttp.ClientSession
+) -> None:
+    async with http.ws_connect(f"{service.url}/v1/agent?timeout_s=30") as socket:
+        await socket.send_json(ask_frame("ask_ws3"))
+        await wait_until_waiting(http, service.url, "ask_ws3")
+        await clock.advance(31)
+        assert await receive(socket) == "Interrupt"
+
+
+async def test_invalid_question_gets_an_error_then_interrupt(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    frame = ask_frame("ask_ws4")
+    frame["AskUserQuestion"]["questions"][0]["options"] = []
+    async with http.ws_connect(f"{service.url}/v1/agent") as socket:
+        await socket.send_json(frame)
+        error = await receive(socket)
+        assert error["request_id"] == "ask_ws4"
+        assert "questions[0].options: must hold 2-4 options, got 0" in error["error"]
+        assert await receive(socket) == "Interrupt"
+
+
+async def test_reconnecting_agent_gets_the_stored_outcome(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    async with http.ws_connect(f"{service.url}/v1/agent") as socket:
+        await socket.send_json(ask_frame("ask_ws5"))
+        await wait_until_waiting(http, service.url, "ask_ws5")
+    # The agent went away; someone answers meanwhile.
+    picks = {"Database": ["SQLite"], "Features": ["Logging"]}
+    await answer_on_web(http, service.url, "ask_ws5", picks)
+    async with http.ws_connect(f"{service.url}/v1/agent") as socket:
+        await socket.send_json(ask_frame("ask_ws5"))
+        frame = await asyncio.wait_for(receive(socket), 5)
+    assert frame["UserQuestionResponse"]["answers"] == {
+        "Database": "SQLite",
+        "Features": "Logging",
+    }
+
+
+async def test_target_from_the_query_string(service: Service, http: aiohttp.ClientSession) -> None:
+    async with http.ws_connect(f"{service.url}/v1/agent?target=slack:C0123") as socket:
+        await socket.send_json(ask_frame("ask_ws6"))
+        error = await receive(socket)
+        assert "set SLACK_BOT_TOKEN" in error["error"]
+        assert await receive(socket) == "Interrupt"

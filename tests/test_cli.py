@@ -1,0 +1,124 @@
+"""`askbridge ask` gates a shell script on a human: exit status says how it ended."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from tests.conftest import DATABASE, EXPECTED
+from tests.server_process import ServerProcess
+from tests.web_person import answer_on_web
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[ServerProcess]:
+    process = ServerProcess(tmp_path / "askbridge.db")
+    await process.start()
+    yield process
+    assert await process.stop() == 0
+
+
+async def run_ask(url: str, *args: str) -> asyncio.subprocess.Process:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASKBRIDGE_")}
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bots.cli",
+        "ask",
+        "--url",
+        url,
+        *args,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+
+
+async def waiting_ids(http: aiohttp.ClientSession, url: str) -> list[str]:
+    """Long-poll the change feed until at least one request waits."""
+    since = 0
+    while True:
+        async with http.get(f"{url}/web/changes?since={since}") as response:
+            body = await response.json()
+        if body["waiting"]:
+            return list(body["waiting"])
+        since = body["version"]
+
+
+DEPLOY = (
+    "--question",
+    "Deploy v2 to prod?",
+    "--header",
+    "Deploy",
+    "--option",
+    "Approve=Ship it",
+    "--option",
+    "Reject=Hold the release",
+)
+
+
+async def test_answered_exits_0_and_prints_the_answers(
+    server: ServerProcess, http: aiohttp.ClientSession
+) -> None:
+    ask = await run_ask(server.url, *DEPLOY, "--context", "ci: release pipeline")
+    (request_id,) = await waiting_ids(http, server.url)
+    await answer_on_web(http, server.url, request_id, {"Deploy": ["Approve"]})
+    out, err = await ask.communicate()
+    assert ask.returncode == 0, err.decode()
+    assert json.loads(out) == {"Deploy": "Approve"}
+
+
+async def test_a_request_file_with_several_questions(
+    server: ServerProcess, http: aiohttp.ClientSession, tmp_path: Path
+) -> None:
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps(DATABASE))
+    ask = await run_ask(server.url, "--file", str(request))
+    await waiting_ids(http, server.url)
+    picks = {"Database": ["PostgreSQL"], "Features": ["Caching", "Metrics"]}
+    await answer_on_web(http, server.url, "ask_db", picks)
+    out, _ = await ask.communicate()
+    assert ask.returncode == 0
+    assert json.loads(out) == EXPECTED
+
+
+async def test_cancelled_exits_3(server: ServerProcess, http: aiohttp.ClientSession) -> None:
+    ask = await run_ask(server.url, *DEPLOY)
+    (request_id,) = await waiting_ids(http, server.url)
+    await answer_on_web(http, server.url, request_id, {}, action="cancel")
+    out, err = await ask.communicate()
+    assert ask.returncode == 3
+    assert json.loads(out)["error"] == "Interrupted"
+    assert "cancelled" in err.decode()
+
+
+async def test_expired_exits_4(server: ServerProcess) -> None:
+    # The server's real clock runs the deadline; the test only waits for the process to end.
+    ask = await run_ask(server.url, *DEPLOY, "--timeout", "0.2")
+    out, _ = await asyncio.wait_for(ask.communicate(), 30)
+    assert ask.returncode == 4
+    assert json.loads(out)["status"] == "expired"
+
+
+async def test_invalid_question_exits_2_with_the_reason(server: ServerProcess) -> None:
+    ask = await run_ask(
+        server.url, "--question", "Go?", "--header", "A very long header", "--option", "Yes="
+    )
+    _, err = await ask.communicate()
+    assert ask.returncode == 2
+    assert "questions[0].header: must be at most 12 characters" in err.decode()
+    assert "questions[0].options: must hold 2-4 options, got 1" in err.decode()
+
+
+async def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    ask = await run_ask("http://127.0.0.1:9", "--question", "Go?")
+    _, err = await ask.communicate()
+    assert ask.returncode == 2
+    assert "give --question, --header and 2-4 --option, or --file" in err.decode()

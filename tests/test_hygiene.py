@@ -1,0 +1,52 @@
+"""Rules of the codebase that are cheaper to check than to review."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PLATFORM_SDKS = ("slack_bolt", "slack_sdk", "discord")
+
+
+def python_files(*folders: str) -> list[Path]:
+    return [path for folder in folders for path in sorted((ROOT / folder).rglob("*.py"))]
+
+
+def test_tests_never_sleep_to_wait_for_something() -> None:
+    sleeping = re.compile(r"\b(time|asyncio)\.sleep\(|\bfrom (time|asyncio) import .*\bsleep\b")
+    offenders = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in python_files("tests")
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if sleeping.search(line) and path.name != "test_hygiene.py"
+    ]
+    assert offenders == [], "wait on an event, a future or a long-poll instead"
+
+
+def test_core_imports_no_platform_sdk() -> None:
+    offenders = []
+    for path in python_files("core"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            offenders += [
+                f"{path.relative_to(ROOT)} imports {name}"
+                for name in names
+                if name.split(".")[0] in PLATFORM_SDKS or name.startswith("adapters")
+            ]
+    assert offenders == []
+
+
+def test_every_setting_is_in_env_example() -> None:
+    from bots.settings import Settings
+
+    example = (ROOT / ".env.example").read_text()
+    for name, field in Settings.model_fields.items():
+        alias = field.validation_alias
+        env = alias.choices[0] if alias is not None else f"ASKBRIDGE_{name.upper()}"  # type: ignore[union-attr]
+        assert f"\n{env}=" in example or f"\n# {env}=" in example, f"{env} missing"
