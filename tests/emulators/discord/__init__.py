@@ -1,0 +1,51 @@
+"""A local Discord (REST + gateway) for end-to-end tests of unmodified discord.py code.
+
+async with DiscordEmulator() as discord_:
+    guild = discord_.add_guild("team")
+    channel = discord_.add_text_channel(guild.id, "questions")
+    alice = discord_.add_user("alice")
+    discord_.add_member(guild.id, alice.id)
+    with discord_py_pointed_at(discord_):      # from .dpy
+        ...start the bot with client.start(discord_.bot_token)...
+        await discord_.wait_gateway_ready()
+        question = await discord_.wait_for_message(channel.id)
+        handle = await discord_.click(question, alice.id, "Yes")
+        await handle.response()                # or InteractionFailed after 3 s
+        await discord_.wait_for_ephemeral(alice.id, contains="Thanks")
+"""
+
+from .components import ComponentNotFound
+from .emulator import DiscordEmulator
+from .gateway import Delivery, GatewayStats
+from .interactions import InteractionCallback, InteractionFailed, InteractionHandle
+from .messages import Rejection
+from .registry import Channel, Guild, Member, Role, UnknownEntity, User
+from .rest import RecordedRequest
+from .snowflakes import snowflake_from_ms, snowflake_ms
+from .store import Message
+from .validation import Invalid, validate_message
+from .waiting import WaitTimeout
+
+__all__ = [
+    "Channel",
+    "ComponentNotFound",
+    "Delivery",
+    "DiscordEmulator",
+    "GatewayStats",
+    "Guild",
+    "InteractionCallback",
+    "InteractionFailed",
+    "InteractionHandle",
+    "Invalid",
+    "Member",
+    "Message",
+    "RecordedRequest",
+    "Rejection",
+    "Role",
+    "UnknownEntity",
+    "User",
+    "WaitTimeout",
+    "snowflake_from_ms",
+    "snowflake_ms",
+    "validate_message",
+]

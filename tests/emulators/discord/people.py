@@ -1,0 +1,200 @@
+"""Simulated people: find a control by what they see, use it, get a handle on the outcome."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .components import BUTTON, STRING_SELECT, ComponentNotFound, find_button, find_select, walk
+from .gateway import Gateway
+from .interactions import InteractionHandle, InteractionState, build_payload
+from .payloads import Component, InteractionPayload
+from .registry import Channel, Registry
+from .responses import InteractionResponder
+from .snowflakes import SnowflakeFactory
+from .store import Message, MessageStore
+from .waiting import Pulse
+
+
+class People:
+    def __init__(
+        self,
+        *,
+        registry: Registry,
+        store: MessageStore,
+        snowflakes: SnowflakeFactory,
+        gateway: Gateway,
+        responder: InteractionResponder,
+        pulse: Pulse,
+        clock: Callable[[], float],
+        application_id: int,
+        response_window: float,
+        token_lifetime: float,
+    ) -> None:
+        self._registry = registry
+        self._store = store
+        self._snowflakes = snowflakes
+        self._gateway = gateway
+        self._responder = responder
+        self._pulse = pulse
+        self._clock = clock
+        self._application_id = application_id
+        self._response_window = response_window
+        self._token_lifetime = token_lifetime
+        self.handles: list[InteractionHandle] = []
+
+    def click(
+        self, message: Message | int, user_id: int, label: str, *, row: int | None, nth: int | None
+    ) -> InteractionHandle:
+        current, channel = self._visible(message, user_id)
+        button = find_button(current.components, label, row=row, nth=nth)
+        return self._use(current, channel, user_id, button, None)
+
+    def choose(
+        self,
+        message: Message | int,
+        user_id: int,
+        labels: Sequence[str],
+        *,
+        placeholder: str | None,
+        select_index: int | None,
+    ) -> InteractionHandle:
+        current, channel = self._visible(message, user_id)
+        select = find_select(current.components, placeholder=placeholder, index=select_index)
+        if select["type"] != STRING_SELECT:
+            raise ComponentNotFound(
+                f"only string selects can be chosen from; got type {select['type']}"
+            )
+        options: list[dict[str, Any]] = list(select.get("options") or [])
+        by_label = {str(o.get("label")): str(o.get("value")) for o in options}
+        missing = [label for label in labels if label not in by_label]
+        if missing:
+            raise ComponentNotFound(
+                f"no option(s) {missing} in select {select.get('placeholder')!r}; "
+                f"options: {list(by_label)}"
+            )
+        low, high = int(select.get("min_values", 1)), int(select.get("max_values", 1))
+        if not low <= len(labels) <= high or len(set(labels)) != len(labels):
+            raise ComponentNotFound(
+                f"Discord lets a person pick {low} to {high} distinct options in select "
+                f"{select.get('placeholder')!r}, not {list(labels)}"
+            )
+        values = [by_label[label] for label in labels]
+        return self._use(current, channel, user_id, select, values)
+
+    def use_custom_id(
+        self,
+        message: Message | int,
+        user_id: int,
+        custom_id: str,
+        *,
+        values: Sequence[str] | None,
+    ) -> InteractionHandle:
+        current, channel = self._visible(message, user_id)
+        for placed in walk(current.components):
+            if placed.component.get("custom_id") == custom_id:
+                return self._use(current, channel, user_id, placed.component, values)
+        raise ComponentNotFound(f"no component with custom_id {custom_id!r}: {current.controls()}")
+
+    def _visible(self, message: Message | int, user_id: int) -> tuple[Message, Channel]:
+        current = self._store.require(message if isinstance(message, int) else message.id)
+        channel = self._registry.channel(current.channel_id)
+        check_can_see(self._registry, current, channel, user_id)
+        return current, channel
+
+    def _use(
+        self,
+        message: Message,
+        channel: Channel,
+        user_id: int,
+        component: Component,
+        values: Sequence[str] | None,
+    ) -> InteractionHandle:
+        interaction_id = self._snowflakes.next()
+        token = "emulated." + secrets.token_urlsafe(48)
+        payload = build_payload(
+            registry=self._registry,
+            interaction_id=interaction_id,
+            token=token,
+            application_id=self._application_id,
+            user_id=user_id,
+            channel=channel,
+            message=message,
+            component=component,
+            values=values,
+        )
+        state = new_state(
+            interaction_id=interaction_id,
+            token=token,
+            user_id=user_id,
+            channel=channel,
+            message=message,
+            component=component,
+            values=values,
+            payload=payload,
+            now=self._clock(),
+            response_window=self._response_window,
+            token_lifetime=self._token_lifetime,
+        )
+        self._responder.register(state)
+        delivery = self._gateway.dispatch("INTERACTION_CREATE", payload)
+        state.delivered_to, state.queued_for = delivery.live, delivery.queued
+        handle = InteractionHandle(state, store=self._store, pulse=self._pulse, clock=self._clock)
+        self.handles.append(handle)
+        return handle
+
+
+def check_can_see(registry: Registry, message: Message, channel: Channel, user_id: int) -> None:
+    """A person can only use components on messages they can see."""
+    registry.user(user_id)
+    if message.ephemeral_for is not None and message.ephemeral_for != user_id:
+        raise ComponentNotFound(
+            f"message {message.id} is ephemeral for user {message.ephemeral_for}; "
+            f"user {user_id} cannot see it"
+        )
+    if channel.is_dm and channel.recipient_id != user_id:
+        raise ComponentNotFound(
+            f"message {message.id} is in the DM with user {channel.recipient_id}; "
+            f"user {user_id} cannot see it"
+        )
+    if channel.guild_id is not None and user_id not in registry.guild(channel.guild_id).members:
+        raise ComponentNotFound(
+            f"user {user_id} is not a member of guild {channel.guild_id}, so cannot see "
+            f"message {message.id}"
+        )
+
+
+def describe_use(component: Component, values: Sequence[str] | None) -> str:
+    if component["type"] == BUTTON:
+        return f"click on {component.get('label')!r}"
+    return f"choice of {list(values or [])} in select {component.get('placeholder')!r}"
+
+
+def new_state(
+    *,
+    interaction_id: int,
+    token: str,
+    user_id: int,
+    channel: Channel,
+    message: Message,
+    component: Component,
+    values: Sequence[str] | None,
+    payload: InteractionPayload,
+    now: float,
+    response_window: float,
+    token_lifetime: float,
+) -> InteractionState:
+    return InteractionState(
+        id=interaction_id,
+        token=token,
+        user_id=user_id,
+        channel_id=channel.id,
+        guild_id=channel.guild_id,
+        source_message_id=message.id,
+        custom_id=str(component["custom_id"]),
+        description=f"{describe_use(component, values)} by user {user_id} on message {message.id}",
+        payload=payload,
+        deadline=now + response_window,
+        token_expires=now + token_lifetime,
+    )

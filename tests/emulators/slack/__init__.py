@@ -1,0 +1,35 @@
+"""A local Slack for end-to-end tests: Web API, Socket Mode, signed HTTP interactions,
+response_urls and simulated people, spoken to by the unmodified slack_sdk / slack_bolt clients.
+
+    async with SlackEmulator() as slack:
+        slack.add_user("U1", "alice")
+        client = AsyncWebClient(token=slack.identity.bot_token, base_url=slack.api_url)
+"""
+
+from .api_log import ApiCall, BlockRejection
+from .blocks import has_interactive_elements, validate_blocks, visible_text
+from .delivery import Delivery, Tamper, Via, signature
+from .emulator import SlackEmulator
+from .person import Person
+from .response_url import ResponseUrlCall
+from .workspace import Channel, Ephemeral, Identity, Message, User
+
+__all__ = [
+    "ApiCall",
+    "BlockRejection",
+    "Channel",
+    "Delivery",
+    "Ephemeral",
+    "Identity",
+    "Message",
+    "Person",
+    "ResponseUrlCall",
+    "SlackEmulator",
+    "Tamper",
+    "User",
+    "Via",
+    "has_interactive_elements",
+    "signature",
+    "validate_blocks",
+    "visible_text",
+]

@@ -1,0 +1,179 @@
+"""Socket Mode: the WebSocket that `apps.connections.open` hands out.
+
+Slack greets with `hello`, pushes envelopes, waits (3 s) for `{"envelope_id": ...}` acks, and
+sometimes asks the client to reconnect with a `disconnect` frame. Ping frames are answered by
+aiohttp's autoping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import WSCloseCode, WSMsgType, web
+
+from .types import DisconnectFrame, HelloFrame, JSONDict, SocketEnvelope
+from .workspace import Workspace
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class SocketConnection:
+    serial: int
+    ticket: str
+    ws: web.WebSocketResponse
+
+
+@dataclass(frozen=True)
+class SocketOutcome:
+    envelope_id: str
+    delivered: bool
+    acked: bool
+    ack: JSONDict | None
+    error: str | None = None
+
+
+@dataclass
+class SocketModeServer:
+    workspace: Workspace
+    ack_timeout: float = 3.0
+    received: list[JSONDict] = field(default_factory=list)
+    """Every JSON frame the clients sent (acks included), in arrival order."""
+    late_acks: list[JSONDict] = field(default_factory=list)
+    """Acks for no pending envelope: too late (after `ack_timeout`) or unknown."""
+    _tickets: set[str] = field(default_factory=set)
+    _connections: list[SocketConnection] = field(default_factory=list)
+    _serial: int = 0
+    _pending: dict[str, asyncio.Future[JSONDict]] = field(default_factory=dict)
+
+    def issue_ticket(self) -> str:
+        ticket = secrets.token_hex(8)
+        self._tickets.add(ticket)
+        return ticket
+
+    @property
+    def connected(self) -> bool:
+        return bool(self._connections)
+
+    @property
+    def connections_total(self) -> int:
+        """How many connections were ever accepted; reconnects make it grow."""
+        return self._serial
+
+    def newest_serial(self) -> int | None:
+        return self._connections[-1].serial if self._connections else None
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        ticket = request.match_info["ticket"]
+        if ticket not in self._tickets:
+            return web.json_response({"ok": False, "error": "invalid_ticket"}, status=401)
+        ws = web.WebSocketResponse(autoping=True)
+        await ws.prepare(request)
+        self._serial += 1
+        connection = SocketConnection(self._serial, ticket, ws)
+        self._connections.append(connection)
+        await ws.send_json(self._hello())
+        await self.workspace.notify()
+        try:
+            async for frame in ws:
+                if frame.type == WSMsgType.TEXT:
+                    self._on_text(frame.data)
+        finally:
+            self._connections.remove(connection)
+            await self.workspace.notify()
+        return ws
+
+    def _hello(self) -> HelloFrame:
+        return {
+            "type": "hello",
+            "num_connections": len(self._connections),
+            "debug_info": {
+                "host": "emulator-socket-mode",
+                "build_number": 1,
+                "approximate_connection_time": 18060,
+            },
+            "connection_info": {"app_id": self.workspace.identity.app_id},
+        }
+
+    def _on_text(self, data: str) -> None:
+        try:
+            frame = json.loads(data)
+        except json.JSONDecodeError:
+            logger.warning("Socket Mode client sent a non-JSON frame: %r", data[:200])
+            return
+        if not isinstance(frame, dict):
+            return
+        self.received.append(frame)
+        envelope_id = frame.get("envelope_id")
+        waiter = self._pending.get(envelope_id) if isinstance(envelope_id, str) else None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(frame)
+        elif envelope_id is not None:
+            self.late_acks.append(frame)
+
+    async def send(
+        self,
+        payload: Mapping[str, Any],
+        envelope_type: str = "interactive",
+        *,
+        retry_attempt: int = 0,
+        retry_reason: str = "",
+    ) -> SocketOutcome:
+        """Push one envelope to the newest connection and wait for its ack."""
+        envelope_id = str(uuid.uuid4())
+        if not self._connections:
+            return SocketOutcome(envelope_id, False, False, None, "no Socket Mode connection")
+        envelope: SocketEnvelope = {
+            "envelope_id": envelope_id,
+            "type": envelope_type,
+            "payload": dict(payload),
+            "accepts_response_payload": _accepts_response_payload(payload, envelope_type),
+            "retry_attempt": retry_attempt,
+            "retry_reason": retry_reason,
+        }
+        waiter: asyncio.Future[JSONDict] = asyncio.get_running_loop().create_future()
+        self._pending[envelope_id] = waiter
+        try:
+            await self._connections[-1].ws.send_json(envelope)
+            async with asyncio.timeout(self.ack_timeout):
+                ack = await waiter
+            return SocketOutcome(envelope_id, True, True, ack)
+        except TimeoutError:
+            return SocketOutcome(envelope_id, True, False, None, "no ack within the timeout")
+        except ConnectionError as error:
+            return SocketOutcome(envelope_id, False, False, None, f"send failed: {error}")
+        finally:
+            del self._pending[envelope_id]
+
+    async def disconnect(self, reason: str = "refresh_requested") -> int:
+        """Ask every connected client to reconnect; returns how many were asked."""
+        frame: DisconnectFrame = {
+            "type": "disconnect",
+            "reason": reason,
+            "debug_info": {"host": "emulator-socket-mode"},
+        }
+        targets = list(self._connections)
+        for connection in targets:
+            await connection.ws.send_json(frame)
+        return len(targets)
+
+    async def close_all(self) -> None:
+        for connection in list(self._connections):
+            await connection.ws.close(code=WSCloseCode.GOING_AWAY, message=b"emulator stopping")
+
+
+def _accepts_response_payload(payload: Mapping[str, Any], envelope_type: str) -> bool:
+    """Slack lets the ack carry a response only where one means something."""
+    if envelope_type == "slash_commands":
+        return True
+    return envelope_type == "interactive" and payload.get("type") in (
+        "view_submission",
+        "block_suggestion",
+    )
