@@ -51,6 +51,7 @@ class Broker:
         default_timeout_s: float | None = None,
         default_target: str = "web",
         unconfigured: Mapping[str, str] | None = None,
+        render_backoff_s: Sequence[float] = RENDER_BACKOFF_S,
     ) -> None:
         self.store = store
         self.clock: Clock = clock or SystemClock()
@@ -60,20 +61,27 @@ class Broker:
         self.surfaces: dict[str, Surface] = {}
         # platform -> how to enable it, for the error when a target names it
         self._unconfigured = dict(unconfigured or {})
+        self._render_backoff_s = tuple(render_backoff_s)
         self._deadline_moved = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._expiry: asyncio.Task[None] | None = None
 
     def add_surface(self, surface: Surface) -> None:
         self.surfaces[surface.platform] = surface
 
     async def start(self) -> None:
-        self._spawn(self._expire_forever(), "askbridge-expiry")
+        self._expiry = asyncio.create_task(self._expire_forever(), name="askbridge-expiry")
         for request, message in await self.store.unrendered():
             self._spawn(self._render(request, message), f"askbridge-render-{request.request_id}")
 
-    async def stop(self) -> None:
+    async def stop(self, grace_s: float = 5.0) -> None:
+        """Stop expiring; give message updates in flight `grace_s` to finish, then cancel."""
         await self.hub.close()
-        tasks = list(self._tasks)
+        if self._expiry is not None:
+            self._expiry.cancel()
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=grace_s)
+        tasks = [*self._tasks, *([self._expiry] if self._expiry else [])]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -134,16 +142,16 @@ class Broker:
 
     async def wait(self, request_id: str, timeout_s: float) -> Request:
         """The request once it has ended, or as it is after `timeout_s` seconds."""
-        with self.hub.watch(request_id) as changed:
+        with self.hub.watch(request_id) as watch:
             request = await self.get(request_id)
             if request.status.is_terminal or timeout_s <= 0:
                 return request
             try:
                 async with asyncio.timeout(timeout_s):
                     while not request.status.is_terminal and not self.hub.closed:
-                        await changed.wait()
-                        changed.clear()
-                        request = await self.get(request_id)
+                        await watch.changed.wait()
+                        watch.changed.clear()
+                        request = watch.latest or await self.get(request_id)
             except TimeoutError:
                 pass
             return request
@@ -272,7 +280,7 @@ class Broker:
         if not won:
             raise AlreadyEnded(request)
         log.info("request %s %s", request_id, request.status.value)
-        await self.hub.publish(request_id)
+        await self.hub.publish(request_id, request)
         for message in request.messages:
             self._spawn(self._render(request, message), f"askbridge-render-{request_id}")
         return request
@@ -281,7 +289,7 @@ class Broker:
         surface = self.surfaces.get(message.platform)
         if surface is None:
             return
-        for attempt, backoff in enumerate((*RENDER_BACKOFF_S, None), start=1):
+        for attempt, backoff in enumerate((*self._render_backoff_s, None), start=1):
             try:
                 await surface.update(request, message)
             except Exception:

@@ -5,6 +5,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from core.models import Request
+
+
+@dataclass(eq=False)
+class Watch:
+    """One waiter's mailbox: set when its request changes, with the request as published."""
+
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    latest: Request | None = None
 
 
 class Hub:
@@ -14,28 +25,30 @@ class Hub:
     """
 
     def __init__(self) -> None:
-        self._waiters: dict[str, set[asyncio.Event]] = {}
+        self._waiters: dict[str, set[Watch]] = {}
         self._changed = asyncio.Condition()
         self.version = 0
         self.closed = False
 
     @contextmanager
-    def watch(self, request_id: str) -> Iterator[asyncio.Event]:
-        """An event set on the next change of `request_id`; subscribe before reading state."""
-        event = asyncio.Event()
-        self._waiters.setdefault(request_id, set()).add(event)
+    def watch(self, request_id: str) -> Iterator[Watch]:
+        """A mailbox set on the next change of `request_id`; subscribe before reading state."""
+        watch = Watch()
+        self._waiters.setdefault(request_id, set()).add(watch)
         try:
-            yield event
+            yield watch
         finally:
             waiters = self._waiters.get(request_id)
             if waiters is not None:
-                waiters.discard(event)
+                waiters.discard(watch)
                 if not waiters:
                     del self._waiters[request_id]
 
-    async def publish(self, request_id: str) -> None:
-        for event in self._waiters.get(request_id, ()):
-            event.set()
+    async def publish(self, request_id: str, request: Request | None = None) -> None:
+        """Wake the waiters of `request_id`, handing them `request` so they need not re-read it."""
+        for watch in self._waiters.get(request_id, ()):
+            watch.latest = request
+            watch.changed.set()
         async with self._changed:
             self.version += 1
             self._changed.notify_all()
@@ -44,8 +57,8 @@ class Hub:
         """Wake every waiter for good: the process is shutting down, long-polls should return."""
         self.closed = True
         for waiters in self._waiters.values():
-            for event in waiters:
-                event.set()
+            for watch in waiters:
+                watch.changed.set()
         async with self._changed:
             self._changed.notify_all()
 

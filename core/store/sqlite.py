@@ -1,86 +1,101 @@
 """The embedded default store: one SQLite file in WAL mode.
 
-Every write is `BEGIN IMMEDIATE … COMMIT` under one asyncio lock, because coroutines share
-the single connection and must not interleave inside each other's transactions; the
-IMMEDIATE lock also serialises writers in other processes using the same file.
+All SQL runs on one dedicated thread, and each store method is one hop to it that does the
+whole transaction there: a click costs one round trip to the database thread, not one per
+statement. `BEGIN IMMEDIATE` also serialises writers in other processes using the same file.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterable
-from contextlib import asynccontextmanager
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import datetime
+from functools import partial
 from pathlib import Path
-from typing import Any
-
-import aiosqlite
+from typing import Any, TypeVar
 
 from core.models import MessageRef, Person, Request, Selections, Status
 from core.store import codec
 from core.store.base import Ending, Event
 from core.store.migrations import MIGRATIONS
 
+T = TypeVar("T")
+
+PRAGMAS = (
+    "PRAGMA journal_mode = WAL",
+    # NORMAL in WAL mode survives a killed process; only an OS crash can lose the last
+    # commits, which is the usual trade for a local service.
+    "PRAGMA synchronous = NORMAL",
+    "PRAGMA busy_timeout = 5000",
+    "PRAGMA foreign_keys = ON",
+)
+
 
 class SQLiteStore:
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
-        self._db: aiosqlite.Connection | None = None
-        self._lock = asyncio.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="askbridge-sqlite")
+
+    async def _run(self, function: Callable[..., T], *args: Any) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._thread, partial(function, *args))
+
+    # --- lifecycle ----------------------------------------------------------------------
 
     async def open(self) -> None:
+        await self._run(self._open)
+
+    def _open(self) -> None:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._db = await aiosqlite.connect(self.path, isolation_level=None)
-        for pragma in (
-            "PRAGMA journal_mode = WAL",
-            # NORMAL in WAL mode survives a killed process; only an OS crash can lose
-            # the last commits, which is the usual trade for a local service.
-            "PRAGMA synchronous = NORMAL",
-            "PRAGMA busy_timeout = 5000",
-            "PRAGMA foreign_keys = ON",
-        ):
-            await self._db.execute(pragma)
-        await self._migrate()
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        for pragma in PRAGMAS:
+            self._db.execute(pragma)
+        with self._transaction() as db:
+            db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER)")
+            current = db.execute("SELECT max(version) FROM schema_version").fetchone()[0] or 0
+            for version, statements in MIGRATIONS:
+                if version > current:
+                    for statement in statements:
+                        db.execute(statement)
+                    db.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
 
     async def close(self) -> None:
         if self._db is not None:
-            await self._db.close()
+            await self._run(self._db.close)
             self._db = None
+        self._thread.shutdown(wait=True)
 
     @property
-    def db(self) -> aiosqlite.Connection:
+    def db(self) -> sqlite3.Connection:
         if self._db is None:
             raise RuntimeError("SQLiteStore.open() has not been called")
         return self._db
 
-    @asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[aiosqlite.Connection]:
-        async with self._lock:
-            await self.db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self.db
-            except BaseException:
-                await self.db.execute("ROLLBACK")
-                raise
-            await self.db.execute("COMMIT")
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
 
-    async def _migrate(self) -> None:
-        async with self._transaction() as db:
-            await db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER)")
-            row = await _one(db, "SELECT max(version) FROM schema_version")
-            current = row[0] if row and row[0] is not None else 0
-            for version, statements in MIGRATIONS:
-                if version <= current:
-                    continue
-                for statement in statements:
-                    await db.execute(statement)
-                await db.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+    # --- requests -----------------------------------------------------------------------
 
     async def create(self, request: Request) -> tuple[Request, bool]:
-        async with self._transaction() as db:
-            cursor = await db.execute(
+        return await self._run(self._create, request)
+
+    def _create(self, request: Request) -> tuple[Request, bool]:
+        with self._transaction() as db:
+            cursor = db.execute(
                 "INSERT INTO requests (request_id, questions, targets, context, status,"
                 " created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (request_id) DO NOTHING",
@@ -96,37 +111,42 @@ class SQLiteStore:
             )
             created = cursor.rowcount == 1
             if created:
-                await _insert_event(db, Event(request.request_id, request.created_at, "created"))
-            stored = await self._load(db, request.request_id)
+                _insert_event(db, Event(request.request_id, request.created_at, "created"))
+            stored = _load(db, request.request_id)
         assert stored is not None
         return stored, created
 
     async def discard(self, request_id: str, at: datetime, reason: str) -> None:
-        async with self._transaction() as db:
-            await db.execute("DELETE FROM drafts WHERE request_id = ?", (request_id,))
-            await db.execute("DELETE FROM messages WHERE request_id = ?", (request_id,))
-            await db.execute("DELETE FROM requests WHERE request_id = ?", (request_id,))
-            await _insert_event(db, Event(request_id, at, "post_failed", data={"error": reason}))
+        await self._run(self._discard, request_id, at, reason)
+
+    def _discard(self, request_id: str, at: datetime, reason: str) -> None:
+        with self._transaction() as db:
+            for table in ("drafts", "messages", "requests"):
+                db.execute(f"DELETE FROM {table} WHERE request_id = ?", (request_id,))
+            _insert_event(db, Event(request_id, at, "post_failed", data={"error": reason}))
 
     async def get(self, request_id: str) -> Request | None:
-        async with self._lock:
-            return await self._load(self.db, request_id)
+        return await self._run(_load, self.db, request_id)
 
     async def list_requests(self, status: Status | None = None, limit: int = 100) -> list[Request]:
+        return await self._run(self._list, status, limit)
+
+    def _list(self, status: Status | None, limit: int) -> list[Request]:
         where, args = ("WHERE status = ?", (status.value,)) if status else ("", ())
-        async with self._lock:
-            rows = await _all(
-                self.db,
-                f"SELECT {codec.REQUEST_COLUMNS} FROM requests {where}"
-                " ORDER BY created_at DESC LIMIT ?",
-                (*args, limit),
-            )
-            messages = await self._messages(self.db, [row[0] for row in rows])
+        rows = self.db.execute(
+            f"SELECT {codec.REQUEST_COLUMNS} FROM requests {where}"
+            " ORDER BY created_at DESC LIMIT ?",
+            (*args, limit),
+        ).fetchall()
+        messages = _messages(self.db, [row[0] for row in rows])
         return [codec.load_request(row, messages.get(row[0], [])) for row in rows]
 
     async def add_message(self, request_id: str, message: MessageRef, at: datetime) -> None:
-        async with self._transaction() as db:
-            await db.execute(
+        await self._run(self._add_message, request_id, message, at)
+
+    def _add_message(self, request_id: str, message: MessageRef, at: datetime) -> None:
+        with self._transaction() as db:
+            db.execute(
                 "INSERT INTO messages (request_id, platform, channel, message_id, data,"
                 " posted_at, rendered_status) VALUES (?, ?, ?, ?, ?, ?, 'waiting')"
                 " ON CONFLICT DO NOTHING",
@@ -139,32 +159,27 @@ class SQLiteStore:
                     codec.epoch(at),
                 ),
             )
-            await _insert_event(
-                db,
-                Event(
-                    request_id,
-                    at,
-                    "posted",
-                    data={
-                        "platform": message.platform,
-                        "channel": message.channel,
-                        "message_id": message.message_id,
-                    },
-                ),
-            )
+            where = {
+                "platform": message.platform,
+                "channel": message.channel,
+                "message_id": message.message_id,
+            }
+            _insert_event(db, Event(request_id, at, "posted", data=where))
+
+    # --- people -------------------------------------------------------------------------
 
     async def save_draft(
         self, request_id: str, person: Person, selections: Selections, at: datetime
     ) -> Selections:
-        async with self._transaction() as db:
-            row = await _one(
-                db,
-                "SELECT selections FROM drafts WHERE request_id = ? AND person = ?",
-                (request_id, person.key),
-            )
-            draft = codec.load_selections(row[0] if row else None)
+        return await self._run(self._save_draft, request_id, person, selections, at)
+
+    def _save_draft(
+        self, request_id: str, person: Person, selections: Selections, at: datetime
+    ) -> Selections:
+        with self._transaction() as db:
+            draft = _draft(db, request_id, person)
             draft.update(selections)
-            await db.execute(
+            db.execute(
                 "INSERT INTO drafts (request_id, person, selections, updated_at)"
                 " VALUES (?, ?, ?, ?) ON CONFLICT (request_id, person)"
                 " DO UPDATE SET selections = excluded.selections,"
@@ -174,17 +189,14 @@ class SQLiteStore:
         return draft
 
     async def draft(self, request_id: str, person: Person) -> Selections:
-        async with self._lock:
-            row = await _one(
-                self.db,
-                "SELECT selections FROM drafts WHERE request_id = ? AND person = ?",
-                (request_id, person.key),
-            )
-        return codec.load_selections(row[0] if row else None)
+        return await self._run(_draft, self.db, request_id, person)
 
     async def finish(self, request_id: str, ending: Ending) -> tuple[Request, bool]:
-        async with self._transaction() as db:
-            cursor = await db.execute(
+        return await self._run(self._finish, request_id, ending)
+
+    def _finish(self, request_id: str, ending: Ending) -> tuple[Request, bool]:
+        with self._transaction() as db:
+            cursor = db.execute(
                 "UPDATE requests SET status = ?, ended_at = ?, answers = ?, ended_by = ?"
                 " WHERE request_id = ? AND status = 'waiting'",
                 (
@@ -200,75 +212,77 @@ class SQLiteStore:
                 data = dict(ending.event_data)
                 if ending.answers is not None:
                     data["answers"] = ending.answers
-                await _insert_event(
+                _insert_event(
                     db, Event(request_id, ending.at, ending.status.value, ending.by, data)
                 )
-                await db.execute("DELETE FROM drafts WHERE request_id = ?", (request_id,))
-            stored = await self._load(db, request_id)
+                db.execute("DELETE FROM drafts WHERE request_id = ?", (request_id,))
+            stored = _load(db, request_id)
         if stored is None:
             raise KeyError(request_id)
         return stored, won
 
+    # --- time and rendering -------------------------------------------------------------
+
     async def next_expiry(self) -> datetime | None:
-        async with self._lock:
-            row = await _one(
-                self.db, "SELECT min(expires_at) FROM requests WHERE status = 'waiting'"
-            )
+        row = await self._run(
+            _one, self.db, "SELECT min(expires_at) FROM requests WHERE status = 'waiting'"
+        )
         return codec.from_epoch(row[0] if row else None)
 
     async def expired(self, now: datetime, limit: int = 100) -> list[str]:
-        async with self._lock:
-            rows = await _all(
-                self.db,
-                "SELECT request_id FROM requests WHERE status = 'waiting'"
-                " AND expires_at <= ? ORDER BY expires_at LIMIT ?",
-                (codec.epoch(now), limit),
-            )
+        rows = await self._run(
+            _all,
+            self.db,
+            "SELECT request_id FROM requests WHERE status = 'waiting'"
+            " AND expires_at <= ? ORDER BY expires_at LIMIT ?",
+            (codec.epoch(now), limit),
+        )
         return [row[0] for row in rows]
 
     async def unrendered(self) -> list[tuple[Request, MessageRef]]:
-        async with self._lock:
-            rows = await _all(
-                self.db,
-                "SELECT DISTINCT m.request_id FROM messages m JOIN requests r"
-                " ON r.request_id = m.request_id"
-                " WHERE m.rendered_status = 'waiting' AND r.status <> 'waiting'",
-            )
-            ids = [row[0] for row in rows]
-            stale = await _all(
-                self.db,
-                "SELECT request_id, platform, channel, message_id, data FROM messages"
-                f" WHERE rendered_status = 'waiting' AND request_id IN ({_marks(ids)})",
-                tuple(ids),
-            )
-            loaded = {request_id: await self._load(self.db, request_id) for request_id in ids}
-        pairs = []
-        for row in stale:
-            request = loaded[row[0]]
-            if request is not None:
-                pairs.append((request, codec.load_message(row[1:])))
-        return pairs
+        return await self._run(self._unrendered)
+
+    def _unrendered(self) -> list[tuple[Request, MessageRef]]:
+        rows = self.db.execute(
+            "SELECT m.request_id, m.platform, m.channel, m.message_id, m.data"
+            " FROM messages m JOIN requests r ON r.request_id = m.request_id"
+            " WHERE m.rendered_status = 'waiting' AND r.status <> 'waiting'"
+        ).fetchall()
+        requests = {row[0]: _load(self.db, row[0]) for row in rows}
+        return [
+            (request, codec.load_message(row[1:]))
+            for row in rows
+            if (request := requests[row[0]]) is not None
+        ]
 
     async def mark_rendered(self, request_id: str, message: MessageRef, status: Status) -> None:
-        async with self._transaction() as db:
-            await db.execute(
+        await self._run(self._mark_rendered, request_id, message, status)
+
+    def _mark_rendered(self, request_id: str, message: MessageRef, status: Status) -> None:
+        with self._transaction() as db:
+            db.execute(
                 "UPDATE messages SET rendered_status = ? WHERE request_id = ? AND platform = ?"
                 " AND channel = ? AND message_id = ?",
                 (status.value, request_id, message.platform, message.channel, message.message_id),
             )
 
+    # --- audit --------------------------------------------------------------------------
+
     async def add_event(self, event: Event) -> None:
-        async with self._transaction() as db:
-            await _insert_event(db, event)
+        await self._run(self._add_event, event)
+
+    def _add_event(self, event: Event) -> None:
+        with self._transaction() as db:
+            _insert_event(db, event)
 
     async def events(self, request_id: str) -> list[Event]:
-        async with self._lock:
-            rows = await _all(
-                self.db,
-                "SELECT seq, request_id, at, kind, actor, data FROM events"
-                " WHERE request_id = ? ORDER BY seq",
-                (request_id,),
-            )
+        rows = await self._run(
+            _all,
+            self.db,
+            "SELECT seq, request_id, at, kind, actor, data FROM events"
+            " WHERE request_id = ? ORDER BY seq",
+            (request_id,),
+        )
         return [
             Event(
                 request_id=row[1],
@@ -281,36 +295,42 @@ class SQLiteStore:
             for row in rows
         ]
 
-    async def _load(self, db: aiosqlite.Connection, request_id: str) -> Request | None:
-        row = await _one(
-            db,
-            f"SELECT {codec.REQUEST_COLUMNS} FROM requests WHERE request_id = ?",
-            (request_id,),
-        )
-        if row is None:
-            return None
-        messages = await self._messages(db, [request_id])
-        return codec.load_request(row, messages.get(request_id, []))
 
-    async def _messages(
-        self, db: aiosqlite.Connection, request_ids: list[str]
-    ) -> dict[str, list[MessageRef]]:
-        if not request_ids:
-            return {}
-        rows = await _all(
-            db,
-            "SELECT request_id, platform, channel, message_id, data FROM messages"
-            f" WHERE request_id IN ({_marks(request_ids)}) ORDER BY posted_at",
-            tuple(request_ids),
-        )
-        found: dict[str, list[MessageRef]] = {}
-        for row in rows:
-            found.setdefault(row[0], []).append(codec.load_message(row[1:]))
-        return found
+def _load(db: sqlite3.Connection, request_id: str) -> Request | None:
+    row = _one(
+        db, f"SELECT {codec.REQUEST_COLUMNS} FROM requests WHERE request_id = ?", (request_id,)
+    )
+    if row is None:
+        return None
+    return codec.load_request(row, _messages(db, [request_id]).get(request_id, []))
 
 
-async def _insert_event(db: aiosqlite.Connection, event: Event) -> None:
-    await db.execute(
+def _messages(db: sqlite3.Connection, request_ids: list[str]) -> dict[str, list[MessageRef]]:
+    if not request_ids:
+        return {}
+    marks = ", ".join("?" for _ in request_ids)
+    rows = db.execute(
+        "SELECT request_id, platform, channel, message_id, data FROM messages"
+        f" WHERE request_id IN ({marks}) ORDER BY posted_at",
+        tuple(request_ids),
+    ).fetchall()
+    found: dict[str, list[MessageRef]] = {}
+    for row in rows:
+        found.setdefault(row[0], []).append(codec.load_message(row[1:]))
+    return found
+
+
+def _draft(db: sqlite3.Connection, request_id: str, person: Person) -> Selections:
+    row = _one(
+        db,
+        "SELECT selections FROM drafts WHERE request_id = ? AND person = ?",
+        (request_id, person.key),
+    )
+    return codec.load_selections(row[0] if row else None)
+
+
+def _insert_event(db: sqlite3.Connection, event: Event) -> None:
+    db.execute(
         "INSERT INTO events (request_id, at, kind, actor, data) VALUES (?, ?, ?, ?, ?)",
         (
             event.request_id,
@@ -322,23 +342,13 @@ async def _insert_event(db: aiosqlite.Connection, event: Event) -> None:
     )
 
 
-async def _one(
-    db: aiosqlite.Connection, sql: str, args: Iterable[Any] = ()
-) -> tuple[Any, ...] | None:
-    async with db.execute(sql, tuple(args)) as cursor:
-        row = await cursor.fetchone()
+def _one(db: sqlite3.Connection, sql: str, args: Iterable[Any] = ()) -> tuple[Any, ...] | None:
+    row = db.execute(sql, tuple(args)).fetchone()
     return None if row is None else tuple(row)
 
 
-async def _all(
-    db: aiosqlite.Connection, sql: str, args: Iterable[Any] = ()
-) -> list[tuple[Any, ...]]:
-    async with db.execute(sql, tuple(args)) as cursor:
-        return [tuple(row) for row in await cursor.fetchall()]
-
-
-def _marks(items: list[str]) -> str:
-    return ", ".join("?" for _ in items) or "NULL"
+def _all(db: sqlite3.Connection, sql: str, args: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
+    return [tuple(row) for row in db.execute(sql, tuple(args)).fetchall()]
 
 
 def _at(value: float) -> datetime:

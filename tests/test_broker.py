@@ -1,0 +1,159 @@
+"""The broker against surfaces that fail: nothing the agent needs depends on a platform call."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from core.broker import Broker
+from core.clock import ManualClock
+from core.errors import AlreadyEnded, ForeignMessage, NotFound, SurfaceUnavailable
+from core.models import MessageRef, Person, Request, Status, Target
+from core.store.sqlite import SQLiteStore
+from tests.conftest import DATABASE
+
+ADA = Person(platform="chat", id="U1", name="Ada")
+
+
+class ChatSurface:
+    """A surface on the real seam whose platform fails as often as a test says."""
+
+    platform = "chat"
+
+    def __init__(self) -> None:
+        self.post_failures = 0
+        self.update_failures = 0
+        self.posted: list[Request] = []
+        self.updates: asyncio.Queue[tuple[Request, MessageRef]] = asyncio.Queue()
+        self.update_attempts = 0
+
+    def check_target(self, target: Target) -> None:
+        pass
+
+    async def post(self, request: Request, target: Target) -> MessageRef:
+        if self.post_failures:
+            self.post_failures -= 1
+            raise ConnectionError("chat platform unreachable")
+        self.posted.append(request)
+        return MessageRef(platform="chat", channel=target.channel, message_id=str(len(self.posted)))
+
+    async def update(self, request: Request, message: MessageRef) -> None:
+        self.update_attempts += 1
+        if self.update_failures:
+            self.update_failures -= 1
+            raise ConnectionError("rate limited")
+        await self.updates.put((request, message))
+
+    async def notify(self, person: Person, message: MessageRef, text: str) -> None:
+        pass
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[SQLiteStore]:
+    opened = SQLiteStore(tmp_path / "broker.db")
+    await opened.open()
+    yield opened
+    await opened.close()
+
+
+@pytest.fixture
+async def chat() -> ChatSurface:
+    return ChatSurface()
+
+
+@pytest.fixture
+async def broker(store: SQLiteStore, chat: ChatSurface) -> AsyncIterator[Broker]:
+    made = Broker(store, clock=ManualClock(), default_target="chat:C1", render_backoff_s=(0, 0))
+    made.add_surface(chat)
+    await made.start()
+    yield made
+    await made.stop()
+
+
+def questions() -> list[dict[str, object]]:
+    return copy.deepcopy(DATABASE["questions"])  # type: ignore[arg-type]
+
+
+async def test_a_failed_post_is_a_502_and_leaves_nothing_behind(
+    broker: Broker, chat: ChatSurface
+) -> None:
+    chat.post_failures = 1
+    with pytest.raises(SurfaceUnavailable, match="could not post the question to chat:C1"):
+        await broker.ask(questions(), request_id="ask_1")
+    with pytest.raises(NotFound):
+        await broker.get("ask_1")
+    # The agent may simply ask again with the same id.
+    request, created = await broker.ask(questions(), request_id="ask_1")
+    assert created
+    assert request.messages == (MessageRef(platform="chat", channel="C1", message_id="1"),)
+    kinds = [e.kind for e in await broker.store.events("ask_1")]
+    assert kinds == ["created", "post_failed", "created", "posted"]
+
+
+async def test_the_agent_is_answered_even_while_updates_fail(
+    broker: Broker, chat: ChatSurface
+) -> None:
+    request, _ = await broker.ask(questions(), request_id="ask_2")
+    chat.update_failures = 2
+    waiting = asyncio.create_task(broker.wait("ask_2", 30))
+    answered = await broker.submit("ask_2", ADA, {0: (1,), 1: (0,)}, request.messages[0])
+    assert (await waiting).answers == {"Database": "SQLite", "Features": "Caching"}
+    rendered, message = await asyncio.wait_for(chat.updates.get(), 10)
+    assert rendered.status is Status.ANSWERED
+    assert message == answered.messages[0]
+    assert chat.update_attempts == 3
+    assert await broker.store.unrendered() == []
+
+
+async def test_unrendered_messages_are_rendered_after_a_restart(
+    store: SQLiteStore, chat: ChatSurface
+) -> None:
+    first = Broker(store, default_target="chat:C1", render_backoff_s=())
+    first.add_surface(chat)
+    await first.ask(questions(), request_id="ask_3")
+    chat.update_failures = 1
+    await first.cancel("ask_3", ADA)
+    # The one attempt failed; the message still shows the question.
+    await first.stop()
+    assert [r.request_id for r, _ in await store.unrendered()] == ["ask_3"]
+
+    second = Broker(store, default_target="chat:C1")
+    second.add_surface(chat)
+    await second.start()
+    rendered, _ = await asyncio.wait_for(chat.updates.get(), 10)
+    await second.stop()
+    assert rendered.status is Status.CANCELLED
+    assert await store.unrendered() == []
+
+
+async def test_clicks_are_checked_against_the_request_and_its_message(broker: Broker) -> None:
+    request, _ = await broker.ask(questions(), request_id="ask_4")
+    elsewhere = MessageRef(platform="chat", channel="C1", message_id="999")
+    with pytest.raises(ForeignMessage):
+        await broker.submit("ask_4", ADA, {0: (0,), 1: (0,)}, elsewhere)
+    with pytest.raises(ForeignMessage):
+        await broker.select("ask_4", ADA, 0, [7], request.messages[0])
+    with pytest.raises(NotFound, match="no longer available"):
+        await broker.select("ask_gone", ADA, 0, [0])
+    await broker.withdraw("ask_4")
+    with pytest.raises(AlreadyEnded, match="The agent withdrew this question"):
+        await broker.select("ask_4", ADA, 0, [0], request.messages[0])
+
+
+async def test_drafts_are_per_person_and_single_select_keeps_the_last_choice(
+    broker: Broker,
+) -> None:
+    request, _ = await broker.ask(questions(), request_id="ask_5")
+    grace = Person(platform="chat", id="U2", name="Grace")
+    origin = request.messages[0]
+    await broker.select("ask_5", ADA, 0, [0], origin)
+    await broker.select("ask_5", ADA, 0, [1], origin)
+    await broker.select("ask_5", ADA, 1, [2, 0], origin)
+    await broker.select("ask_5", grace, 0, [0], origin)
+    answered = await broker.submit("ask_5", ADA, origin=origin)
+    assert answered.answers == {"Database": "SQLite", "Features": "Caching, Metrics"}
+    assert answered.answered_by == ADA
