@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import copy
 from typing import Any
 
 import aiohttp
 import pytest
 
+from bots.runtime import StartupError
 from bots.service import Service
 from core.clock import ManualClock
 from tests.conftest import DATABASE, EXPECTED, StartService
@@ -161,8 +163,6 @@ async def test_a_wrong_token_gets_401(
 async def test_a_public_address_without_a_token_refuses_to_start(
     start_service: StartService,
 ) -> None:
-    from bots.runtime import StartupError
-
     with pytest.raises(StartupError, match="ASKBRIDGE_API_TOKEN is not set"):
         await start_service(host="0.0.0.0")
 
@@ -247,3 +247,29 @@ async def test_the_audit_trail_tells_the_story(
     assert [e["kind"] for e in events] == ["created", "posted", "answered"]
     assert events[2]["actor"]["name"] == "Ada"
     assert events[2]["data"]["answers"] == {"Database": "SQLite", "Features": "Logging"}
+
+
+async def test_the_web_page_beyond_loopback_asks_for_the_token(
+    start_service: StartService, http: aiohttp.ClientSession
+) -> None:
+    service = await start_service(host="0.0.0.0", api_token="s3cret-token", web_ui="on")
+    async with http.get(f"{service.url}/") as response:
+        assert response.status == 401
+        assert response.headers["WWW-Authenticate"].startswith("Basic")
+    for password, status in (("s3cret-token", 200), ("wrong", 401)):
+        basic = base64.b64encode(f"anyone:{password}".encode()).decode()
+        headers = {"Authorization": f"Basic {basic}"}
+        async with http.get(f"{service.url}/", headers=headers) as response:
+            assert response.status == status
+
+
+async def test_beyond_loopback_the_web_page_is_off_unless_asked_for(
+    start_service: StartService, http: aiohttp.ClientSession
+) -> None:
+    service = await start_service(host="0.0.0.0", api_token="s3cret-token")
+    async with http.get(f"{service.url}/") as response:
+        assert response.status == 404
+    headers = {"Authorization": "Bearer s3cret-token"}
+    async with http.post(f"{service.url}/v1/questions", json=ask(), headers=headers) as r:
+        assert r.status == 422
+        assert "set ASKBRIDGE_WEB_UI=on" in (await r.json())["error"]

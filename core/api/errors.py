@@ -58,8 +58,12 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
             404: f"no route {request.method} {request.path}",
             405: f"{request.method} is not allowed on {request.path}",
             413: "request body is too large",
-        }.get(error.status, error.reason)
-        return error_response(error.status, message)
+        }.get(error.status, error.text or error.reason)
+        response = error_response(error.status, message)
+        for name in ("WWW-Authenticate", "Allow", "Location"):
+            if name in error.headers:
+                response.headers[name] = error.headers[name]
+        return response
     except Exception:
         log.exception("unexpected error on %s %s", request.method, request.path)
         return error_response(500, "internal error; see the askbridge log")
