@@ -23,6 +23,7 @@ from core.errors import (
     Conflict,
     ForeignMessage,
     InvalidQuestion,
+    NotEligible,
     NotFound,
     Problem,
     SurfaceUnavailable,
@@ -30,8 +31,9 @@ from core.errors import (
 )
 from core.hub import Hub
 from core.models import MessageRef, Person, Request, Selections, Status, Target, UserQuestion
-from core.store.base import Ending, Store
-from core.surface import Surface
+from core.policy import build_policy, may_answer
+from core.store.base import Ending, Event, Store, VoteOutcome
+from core.surface import Reminding, Surface
 from core.targets import parse_target
 from core.validation import parse_questions
 
@@ -65,6 +67,8 @@ class Broker:
         self._deadline_moved = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
         self._expiry: asyncio.Task[None] | None = None
+        self._render_queue: dict[tuple[str, str, str, str], tuple[Request, MessageRef]] = {}
+        self._render_workers: set[tuple[str, str, str, str]] = set()
 
     def add_surface(self, surface: Surface) -> None:
         self.surfaces[surface.platform] = surface
@@ -72,7 +76,7 @@ class Broker:
     async def start(self) -> None:
         self._expiry = asyncio.create_task(self._expire_forever(), name="askbridge-expiry")
         for request, message in await self.store.unrendered():
-            self._spawn(self._render(request, message), f"askbridge-render-{request.request_id}")
+            self._changed(request.model_copy(update={"messages": (message,)}))
 
     async def stop(self, grace_s: float = 5.0) -> None:
         """Stop expiring; give message updates in flight `grace_s` to finish, then cancel."""
@@ -97,9 +101,20 @@ class Broker:
         timeout_s: float | None = None,
         context: str | None = None,
         use_default_timeout: bool = True,
+        answerers: Any = None,
+        quorum: Any = None,
+        on_timeout: Any = None,
+        remind_after_s: Any = None,
     ) -> tuple[Request, bool]:
         """Create and post a request; return it and whether it is new (False: a repeat)."""
         checked = parse_questions(questions)
+        policy = build_policy(
+            checked,
+            answerers=answerers,
+            quorum=quorum,
+            on_timeout=on_timeout,
+            remind_after_s=remind_after_s,
+        )
         request_id = request_id if request_id is not None else f"ask_{uuid.uuid4()}"
         if not isinstance(request_id, str) or not REQUEST_ID_PATTERN.fullmatch(request_id):
             raise _invalid(
@@ -112,13 +127,21 @@ class Broker:
             rule = f"must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:.0f}"
             raise _invalid("timeout_s", rule, timeout_s)
         now = self.clock.now()
+        expires_at = None if timeout_s is None else now + timedelta(seconds=timeout_s)
+        remind_at = None
+        if policy.remind_after_s is not None:
+            remind_at = now + timedelta(seconds=policy.remind_after_s)
+            if expires_at is not None and remind_at >= expires_at:
+                remind_at = None
         draft = Request(
             request_id=request_id,
             questions=checked,
             targets=tuple(targets),
             context=context,
             created_at=now,
-            expires_at=None if timeout_s is None else now + timedelta(seconds=timeout_s),
+            expires_at=expires_at,
+            policy=policy,
+            remind_at=remind_at,
         )
         stored, created = await self.store.create(draft)
         if not created:
@@ -129,7 +152,7 @@ class Broker:
                 )
             return stored, False
         await self._post(stored)
-        if stored.expires_at is not None:
+        if stored.expires_at is not None or stored.remind_at is not None:
             self._deadline_moved.set()
         await self.hub.publish(request_id)
         return await self.get(request_id), True
@@ -174,7 +197,7 @@ class Broker:
         origin: MessageRef | None = None,
     ) -> Selections:
         """Remember one person's choice for one question until they submit."""
-        request = await self._waiting(request_id, origin)
+        request = await self._waiting(request_id, person, origin)
         chosen = _checked_choice(request.questions, question, options)
         return await self.store.save_draft(request_id, person, {question: chosen}, self.clock.now())
 
@@ -185,40 +208,65 @@ class Broker:
         selections: Selections | None = None,
         origin: MessageRef | None = None,
     ) -> Request:
-        """Answer with the stored draft plus `selections`; MissingAnswers when one is left."""
-        request = await self._waiting(request_id, origin)
+        """Vote with the stored draft plus `selections`; MissingAnswers when one is left.
+
+        With a quorum of 1 the vote answers the request. Otherwise the returned request may
+        still be waiting, with this vote in its tally.
+        """
+        request = await self._waiting(request_id, person, origin)
         given: Selections = {
             q: _checked_choice(request.questions, q, o) for q, o in (selections or {}).items()
         }
         draft = await self.store.draft(request_id, person)
         answers = to_answers(request.questions, merge(draft, given))
-        ending = Ending(Status.ANSWERED, self.clock.now(), answers=answers, by=person)
-        return await self._finish(request_id, ending)
+        voted, outcome = await self.store.vote(
+            request_id, person, answers, request.policy.quorum, self.clock.now()
+        )
+        if outcome is VoteOutcome.CLOSED:
+            raise AlreadyEnded(voted)
+        self._changed(voted)
+        await self.hub.publish(request_id, voted if voted.status.is_terminal else None)
+        return voted
 
     async def cancel(
         self, request_id: str, person: Person, origin: MessageRef | None = None
     ) -> Request:
-        await self._waiting(request_id, origin)
+        await self._waiting(request_id, person, origin)
         return await self._finish(request_id, Ending(Status.CANCELLED, self.clock.now(), by=person))
 
     # --- time -------------------------------------------------------------------------
 
     async def expire_due(self) -> int:
-        """End every waiting request whose deadline has passed; return how many ended."""
+        """End every waiting request whose deadline has passed, send due reminders; return
+        how many requests ended."""
         ended = 0
         while ids := await self.store.expired(self.clock.now()):
             for request_id in ids:
                 try:
-                    await self._finish(request_id, Ending(Status.EXPIRED, self.clock.now()))
+                    await self._finish(request_id, await self._deadline_ending(request_id))
                     ended += 1
                 except AlreadyEnded:
                     pass
+        for request_id in await self.store.due_reminders(self.clock.now()):
+            if await self.store.mark_reminded(request_id, self.clock.now()):
+                request = await self.get(request_id)
+                for message in request.messages:
+                    self._spawn(self._remind(request, message), f"askbridge-remind-{request_id}")
         return ended
+
+    async def _deadline_ending(self, request_id: str) -> Ending:
+        request = await self.get(request_id)
+        answers = request.policy.timeout_answers
+        if answers is None:
+            return Ending(Status.EXPIRED, self.clock.now())
+        return Ending(
+            Status.ANSWERED, self.clock.now(), answers=answers, event_data={"decided_by": "timeout"}
+        )
 
     async def _expire_forever(self) -> None:
         while True:
             self._deadline_moved.clear()
-            deadline = await self.store.next_expiry()
+            deadline = await self.store.next_deadline()
             sleeper = None if deadline is None else self.clock.sleep_until(deadline)
             moved = self._deadline_moved.wait()
             waits = [asyncio.ensure_future(c) for c in (sleeper, moved) if c is not None]
@@ -265,7 +313,7 @@ class Broker:
                 ) from error
             await self.store.add_message(request.request_id, message, self.clock.now())
 
-    async def _waiting(self, request_id: str, origin: MessageRef | None) -> Request:
+    async def _waiting(self, request_id: str, person: Person, origin: MessageRef | None) -> Request:
         request = await self.store.get(request_id)
         if request is None:
             raise NotFound("This question is no longer available.")
@@ -273,6 +321,11 @@ class Broker:
             raise ForeignMessage()
         if request.status.is_terminal:
             raise AlreadyEnded(request)
+        if not may_answer(request.policy, person):
+            await self.store.add_event(
+                Event(request_id, self.clock.now(), "denied", person, {"origin": _where(origin)})
+            )
+            raise NotEligible(request.policy.answerers)
         return request
 
     async def _finish(self, request_id: str, ending: Ending) -> Request:
@@ -281,9 +334,41 @@ class Broker:
             raise AlreadyEnded(request)
         log.info("request %s %s", request_id, request.status.value)
         await self.hub.publish(request_id, request)
-        for message in request.messages:
-            self._spawn(self._render(request, message), f"askbridge-render-{request_id}")
+        self._changed(request)
         return request
+
+    def _changed(self, request: Request) -> None:
+        """Re-render every message of the request in the background.
+
+        One worker per message renders the newest state it has been given, so a slow update
+        never lands after a newer one.
+        """
+        for message in request.messages:
+            key = (request.request_id, message.platform, message.channel, message.message_id)
+            self._render_queue[key] = (request, message)
+            if key not in self._render_workers:
+                self._render_workers.add(key)
+                self._spawn(self._render_worker(key), f"askbridge-render-{request.request_id}")
+
+    async def _render_worker(self, key: tuple[str, str, str, str]) -> None:
+        try:
+            while key in self._render_queue:
+                request, message = self._render_queue.pop(key)
+                if not request.status.is_terminal:
+                    # A progress render must not paint over an ending it raced with.
+                    request = await self.get(request.request_id)
+                await self._render(request, message)
+        finally:
+            self._render_workers.discard(key)
+
+    async def _remind(self, request: Request, message: MessageRef) -> None:
+        surface = self.surfaces.get(message.platform)
+        if not isinstance(surface, Reminding):
+            return
+        try:
+            await surface.remind(request, message)
+        except Exception:
+            log.warning("reminding on %s failed", message.platform, exc_info=True)
 
     async def _render(self, request: Request, message: MessageRef) -> None:
         surface = self.surfaces.get(message.platform)
@@ -304,13 +389,20 @@ class Broker:
                     return
                 await asyncio.sleep(backoff)
                 continue
-            await self.store.mark_rendered(request.request_id, message, request.status)
+            if request.status.is_terminal:
+                await self.store.mark_rendered(request.request_id, message, request.status)
             return
 
     def _spawn(self, coroutine: Any, name: str) -> None:
         task = asyncio.create_task(coroutine, name=name)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+
+def _where(origin: MessageRef | None) -> dict[str, str] | None:
+    if origin is None:
+        return None
+    return {"platform": origin.platform, "channel": origin.channel, "message_id": origin.message_id}
 
 
 def _same_message(a: MessageRef, b: MessageRef) -> bool:

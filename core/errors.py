@@ -95,3 +95,13 @@ class ForeignMessage(AskbridgeError):
 
     def __init__(self) -> None:
         super().__init__("This button does not belong to this question, so it was not counted.")
+
+
+class NotEligible(AskbridgeError):
+    """Someone who is not among the request's answerers tried to answer it."""
+
+    def __init__(self, answerers: tuple[str, ...]) -> None:
+        self.answerers = answerers
+        super().__init__(
+            "Only these people may answer this question: " + ", ".join(answerers) + "."
+        )

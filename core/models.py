@@ -60,6 +60,9 @@ class Person(_Wire):
     platform: str
     id: str
     name: str = ""
+    # Groups the surface found this person in, as answerer entries ("slack-group:S0123",
+    # "discord-role:42"), so the broker can check eligibility without asking the platform.
+    groups: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -91,6 +94,23 @@ Selections = dict[int, tuple[int, ...]]
 """Question index -> chosen option indices."""
 
 
+class Policy(_Wire):
+    """Who may answer and how a request is decided: carried by the request, enforced by the
+    broker."""
+
+    answerers: tuple[str, ...] = ()
+    quorum: int = 1
+    # Answers that decide the request when its deadline passes; None: it expires.
+    timeout_answers: dict[str, str] | None = None
+    remind_after_s: float | None = None
+
+
+class Vote(_Wire):
+    person: Person
+    answers: dict[str, str]
+    at: datetime
+
+
 class Request(_Wire):
     """Everything askbridge knows about one AskUserQuestion, as it is kept in the store."""
 
@@ -106,7 +126,23 @@ class Request(_Wire):
     answered_by: Person | None = None
     cancelled_by: Person | None = None
     messages: tuple[MessageRef, ...] = ()
+    policy: Policy = Policy()
+    votes: tuple[Vote, ...] = ()
+    remind_at: datetime | None = None
+    reminded_at: datetime | None = None
 
     @property
     def ended_by(self) -> Person | None:
         return self.answered_by or self.cancelled_by
+
+    @property
+    def decided_by_timeout(self) -> bool:
+        return self.status is Status.ANSWERED and self.answered_by is None
+
+    def tally(self) -> list[tuple[dict[str, str], list[Person]]]:
+        """Each distinct answer with its voters, most votes first."""
+        groups: dict[str, tuple[dict[str, str], list[Person]]] = {}
+        for vote in self.votes:
+            key = repr(sorted(vote.answers.items()))
+            groups.setdefault(key, (vote.answers, []))[1].append(vote.person)
+        return sorted(groups.values(), key=lambda group: -len(group[1]))

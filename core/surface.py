@@ -6,7 +6,7 @@ broker calls; everything platform-specific stays behind this protocol.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from core.models import MessageRef, Person, Request, Target
 
@@ -25,3 +25,10 @@ class Surface(Protocol):
 
     async def notify(self, person: Person, message: MessageRef, text: str) -> None:
         """Tell one person something only they see, next to `message`."""
+
+
+@runtime_checkable
+class Reminding(Protocol):
+    """A surface that can nudge the answerers of a waiting request (a thread reply, say)."""
+
+    async def remind(self, request: Request, message: MessageRef) -> None: ...

@@ -9,6 +9,7 @@ from core.models import AskUserQuestion, UserQuestionResponse
 ASK = "AskUserQuestion"
 RESPONSE = "UserQuestionResponse"
 INTERRUPT = "Interrupt"
+PERMISSION = "PermissionRequest"
 
 
 def question_response(request_id: str, answers: dict[str, str]) -> dict[str, Any]:

@@ -244,9 +244,9 @@ async def test_the_audit_trail_tells_the_story(
     )
     async with http.get(f"{service.url}/v1/questions/ask_db/events") as response:
         events = (await response.json())["events"]
-    assert [e["kind"] for e in events] == ["created", "posted", "answered"]
-    assert events[2]["actor"]["name"] == "Ada"
-    assert events[2]["data"]["answers"] == {"Database": "SQLite", "Features": "Logging"}
+    assert [e["kind"] for e in events] == ["created", "posted", "vote", "answered"]
+    assert events[3]["actor"]["name"] == "Ada"
+    assert events[3]["data"]["answers"] == {"Database": "SQLite", "Features": "Logging"}
 
 
 async def test_the_web_page_beyond_loopback_asks_for_the_token(

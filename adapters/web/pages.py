@@ -23,6 +23,8 @@ label.option { display: block; padding: .35rem .25rem; border-radius: .35rem; cu
 label.option:hover { background: #8881; }
 .desc { display: block; color: var(--muted); font-size: .9rem; margin-left: 1.6rem; }
 .error { color: var(--bad); font-weight: 600; }
+.note { color: var(--accent); font-weight: 600; }
+.question { white-space: pre-wrap; }
 .hint { color: var(--muted); font-size: .85rem; }
 button { font: inherit; padding: .45rem 1.1rem; border-radius: .4rem; border: 1px solid #8886;
          cursor: pointer; margin-right: .5rem; }
@@ -118,6 +120,14 @@ def question_form(
     parts = [f"<h1>{escape(request.questions[0].question)}</h1>"]
     if request.context:
         parts.append(f"<p class='context'>{escape(request.context)}</p>")
+    if request.policy.answerers:
+        who = ", ".join(request.policy.answerers)
+        parts.append(f"<p class='hint'>Who may answer: {escape(who)}</p>")
+    if request.policy.quorum > 1:
+        parts.append(
+            f"<p class='hint'>{request.policy.quorum} people must give the same answers.</p>"
+        )
+        parts.append(tally(request))
     if missing:
         names = ", ".join(f"“{escape(h)}”" for h in _in_order(request, missing))
         parts.append(f"<p class='error' role='alert'>Please answer {names} before submitting.</p>")
@@ -130,7 +140,7 @@ def question_form(
         parts.append(
             f"<fieldset{css} data-header='{escape(question.header)}'>"
             f"<legend><span class='tag'>{escape(question.header)}</span></legend>"
-            f"<p>{escape(question.question)} <span class='hint'>{hint}</span></p>"
+            f"<p class='question'>{escape(question.question)} <span class='hint'>{hint}</span></p>"
         )
         for o_index, option in enumerate(question.options):
             checked = " checked" if o_index in chosen.get(index, ()) else ""
@@ -151,12 +161,13 @@ def question_form(
     return page(title, "".join(parts), version=version, watching=request.request_id)
 
 
-def outcome(request: Request, version: int, note: str = "") -> str:
+def outcome(request: Request, version: int, note: str = "", *, flash: bool = False) -> str:
     parts = [f"<h1>{escape(request.questions[0].question)}</h1>"]
     if request.context:
         parts.append(f"<p class='context'>{escape(request.context)}</p>")
     if note:
-        parts.append(f"<p class='error' role='alert'>{escape(note)}</p>")
+        css = "note" if flash else "error"
+        parts.append(f"<p class='{css}' role='alert'>{escape(note)}</p>")
     parts.append(f"<p id='outcome'><strong>{escape(_outcome_line(request))}</strong></p>")
     if request.answers:
         rows = "".join(
@@ -164,8 +175,25 @@ def outcome(request: Request, version: int, note: str = "") -> str:
             for header, answer in request.answers.items()
         )
         parts.append(f"<table id='answers'>{rows}</table>")
+    parts.append(tally(request))
     parts.append("<p><a href='/'>All questions</a></p>")
-    return page(request.questions[0].header, "".join(parts), version=version)
+    watching = request.request_id if not request.status.is_terminal else ""
+    return page(request.questions[0].header, "".join(parts), version=version, watching=watching)
+
+
+def tally(request: Request) -> str:
+    """Votes so far, for requests that need more than one person to agree."""
+    if request.policy.quorum <= 1 or not request.votes:
+        return ""
+    rows = "".join(
+        "<li>"
+        + escape("; ".join(f"{h}: {a}" for h, a in answers.items()))
+        + f" — {len(people)}/{request.policy.quorum} ("
+        + escape(", ".join(p.name or p.id for p in people))
+        + ")</li>"
+        for answers, people in request.tally()
+    )
+    return f"<h2>Votes</h2><ul id='tally'>{rows}</ul>"
 
 
 def not_found(request_id: str, version: int) -> str:
@@ -180,7 +208,13 @@ def _outcome_line(request: Request) -> str:
     who = request.ended_by.name or request.ended_by.id if request.ended_by else "someone"
     when = request.ended_at.strftime("%Y-%m-%d %H:%M UTC") if request.ended_at else ""
     match request.status:
+        case Status.ANSWERED if request.decided_by_timeout:
+            return f"Decided by timeout at {when}"
         case Status.ANSWERED:
+            voters = {v.person.key: v.person for v in request.votes}
+            if len(voters) > 1:
+                names = ", ".join(p.name or p.id for p in voters.values())
+                return f"Answered at {when}; votes from {names}"
             return f"Answered by {who} at {when}"
         case Status.CANCELLED:
             return f"Cancelled by {who} at {when}; the agent was interrupted"

@@ -14,7 +14,7 @@ from multidict import MultiDictProxy
 from adapters.web import pages
 from core.answers import unanswered
 from core.broker import Broker
-from core.errors import AlreadyEnded, MissingAnswers, NotFound
+from core.errors import AlreadyEnded, MissingAnswers, NotEligible, NotFound
 from core.models import Person, Selections, Status
 
 NAME_COOKIE = "askbridge_name"
@@ -137,7 +137,12 @@ async def answer(request: web.Request) -> web.Response:
             missing = unanswered(found.questions, chosen)
             if missing:
                 raise MissingAnswers(missing)
-            await broker.submit(request_id, person, chosen)
+            voted = await broker.submit(request_id, person, chosen)
+            if not voted.status.is_terminal:
+                note = f"Your vote is counted: {len(voted.votes)} of {voted.policy.quorum} so far."
+                return _html(pages.outcome(voted, broker.hub.version, note=note, flash=True))
+    except NotEligible as error:
+        return _html(pages.outcome(found, broker.hub.version, note=str(error)), status=403)
     except MissingAnswers as error:
         body = pages.question_form(
             found,

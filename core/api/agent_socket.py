@@ -1,8 +1,9 @@
 """`GET /v1/agent`: a WebSocket that speaks the agent framework's own externally tagged JSON.
 
-In: `{"AskUserQuestion": {...}}` (every other chunk is ignored, so an agent can forward its
-whole output stream). Out: `{"UserQuestionResponse": {...}}`, or `"Interrupt"` when the
-request ends without answers.
+In: `{"AskUserQuestion": {...}}` and `{"PermissionRequest": {...}}`; every other chunk is
+ignored, so an agent can forward its whole output stream. Out: `{"UserQuestionResponse":
+{...}}`, or `"Interrupt"` when a question ends without answers; `{"PermissionResponse":
+{...}}` for a permission prompt.
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import uuid
 import weakref
+from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import WSCloseCode, WSMsgType, web
@@ -19,7 +22,8 @@ from core.api.keys import BROKER, SOCKETS
 from core.broker import Broker
 from core.errors import AskbridgeError, InvalidQuestion
 from core.models import Request, Status
-from core.wire import ASK, interrupt, question_response
+from core.permissions import permission_questions, permission_response
+from core.wire import ASK, PERMISSION, interrupt, question_response
 
 log = logging.getLogger("askbridge.agent")
 
@@ -37,13 +41,14 @@ async def agent_socket(request: web.Request) -> web.WebSocketResponse:
         async for message in socket:
             if message.type is not WSMsgType.TEXT:
                 continue
-            ask = _ask_frame(message.data)
-            if ask is None:
+            frame = _frame(message.data)
+            if isinstance(frame.get(ASK), dict):
+                work = _answer(broker, socket, frame[ASK], options)
+            elif isinstance(frame.get(PERMISSION), dict):
+                work = _approve(broker, socket, frame[PERMISSION], options)
+            else:
                 continue
-            task = asyncio.create_task(
-                _answer(broker, socket, ask, options),
-                name=f"askbridge-agent-{ask.get('request_id')}",
-            )
+            task = asyncio.create_task(work, name="askbridge-agent-request")
             pending.add(task)
             task.add_done_callback(pending.discard)
     finally:
@@ -55,30 +60,34 @@ async def agent_socket(request: web.Request) -> web.WebSocketResponse:
 
 
 def _options(request: web.Request) -> dict[str, Any]:
+    """Request settings from the query string: target, timeout_s, context and the policy."""
     query = request.query
     options: dict[str, Any] = {"target": query.get("target") or None}
-    if "timeout_s" in query:
-        try:
-            options["timeout_s"] = float(query["timeout_s"])
-        except ValueError as error:
-            raise web.HTTPBadRequest(
-                text=json.dumps({"error": "timeout_s must be a number of seconds"}),
-                content_type="application/json",
-            ) from error
+    try:
+        for key in ("timeout_s", "remind_after_s"):
+            if key in query:
+                options[key] = float(query[key])
+        if "quorum" in query:
+            options["quorum"] = int(query["quorum"])
+    except ValueError as error:
+        raise web.HTTPBadRequest(
+            text=json.dumps({"error": "timeout_s, remind_after_s and quorum must be numbers"}),
+            content_type="application/json",
+        ) from error
+    answerers = [a for value in query.getall("answerers", []) for a in value.split(",") if a]
+    if answerers:
+        options["answerers"] = answerers
     if query.get("context"):
         options["context"] = query["context"]
     return options
 
 
-def _ask_frame(text: str) -> dict[str, Any] | None:
+def _frame(text: str) -> dict[str, Any]:
     try:
         frame = json.loads(text)
     except json.JSONDecodeError:
-        return None
-    if isinstance(frame, dict) and isinstance(frame.get(ASK), dict):
-        ask: dict[str, Any] = frame[ASK]
-        return ask
-    return None
+        return {}
+    return frame if isinstance(frame, dict) else {}
 
 
 async def _answer(
@@ -86,17 +95,53 @@ async def _answer(
 ) -> None:
     request_id = ask.get("request_id", ask.get("requestId"))
     try:
-        asked, _ = await broker.ask(ask.get("questions"), request_id=request_id, **options)
-        outcome = asked
-        while not outcome.status.is_terminal:
-            outcome = await broker.wait(asked.request_id, WAIT_SLICE_S)
-            if broker.hub.closed:
-                return
+        outcome = await _ask_and_wait(broker, ask.get("questions"), request_id, options)
     except AskbridgeError as error:
         await _send(socket, _error_frame(request_id, error))
         await _send(socket, interrupt())
         return
-    await _send(socket, _outcome_frame(outcome))
+    if outcome is not None:
+        await _send(socket, _outcome_frame(outcome))
+
+
+async def _approve(
+    broker: Broker, socket: web.WebSocketResponse, prompt: dict[str, Any], options: dict[str, Any]
+) -> None:
+    request_id = f"perm_{uuid.uuid4()}"
+    try:
+        outcome = await _ask_and_wait(broker, permission_questions(prompt), request_id, options)
+    except AskbridgeError as error:
+        log.warning("permission prompt for %s failed: %s", prompt.get("tool_name"), error)
+        await _send(socket, _error_frame(request_id, error))
+        outcome = None
+    if outcome is None and not broker.hub.closed:
+        await _send(socket, permission_response(prompt, _nothing(request_id)))
+    elif outcome is not None:
+        await _send(socket, permission_response(prompt, outcome))
+
+
+async def _ask_and_wait(
+    broker: Broker, questions: Any, request_id: Any, options: dict[str, Any]
+) -> Request | None:
+    """The ended request; None when askbridge is shutting down first."""
+    asked, _ = await broker.ask(questions, request_id=request_id, **options)
+    outcome = asked
+    while not outcome.status.is_terminal:
+        outcome = await broker.wait(asked.request_id, WAIT_SLICE_S)
+        if broker.hub.closed:
+            return None
+    return outcome
+
+
+def _nothing(request_id: str) -> Request:
+    """A stand-in for a prompt that could not be asked: it reads as denied."""
+    return Request(
+        request_id=request_id,
+        questions=(),
+        targets=(),
+        status=Status.WITHDRAWN,
+        created_at=datetime.now(UTC),
+    )
 
 
 def _outcome_frame(request: Request) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import weakref
+from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
@@ -13,7 +14,7 @@ from core.api.auth import loopback_hosts_only, require_token
 from core.api.errors import Handler, error_response, json_errors
 from core.api.keys import BROKER, SOCKETS
 from core.api.schema import request_schema
-from core.api.status import status_object
+from core.api.status import event_object, status_object
 from core.broker import Broker
 from core.errors import InvalidQuestion, Problem
 from core.models import Status
@@ -40,6 +41,7 @@ def add_api_routes(app: web.Application, broker: Broker) -> None:
     app.router.add_get("/v1/questions/{request_id}", get_question)
     app.router.add_delete("/v1/questions/{request_id}", withdraw_question)
     app.router.add_get("/v1/questions/{request_id}/events", question_events)
+    app.router.add_get("/v1/events", all_events)
     app.router.add_get("/v1/agent", agent_socket)
 
 
@@ -67,6 +69,10 @@ async def create_question(request: web.Request) -> web.Response:
         target=body.get("target"),
         timeout_s=timeout_s,
         context=context,
+        answerers=body.get("answerers"),
+        quorum=body.get("quorum"),
+        on_timeout=body.get("on_timeout"),
+        remind_after_s=body.get("remind_after_s"),
     )
     return web.json_response(status_object(asked), status=201 if created else 200)
 
@@ -109,20 +115,23 @@ async def question_events(request: web.Request) -> web.Response:
     events = await broker.store.events(request_id)
     if not events:
         await broker.get(request_id)
-    return web.json_response(
-        {
-            "events": [
-                {
-                    "seq": e.seq,
-                    "at": e.at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-                    "kind": e.kind,
-                    "actor": e.actor.model_dump() if e.actor else None,
-                    "data": e.data,
-                }
-                for e in events
-            ]
-        }
+    return web.json_response({"events": [event_object(e) for e in events]})
+
+
+async def all_events(request: web.Request) -> web.Response:
+    """The audit trail across requests: `?since=<ISO time>&request_id=…&limit=…`."""
+    raw_since = request.query.get("since")
+    try:
+        since = datetime.fromisoformat(raw_since.replace("Z", "+00:00")) if raw_since else None
+        limit = int(request.query.get("limit", "1000"))
+    except ValueError:
+        return error_response(400, "since must be an ISO 8601 time and limit a whole number")
+    if since is not None and since.tzinfo is None:
+        since = since.replace(tzinfo=UTC)
+    events = await request.app[BROKER].store.events(
+        request.query.get("request_id"), since, max(1, min(limit, 10_000))
     )
+    return web.json_response({"events": [event_object(e) for e in events]})
 
 
 async def read_json_object(request: web.Request) -> dict[str, Any]:

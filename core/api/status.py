@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from core.models import Person, Request, Status, Target
+from core.store.base import Event
 
 ERRORS = {
     Status.CANCELLED: "Interrupted",
@@ -33,8 +34,22 @@ def status_object(request: Request) -> dict[str, Any]:
         body["answered_by"] = person_object(request.answered_by)
     if request.cancelled_by is not None:
         body["cancelled_by"] = person_object(request.cancelled_by)
+    if request.decided_by_timeout:
+        body["decided_by"] = "timeout"
     if request.status in ERRORS:
         body["error"] = ERRORS[request.status]
+    policy = request.policy
+    body["answerers"] = list(policy.answerers)
+    body["quorum"] = policy.quorum
+    if policy.timeout_answers is not None:
+        body["on_timeout"] = {"answers": policy.timeout_answers}
+    if request.remind_at is not None:
+        body["remind_at"] = iso(request.remind_at)
+        body["reminded_at"] = iso(request.reminded_at)
+    body["votes"] = [
+        {"voter": person_object(v.person), "answers": v.answers, "at": iso(v.at)}
+        for v in request.votes
+    ]
     body["messages"] = [
         {"platform": m.platform, "channel": m.channel, "message_id": m.message_id}
         for m in request.messages
@@ -55,3 +70,14 @@ def iso(when: datetime | None) -> str | None:
     if when is None:
         return None
     return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def event_object(event: Event) -> dict[str, Any]:
+    return {
+        "seq": event.seq,
+        "request_id": event.request_id,
+        "at": iso(event.at),
+        "kind": event.kind,
+        "actor": person_object(event.actor) if event.actor else None,
+        "data": event.data,
+    }

@@ -7,6 +7,7 @@ same moment exactly one wins, whatever process or replica they reached.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -37,6 +38,12 @@ class Ending:
     event_data: dict[str, Any] = field(default_factory=dict)
 
 
+class VoteOutcome(enum.Enum):
+    COUNTED = "counted"  # recorded; the request still waits for more matching votes
+    DECIDED = "decided"  # this vote reached the quorum and answered the request
+    CLOSED = "closed"  # the request had already ended; nothing was recorded
+
+
 class Store(Protocol):
     async def open(self) -> None:
         """Connect and bring the schema up to date."""
@@ -64,11 +71,21 @@ class Store(Protocol):
 
     async def draft(self, request_id: str, person: Person) -> Selections: ...
 
+    async def vote(
+        self, request_id: str, person: Person, answers: dict[str, str], quorum: int, at: datetime
+    ) -> tuple[Request, VoteOutcome]:
+        """Record (or change) a person's vote; answer the request once `quorum` votes agree."""
+
     async def finish(self, request_id: str, ending: Ending) -> tuple[Request, bool]:
         """Move a waiting request to a terminal state; return the request and whether we won."""
 
-    async def next_expiry(self) -> datetime | None:
-        """The earliest `expires_at` among waiting requests."""
+    async def next_deadline(self) -> datetime | None:
+        """The earliest expiry or pending reminder among waiting requests."""
+
+    async def due_reminders(self, now: datetime, limit: int = 100) -> list[str]: ...
+
+    async def mark_reminded(self, request_id: str, at: datetime) -> bool:
+        """Claim a request's one reminder; False when it was already sent (by any replica)."""
 
     async def expired(self, now: datetime, limit: int = 100) -> list[str]:
         """Ids of waiting requests whose deadline has passed."""
@@ -80,4 +97,7 @@ class Store(Protocol):
 
     async def add_event(self, event: Event) -> None: ...
 
-    async def events(self, request_id: str) -> list[Event]: ...
+    async def events(
+        self, request_id: str | None = None, since: datetime | None = None, limit: int = 1000
+    ) -> list[Event]:
+        """Audit events in order, for one request or all of them."""

@@ -9,7 +9,17 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from core.models import MessageRef, Person, Request, Selections, Status, Target, UserQuestion
+from core.models import (
+    MessageRef,
+    Person,
+    Policy,
+    Request,
+    Selections,
+    Status,
+    Target,
+    UserQuestion,
+    Vote,
+)
 
 _questions = TypeAdapter(tuple[UserQuestion, ...])
 _targets = TypeAdapter(tuple[Target, ...])
@@ -51,8 +61,25 @@ def load_selections(text: str | None) -> Selections:
     return {int(q): tuple(o) for q, o in raw.items()}
 
 
-def load_request(row: Sequence[Any], messages: Sequence[MessageRef]) -> Request:
-    (request_id, questions, targets, context, status, created, expires, ended, answers, by) = row
+def dump_answers(answers: dict[str, str]) -> str:
+    # sorted keys: equal answers give equal text, which counting votes compares
+    return json.dumps(answers, sort_keys=True)
+
+
+def load_vote(row: Sequence[Any]) -> Vote:
+    voter, answers, at = row
+    return Vote(
+        person=Person.model_validate_json(voter), answers=json.loads(answers), at=from_epoch(at)
+    )
+
+
+def load_request(
+    row: Sequence[Any], messages: Sequence[MessageRef], votes: Sequence[Vote] = ()
+) -> Request:
+    (request_id, questions, targets, context, status, created, expires, ended, answers, by) = row[
+        :10
+    ]
+    policy, remind_at, reminded_at = row[10:13]
     status = Status(status)
     person = load_person(by)
     return Request(
@@ -68,6 +95,10 @@ def load_request(row: Sequence[Any], messages: Sequence[MessageRef]) -> Request:
         answered_by=person if status is Status.ANSWERED else None,
         cancelled_by=person if status is Status.CANCELLED else None,
         messages=tuple(messages),
+        policy=Policy.model_validate_json(policy) if policy else Policy(),
+        votes=tuple(votes),
+        remind_at=from_epoch(remind_at),
+        reminded_at=from_epoch(reminded_at),
     )
 
 
@@ -80,5 +111,5 @@ def load_message(row: Sequence[Any]) -> MessageRef:
 
 REQUEST_COLUMNS = (
     "request_id, questions, targets, context, status, created_at, expires_at, ended_at,"
-    " answers, ended_by"
+    " answers, ended_by, policy, remind_at, reminded_at"
 )

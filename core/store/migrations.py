@@ -64,4 +64,26 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             "CREATE INDEX events_request ON events (request_id, seq)",
         ),
     ),
+    (
+        2,
+        (
+            # Approval policy (answerers, quorum, default answers) as JSON, and reminders.
+            "ALTER TABLE requests ADD COLUMN policy TEXT",
+            "ALTER TABLE requests ADD COLUMN remind_at REAL",
+            "ALTER TABLE requests ADD COLUMN reminded_at REAL",
+            "CREATE INDEX requests_waiting_remind ON requests (remind_at)"
+            " WHERE status = 'waiting' AND reminded_at IS NULL",
+            """
+            CREATE TABLE votes (
+                request_id  TEXT NOT NULL REFERENCES requests (request_id),
+                person      TEXT NOT NULL,
+                voter       TEXT NOT NULL,
+                answers     TEXT NOT NULL,
+                at          REAL NOT NULL,
+                PRIMARY KEY (request_id, person)
+            )
+            """,
+            "CREATE INDEX events_at ON events (at)",
+        ),
+    ),
 )

@@ -18,9 +18,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from core.models import MessageRef, Person, Request, Selections, Status
+from core.models import MessageRef, Person, Request, Selections, Status, Vote
 from core.store import codec
-from core.store.base import Ending, Event
+from core.store.base import Ending, Event, VoteOutcome
 from core.store.migrations import MIGRATIONS
 
 T = TypeVar("T")
@@ -97,7 +97,7 @@ class SQLiteStore:
         with self._transaction() as db:
             cursor = db.execute(
                 "INSERT INTO requests (request_id, questions, targets, context, status,"
-                " created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+                " created_at, expires_at, policy, remind_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (request_id) DO NOTHING",
                 (
                     request.request_id,
@@ -107,6 +107,8 @@ class SQLiteStore:
                     request.status.value,
                     codec.epoch(request.created_at),
                     codec.epoch(request.expires_at),
+                    request.policy.model_dump_json(),
+                    codec.epoch(request.remind_at),
                 ),
             )
             created = cursor.rowcount == 1
@@ -121,7 +123,7 @@ class SQLiteStore:
 
     def _discard(self, request_id: str, at: datetime, reason: str) -> None:
         with self._transaction() as db:
-            for table in ("drafts", "messages", "requests"):
+            for table in ("drafts", "votes", "messages", "requests"):
                 db.execute(f"DELETE FROM {table} WHERE request_id = ?", (request_id,))
             _insert_event(db, Event(request_id, at, "post_failed", data={"error": reason}))
 
@@ -138,8 +140,11 @@ class SQLiteStore:
             " ORDER BY created_at DESC LIMIT ?",
             (*args, limit),
         ).fetchall()
-        messages = _messages(self.db, [row[0] for row in rows])
-        return [codec.load_request(row, messages.get(row[0], [])) for row in rows]
+        ids = [row[0] for row in rows]
+        messages, votes = _messages(self.db, ids), _votes(self.db, ids)
+        return [
+            codec.load_request(row, messages.get(row[0], []), votes.get(row[0], [])) for row in rows
+        ]
 
     async def add_message(self, request_id: str, message: MessageRef, at: datetime) -> None:
         await self._run(self._add_message, request_id, message, at)
@@ -191,43 +196,118 @@ class SQLiteStore:
     async def draft(self, request_id: str, person: Person) -> Selections:
         return await self._run(_draft, self.db, request_id, person)
 
+    async def vote(
+        self, request_id: str, person: Person, answers: dict[str, str], quorum: int, at: datetime
+    ) -> tuple[Request, VoteOutcome]:
+        return await self._run(self._vote, request_id, person, answers, quorum, at)
+
+    def _vote(
+        self, request_id: str, person: Person, answers: dict[str, str], quorum: int, at: datetime
+    ) -> tuple[Request, VoteOutcome]:
+        encoded = codec.dump_answers(answers)
+        with self._transaction() as db:
+            cursor = db.execute(
+                "INSERT INTO votes (request_id, person, voter, answers, at)"
+                " SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM requests"
+                " WHERE request_id = ? AND status = 'waiting')"
+                " ON CONFLICT (request_id, person) DO UPDATE SET voter = excluded.voter,"
+                " answers = excluded.answers, at = excluded.at",
+                (
+                    request_id,
+                    person.key,
+                    person.model_dump_json(),
+                    encoded,
+                    codec.epoch(at),
+                    request_id,
+                ),
+            )
+            outcome = VoteOutcome.CLOSED
+            if cursor.rowcount == 1:
+                outcome = VoteOutcome.COUNTED
+                _insert_event(db, Event(request_id, at, "vote", person, {"answers": answers}))
+                row = _one(
+                    db,
+                    "SELECT count(*) FROM votes WHERE request_id = ? AND answers = ?",
+                    (request_id, encoded),
+                )
+                if row is not None and row[0] >= quorum:
+                    outcome = VoteOutcome.DECIDED
+                    ending = Ending(Status.ANSWERED, at, answers=answers, by=person)
+                    self._end(db, request_id, ending)
+            stored = _load(db, request_id)
+        if stored is None:
+            raise KeyError(request_id)
+        return stored, outcome
+
     async def finish(self, request_id: str, ending: Ending) -> tuple[Request, bool]:
         return await self._run(self._finish, request_id, ending)
 
     def _finish(self, request_id: str, ending: Ending) -> tuple[Request, bool]:
         with self._transaction() as db:
-            cursor = db.execute(
-                "UPDATE requests SET status = ?, ended_at = ?, answers = ?, ended_by = ?"
-                " WHERE request_id = ? AND status = 'waiting'",
-                (
-                    ending.status.value,
-                    codec.epoch(ending.at),
-                    None if ending.answers is None else json.dumps(ending.answers),
-                    codec.dump_person(ending.by),
-                    request_id,
-                ),
-            )
-            won = cursor.rowcount == 1
-            if won:
-                data = dict(ending.event_data)
-                if ending.answers is not None:
-                    data["answers"] = ending.answers
-                _insert_event(
-                    db, Event(request_id, ending.at, ending.status.value, ending.by, data)
-                )
-                db.execute("DELETE FROM drafts WHERE request_id = ?", (request_id,))
+            won = self._end(db, request_id, ending)
             stored = _load(db, request_id)
         if stored is None:
             raise KeyError(request_id)
         return stored, won
 
+    def _end(self, db: sqlite3.Connection, request_id: str, ending: Ending) -> bool:
+        cursor = db.execute(
+            "UPDATE requests SET status = ?, ended_at = ?, answers = ?, ended_by = ?"
+            " WHERE request_id = ? AND status = 'waiting'",
+            (
+                ending.status.value,
+                codec.epoch(ending.at),
+                None if ending.answers is None else json.dumps(ending.answers),
+                codec.dump_person(ending.by),
+                request_id,
+            ),
+        )
+        if cursor.rowcount != 1:
+            return False
+        data = dict(ending.event_data)
+        if ending.answers is not None:
+            data["answers"] = ending.answers
+        _insert_event(db, Event(request_id, ending.at, ending.status.value, ending.by, data))
+        db.execute("DELETE FROM drafts WHERE request_id = ?", (request_id,))
+        return True
+
     # --- time and rendering -------------------------------------------------------------
 
-    async def next_expiry(self) -> datetime | None:
+    async def next_deadline(self) -> datetime | None:
         row = await self._run(
-            _one, self.db, "SELECT min(expires_at) FROM requests WHERE status = 'waiting'"
+            _one,
+            self.db,
+            "SELECT min(at) FROM ("
+            " SELECT min(expires_at) AS at FROM requests WHERE status = 'waiting'"
+            " UNION ALL SELECT min(remind_at) FROM requests"
+            " WHERE status = 'waiting' AND reminded_at IS NULL)",
         )
         return codec.from_epoch(row[0] if row else None)
+
+    async def due_reminders(self, now: datetime, limit: int = 100) -> list[str]:
+        rows = await self._run(
+            _all,
+            self.db,
+            "SELECT request_id FROM requests WHERE status = 'waiting' AND reminded_at IS NULL"
+            " AND remind_at <= ? ORDER BY remind_at LIMIT ?",
+            (codec.epoch(now), limit),
+        )
+        return [row[0] for row in rows]
+
+    async def mark_reminded(self, request_id: str, at: datetime) -> bool:
+        return await self._run(self._mark_reminded, request_id, at)
+
+    def _mark_reminded(self, request_id: str, at: datetime) -> bool:
+        with self._transaction() as db:
+            cursor = db.execute(
+                "UPDATE requests SET reminded_at = ? WHERE request_id = ?"
+                " AND status = 'waiting' AND reminded_at IS NULL",
+                (codec.epoch(at), request_id),
+            )
+            if cursor.rowcount == 1:
+                _insert_event(db, Event(request_id, at, "reminder"))
+                return True
+            return False
 
     async def expired(self, now: datetime, limit: int = 100) -> list[str]:
         rows = await self._run(
@@ -275,13 +355,20 @@ class SQLiteStore:
         with self._transaction() as db:
             _insert_event(db, event)
 
-    async def events(self, request_id: str) -> list[Event]:
+    async def events(
+        self, request_id: str | None = None, since: datetime | None = None, limit: int = 1000
+    ) -> list[Event]:
+        conditions = ["at >= ?"]
+        args: list[Any] = [codec.epoch(since) if since else 0.0]
+        if request_id is not None:
+            conditions.append("request_id = ?")
+            args.append(request_id)
         rows = await self._run(
             _all,
             self.db,
             "SELECT seq, request_id, at, kind, actor, data FROM events"
-            " WHERE request_id = ? ORDER BY seq",
-            (request_id,),
+            f" WHERE {' AND '.join(conditions)} ORDER BY seq LIMIT ?",
+            (*args, limit),
         )
         return [
             Event(
@@ -302,7 +389,26 @@ def _load(db: sqlite3.Connection, request_id: str) -> Request | None:
     )
     if row is None:
         return None
-    return codec.load_request(row, _messages(db, [request_id]).get(request_id, []))
+    return codec.load_request(
+        row,
+        _messages(db, [request_id]).get(request_id, []),
+        _votes(db, [request_id]).get(request_id, []),
+    )
+
+
+def _votes(db: sqlite3.Connection, request_ids: list[str]) -> dict[str, list[Vote]]:
+    if not request_ids:
+        return {}
+    marks = ", ".join("?" for _ in request_ids)
+    rows = db.execute(
+        f"SELECT request_id, voter, answers, at FROM votes WHERE request_id IN ({marks})"
+        " ORDER BY at",
+        tuple(request_ids),
+    ).fetchall()
+    found: dict[str, list[Vote]] = {}
+    for row in rows:
+        found.setdefault(row[0], []).append(codec.load_vote(row[1:]))
+    return found
 
 
 def _messages(db: sqlite3.Connection, request_ids: list[str]) -> dict[str, list[MessageRef]]:

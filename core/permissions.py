@@ -1,0 +1,63 @@
+"""Tool-permission prompts (`PermissionRequest`) as ordinary single-question requests.
+
+An approval is one single-select question, so every surface renders it, every policy
+(answerers, quorum, deadline) applies, and the answer maps back to `PermissionResponse`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from core.models import Request, Status
+
+HEADER = "Permission"
+ALLOW_ONCE, ALWAYS, DENY = "Allow once", "Always allow", "Deny"
+MAX_INPUT_CHARS = 1500
+
+
+def permission_questions(prompt: dict[str, Any]) -> list[dict[str, Any]]:
+    tool = str(prompt.get("tool_name") or "a tool")
+    action = str(prompt.get("action") or "run")
+    text = f"Allow {tool} to {action}?"
+    details = prompt.get("details")
+    if details:
+        text += f"\n{details}"
+    if prompt.get("input") is not None:
+        text += f"\n```\n{_shorten(_show(prompt['input']))}\n```"
+    return [
+        {
+            "question": text,
+            "header": HEADER,
+            "multi_select": False,
+            "options": [
+                {"label": ALLOW_ONCE, "description": "Let this one call run"},
+                {"label": ALWAYS, "description": f"Let {tool} run without asking again"},
+                {"label": DENY, "description": "Refuse; the agent is told no"},
+            ],
+        }
+    ]
+
+
+def permission_response(prompt: dict[str, Any], request: Request) -> dict[str, Any]:
+    """Allowed only by an explicit Allow; a cancel, deadline or withdrawal denies."""
+    choice = (request.answers or {}).get(HEADER) if request.status is Status.ANSWERED else None
+    return {
+        "PermissionResponse": {
+            "tool_name": prompt.get("tool_name"),
+            "allowed": choice in (ALLOW_ONCE, ALWAYS),
+            "remember": choice == ALWAYS,
+        }
+    }
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+def _shorten(text: str) -> str:
+    # Keep the fence intact: a backtick run inside the input must not close the code block.
+    text = text.replace("```", "`\u200b``")
+    return text if len(text) <= MAX_INPUT_CHARS else text[: MAX_INPUT_CHARS - 1] + "…"
