@@ -52,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
         return _serve(settings, args)
     if args.command == "ask":
         return _ask(settings, args, parser)
+    if args.command == "audit":
+        return _audit(settings, args)
     parser.print_help(sys.stderr)
     return EXIT_USAGE
 
@@ -87,7 +89,29 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("--timeout", type=float, help="give up after this many seconds")
     ask.add_argument("--context", help="a short line shown above the question")
     ask.add_argument("--request-id", help="an id of your own; asking again with it is safe")
+    ask.add_argument(
+        "--answerer",
+        action="append",
+        default=[],
+        metavar="WHO",
+        help="who may answer (repeat): slack:U…, slack-group:S…, discord:@<id>, "
+        "discord-role:<id>, web:<name>; default anyone",
+    )
+    ask.add_argument("--quorum", type=int, help="how many must give the same answers")
+    ask.add_argument(
+        "--timeout-answer",
+        action="append",
+        default=[],
+        metavar="HEADER=LABEL",
+        help="the answer the deadline gives (repeat per question) instead of expiring",
+    )
+    ask.add_argument("--remind-after", type=float, metavar="SECONDS", help="remind once")
     ask.add_argument("--url", help="the server (ASKBRIDGE_URL, else ASKBRIDGE_HOST:PORT)")
+
+    audit = commands.add_parser("audit", help="print the audit trail as JSON lines")
+    audit.add_argument("--request", help="only this request id")
+    audit.add_argument("--since", help="only events at or after this ISO 8601 time")
+    audit.add_argument("--url", help="the server (ASKBRIDGE_URL, else ASKBRIDGE_HOST:PORT)")
     return parser
 
 
@@ -161,15 +185,12 @@ def _ask(settings: Settings, args: argparse.Namespace, parser: argparse.Argument
 async def _ask_and_wait(url: str, token: str | None, body: dict[str, Any]) -> dict[str, str]:
     async with AskbridgeClient(url, token) as client:
         created = await client.create(
-            body["questions"],
-            target=body.get("target"),
-            timeout_s=body.get("timeout_s"),
-            context=body.get("context"),
-            request_id=body.get("request_id"),
+            body.pop("questions"), request_id=body.pop("request_id", None), **body
         )
         request_id = created["request_id"]
+        recreate = {**body, "questions": created["questions"], "request_id": request_id}
         try:
-            final = await client.wait(request_id, recreate={**body, "request_id": request_id})
+            final = await client.wait(request_id, recreate=recreate)
         except asyncio.CancelledError:
             # Ctrl-C: take the question back so nobody answers into the void.
             with contextlib.suppress(ClientError):
@@ -203,15 +224,41 @@ def _ask_body(args: argparse.Namespace) -> dict[str, Any]:
                 }
             ]
         }
+    timeout_answers = {}
+    for text in args.timeout_answer:
+        header, _, label = text.partition("=")
+        timeout_answers[header.strip()] = label.strip()
     for key, value in (
         ("target", args.target),
         ("timeout_s", args.timeout),
         ("context", args.context),
         ("request_id", args.request_id),
+        ("answerers", args.answerer or None),
+        ("quorum", args.quorum),
+        ("on_timeout", {"answers": timeout_answers} if timeout_answers else None),
+        ("remind_after_s", args.remind_after),
     ):
         if value is not None:
             body[key] = value
     return body
+
+
+def _audit(settings: Settings, args: argparse.Namespace) -> int:
+    url = args.url or settings.server_url
+    token = settings.api_token.get_secret_value() if settings.api_token else None
+
+    async def fetch() -> list[dict[str, Any]]:
+        async with AskbridgeClient(url, token, reconnect_for_s=0) as client:
+            return await client.events(args.request, args.since)
+
+    try:
+        events = asyncio.run(fetch())
+    except ClientError as error:
+        sys.stderr.write(f"askbridge: {error}\n")
+        return EXIT_USAGE if 400 <= error.status < 500 else EXIT_ERROR
+    for event in events:
+        _print_json(event)
+    return EXIT_ANSWERED
 
 
 def _print_json(value: Any) -> None:

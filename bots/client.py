@@ -102,9 +102,14 @@ class AskbridgeClient:
         timeout_s: float | None = None,
         context: str | None = None,
         request_id: str | None = None,
+        **policy: Any,
     ) -> UserQuestionResponse:
-        """Ask and wait for the answers; raise Interrupted, Expired or Withdrawn otherwise."""
-        body = request_body(questions, target, timeout_s, context, request_id)
+        """Ask and wait for the answers; raise Interrupted, Expired or Withdrawn otherwise.
+
+        `policy` takes the approval fields of the API: answerers, quorum, on_timeout,
+        remind_after_s.
+        """
+        body = request_body(questions, target, timeout_s, context, request_id, **policy)
         created = await self._call("POST", "/v1/questions", json=body)
         final = await self.wait(created["request_id"], recreate=body)
         return outcome(final)
@@ -117,8 +122,9 @@ class AskbridgeClient:
         timeout_s: float | None = None,
         context: str | None = None,
         request_id: str | None = None,
+        **policy: Any,
     ) -> dict[str, Any]:
-        body = request_body(questions, target, timeout_s, context, request_id)
+        body = request_body(questions, target, timeout_s, context, request_id, **policy)
         return await self._call("POST", "/v1/questions", json=body)
 
     async def get(self, request_id: str, wait_s: float = 0) -> dict[str, Any]:
@@ -142,6 +148,15 @@ class AskbridgeClient:
 
     async def withdraw(self, request_id: str) -> dict[str, Any]:
         return await self._call("DELETE", f"/v1/questions/{request_id}")
+
+    async def events(
+        self, request_id: str | None = None, since: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The audit trail, oldest first."""
+        query = {k: v for k, v in (("request_id", request_id), ("since", since)) if v}
+        body = await self._call("GET", "/v1/events", params=query)
+        events: list[dict[str, Any]] = body["events"]
+        return events
 
     async def _call(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
@@ -176,6 +191,7 @@ def request_body(
     timeout_s: float | None,
     context: str | None,
     request_id: str | None,
+    **policy: Any,
 ) -> dict[str, Any]:
     body: dict[str, Any] = {
         "request_id": request_id or f"ask_{uuid.uuid4()}",
@@ -183,9 +199,8 @@ def request_body(
             q.model_dump(mode="json") if isinstance(q, UserQuestion) else q for q in questions
         ],
     }
-    for key, value in (("target", target), ("timeout_s", timeout_s), ("context", context)):
-        if value is not None:
-            body[key] = value
+    fields = {"target": target, "timeout_s": timeout_s, "context": context, **policy}
+    body.update({key: value for key, value in fields.items() if value is not None})
     return body
 
 

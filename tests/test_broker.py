@@ -30,6 +30,7 @@ class ChatSurface:
         self.posted: list[Request] = []
         self.updates: asyncio.Queue[tuple[Request, MessageRef]] = asyncio.Queue()
         self.update_attempts = 0
+        self.reminders: asyncio.Queue[tuple[Request, MessageRef]] = asyncio.Queue()
 
     def check_target(self, target: Target) -> None:
         pass
@@ -50,6 +51,9 @@ class ChatSurface:
 
     async def notify(self, person: Person, message: MessageRef, text: str) -> None:
         pass
+
+    async def remind(self, request: Request, message: MessageRef) -> None:
+        await self.reminders.put((request, message))
 
 
 @pytest.fixture
@@ -157,3 +161,36 @@ async def test_drafts_are_per_person_and_single_select_keeps_the_last_choice(
     answered = await broker.submit("ask_5", ADA, origin=origin)
     assert answered.answers == {"Database": "SQLite", "Features": "Caching, Metrics"}
     assert answered.answered_by == ADA
+
+
+async def test_one_reminder_before_the_deadline_even_across_a_restart(
+    store: SQLiteStore, chat: ChatSurface
+) -> None:
+    clock = ManualClock()
+    first = Broker(store, clock=clock, default_target="chat:C1")
+    first.add_surface(chat)
+    await first.start()
+    await first.ask(questions(), request_id="ask_6", timeout_s=600, remind_after_s=300)
+    await clock.advance(299)
+    assert chat.reminders.empty()
+    await clock.advance(1)
+    reminded, message = await asyncio.wait_for(chat.reminders.get(), 10)
+    assert reminded.request_id == "ask_6"
+    assert message.channel == "C1"
+    await first.stop()
+
+    second = Broker(store, clock=clock, default_target="chat:C1")
+    second.add_surface(chat)
+    await second.start()
+    await clock.advance(301)
+    request = await second.wait("ask_6", 10)
+    await second.stop()
+    assert request.status is Status.EXPIRED
+    assert chat.reminders.empty()
+    kinds = [e.kind for e in await store.events("ask_6")]
+    assert kinds == ["created", "posted", "reminder", "expired"]
+
+
+async def test_a_reminder_after_the_deadline_is_never_scheduled(broker: Broker) -> None:
+    request, _ = await broker.ask(questions(), request_id="ask_7", timeout_s=60, remind_after_s=90)
+    assert request.remind_at is None

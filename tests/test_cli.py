@@ -122,3 +122,48 @@ async def test_usage_errors_exit_2(tmp_path: Path) -> None:
     _, err = await ask.communicate()
     assert ask.returncode == 2
     assert "give --question, --header and 2-4 --option, or --file" in err.decode()
+
+
+async def test_quorum_gate_and_the_audit_trail(
+    server: ServerProcess, http: aiohttp.ClientSession
+) -> None:
+    ask = await run_ask(
+        server.url,
+        *DEPLOY,
+        "--request-id",
+        "ask_gate",
+        "--answerer",
+        "web:Grace",
+        "--answerer",
+        "web:Lin",
+        "--quorum",
+        "2",
+    )
+    await waiting_ids(http, server.url)
+    for name in ("Grace", "Lin"):
+        await answer_on_web(http, server.url, "ask_gate", {"Deploy": ["Approve"]}, name=name)
+    out, err = await ask.communicate()
+    assert ask.returncode == 0, err.decode()
+    assert json.loads(out) == {"Deploy": "Approve"}
+
+    audit = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bots.cli",
+        "audit",
+        "--url",
+        server.url,
+        "--request",
+        "ask_gate",
+        stdout=asyncio.subprocess.PIPE,
+    )
+    lines, _ = await audit.communicate()
+    assert audit.returncode == 0
+    events = [json.loads(line) for line in lines.decode().splitlines()]
+    assert [(e["kind"], (e["actor"] or {}).get("name")) for e in events] == [
+        ("created", None),
+        ("posted", None),
+        ("vote", "Grace"),
+        ("vote", "Lin"),
+        ("answered", "Lin"),
+    ]
