@@ -300,6 +300,7 @@ class Broker:
         return target
 
     async def _post(self, request: Request) -> None:
+        posted: list[MessageRef] = []
         for target in request.targets:
             surface = self.surfaces[target.platform]
             try:
@@ -308,10 +309,22 @@ class Broker:
                 reason = str(error) if isinstance(error, AskbridgeError) else repr(error)
                 log.warning("posting %s to %s failed: %s", request.request_id, target, reason)
                 await self.store.discard(request.request_id, self.clock.now(), reason)
+                await self._retract(request, posted)
                 raise SurfaceUnavailable(
                     f"could not post the question to {target}: {reason}"
                 ) from error
+            posted.append(message)
             await self.store.add_message(request.request_id, message, self.clock.now())
+
+    async def _retract(self, request: Request, posted: list[MessageRef]) -> None:
+        """Best effort: messages already posted for a request that could not be posted
+        everywhere show it as withdrawn, so nobody answers a request that is gone."""
+        gone = request.model_copy(update={"status": Status.WITHDRAWN, "ended_at": self.clock.now()})
+        for message in posted:
+            try:
+                await self.surfaces[message.platform].update(gone, message)
+            except Exception:
+                log.warning("could not retract %s on %s", request.request_id, message.platform)
 
     async def _waiting(self, request_id: str, person: Person, origin: MessageRef | None) -> Request:
         request = await self.store.get(request_id)

@@ -194,3 +194,21 @@ async def test_one_reminder_before_the_deadline_even_across_a_restart(
 async def test_a_reminder_after_the_deadline_is_never_scheduled(broker: Broker) -> None:
     request, _ = await broker.ask(questions(), request_id="ask_7", timeout_s=60, remind_after_s=90)
     assert request.remind_at is None
+
+
+async def test_a_request_that_cannot_be_posted_everywhere_is_retracted(
+    store: SQLiteStore, chat: ChatSurface
+) -> None:
+    other = ChatSurface()
+    other.platform = "other"
+    other.post_failures = 1
+    broker = Broker(store, default_target="chat:C1")
+    broker.add_surface(chat)
+    broker.add_surface(other)
+    with pytest.raises(SurfaceUnavailable, match="other:C2"):
+        await broker.ask(questions(), request_id="ask_8", target=["chat:C1", "other:C2"])
+    retracted, message = chat.updates.get_nowait()
+    assert retracted.status is Status.WITHDRAWN
+    assert message.message_id == "1"
+    with pytest.raises(NotFound):
+        await broker.get("ask_8")

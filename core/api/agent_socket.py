@@ -62,7 +62,11 @@ async def agent_socket(request: web.Request) -> web.WebSocketResponse:
 def _options(request: web.Request) -> dict[str, Any]:
     """Request settings from the query string: target, timeout_s, context and the policy."""
     query = request.query
-    options: dict[str, Any] = {"target": query.get("target") or None}
+    targets = [t for value in query.getall("target", []) for t in value.split(",") if t]
+    target: list[str] | str | None = targets if len(targets) > 1 else None
+    if len(targets) == 1:
+        target = targets[0]
+    options: dict[str, Any] = {"target": target}
     try:
         for key in ("timeout_s", "remind_after_s"):
             if key in query:
