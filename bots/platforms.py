@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from adapters.discord import DiscordRuntime
+from pydantic import SecretStr
+
 from adapters.slack import SlackConfig, SlackRuntime
 from bots.runtime import PlatformRuntime
 from bots.settings import Settings
@@ -19,27 +20,15 @@ def platform_runtimes(settings: Settings, broker: Broker) -> list[PlatformRuntim
     """A runtime for every platform whose settings are present."""
     runtimes: list[PlatformRuntime] = []
     if settings.slack_bot_token is not None:
-        runtimes.append(SlackRuntime(broker, _slack_config(settings)))
-    if settings.discord_bot_token is not None:
-        runtimes.append(
-            DiscordRuntime(
-                broker,
-                token=settings.discord_bot_token.get_secret_value(),
-                api_url=settings.discord_api_url,
-                gateway_url=settings.discord_gateway_url,
-            )
+        slack = SlackConfig(
+            bot_token=settings.slack_bot_token.get_secret_value(),
+            app_token=_secret(settings.slack_app_token),
+            signing_secret=_secret(settings.slack_signing_secret),
+            api_url=settings.slack_api_url,
         )
+        runtimes.append(SlackRuntime(broker, slack))
     return runtimes
 
 
-def _slack_config(settings: Settings) -> SlackConfig:
-    def secret(value: object) -> str | None:
-        return value.get_secret_value() or None if hasattr(value, "get_secret_value") else None
-
-    assert settings.slack_bot_token is not None
-    return SlackConfig(
-        bot_token=settings.slack_bot_token.get_secret_value(),
-        app_token=secret(settings.slack_app_token),
-        signing_secret=secret(settings.slack_signing_secret),
-        api_url=settings.slack_api_url,
-    )
+def _secret(value: SecretStr | None) -> str | None:
+    return (value.get_secret_value() or None) if value is not None else None

@@ -15,7 +15,12 @@ class StartupError(Exception):
 
 
 class PlatformRuntime(Protocol):
-    surface: Surface
+    @property
+    def surface(self) -> Surface: ...
+
+    @property
+    def signed_paths(self) -> tuple[str, ...]:
+        """Routes this runtime mounts whose requests the platform signs (and it verifies)."""
 
     def mount(self, app: web.Application) -> None:
         """Add routes (e.g. Slack's HTTP events endpoint) before the server starts."""

@@ -69,15 +69,18 @@ class Service:
             default_target=settings.default_target,
             unconfigured=hints,
         )
+        self.runtimes = platform_runtimes(settings, self.broker)
+        signed = tuple(path for runtime in self.runtimes for path in runtime.signed_paths)
         app = web.Application(
-            middlewares=api_middlewares(token=token, loopback_only=loopback and not token),
+            middlewares=api_middlewares(
+                token=token, loopback_only=loopback and not token, signed_paths=signed
+            ),
             client_max_size=settings.max_body_bytes,
         )
         add_api_routes(app, self.broker)
         if self.web_enabled:
             self.broker.add_surface(WebSurface())
             add_web_routes(app, self.broker, password=None if loopback else token)
-        self.runtimes = platform_runtimes(settings, self.broker)
         for runtime in self.runtimes:
             runtime.mount(app)
 
@@ -132,12 +135,13 @@ class Service:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
-        if hasattr(self, "broker"):
-            await self.broker.stop()
+        # Platforms before the broker: a click already acknowledged still reaches it.
         for runtime in reversed(self.runtimes):
             try:
                 await runtime.stop()
             except Exception:
                 log.exception("stopping %s failed", runtime.surface.platform)
+        if hasattr(self, "broker"):
+            await self.broker.stop()
         if hasattr(self, "store"):
             await self.store.close()

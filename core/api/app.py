@@ -23,10 +23,12 @@ MAX_WAIT_S = 300.0
 MAX_CONTEXT_CHARS = 500
 
 
-def api_middlewares(*, token: str | None, loopback_only: bool) -> list[Any]:
+def api_middlewares(
+    *, token: str | None, loopback_only: bool, signed_paths: tuple[str, ...] = ()
+) -> list[Any]:
     middlewares: list[Any] = [json_errors, require_token(token)]
     if loopback_only:
-        middlewares.insert(0, loopback_hosts_only())
+        middlewares.insert(0, loopback_hosts_only(signed_paths))
     return middlewares
 
 

@@ -1,0 +1,101 @@
+"""The one codec for askbridge's Slack `action_id`s: `ab|<request_id>|<kind>[|<q>[|<option>]]`.
+
+Everything a click needs is in its action_id, so a message keeps working after a restart, and
+a click on an old or foreign element is recognised (and answered) instead of dropped.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+
+from adapters.slack.blockkit import MAX_ID
+
+PREFIX = "ab"
+SEPARATOR = "|"
+ANY_ACTION = re.compile(r".*")
+"""What the bolt listener is registered for: every action, so none goes unacknowledged."""
+
+
+class Kind(enum.StrEnum):
+    PICK = "pick"
+    """A button that answers a one-question request in one click: question, option."""
+    RADIO = "radio"
+    """The radio buttons of a single-select question: question."""
+    CHECK = "check"
+    """The checkboxes of a multi-select question: question."""
+    SUBMIT = "submit"
+    CANCEL = "cancel"
+
+
+_INDICES = {Kind.PICK: 2, Kind.RADIO: 1, Kind.CHECK: 1, Kind.SUBMIT: 0, Kind.CANCEL: 0}
+_FORMAT = "ab|<request_id>|<kind>[|<question>[|<option>]]"
+
+
+class BadActionId(ValueError):
+    """An action_id that askbridge did not make (or no longer understands)."""
+
+
+@dataclass(frozen=True)
+class ActionId:
+    request_id: str
+    kind: Kind
+    question: int | None = None
+    option: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.request_id or SEPARATOR in self.request_id:
+            raise BadActionId(
+                f"request_id must be non-empty and free of {SEPARATOR!r}, got {self.request_id!r}"
+            )
+        given = [i for i in (self.question, self.option) if i is not None]
+        expected = _INDICES[self.kind]
+        if len(given) != expected or (expected == 1 and self.question is None):
+            raise BadActionId(
+                f"a {self.kind.value!r} action_id takes {expected} index(es), "
+                f"got question={self.question!r} option={self.option!r}"
+            )
+        if any(i < 0 for i in given):
+            raise BadActionId(f"indices must not be negative, got {given!r}")
+
+    def choice(self) -> tuple[int, int]:
+        """The (question, option) a one-click button stands for."""
+        if self.question is None or self.option is None:
+            raise BadActionId(f"a {self.kind.value!r} action_id names no option")
+        return self.question, self.option
+
+    def pack(self) -> str:
+        parts = [PREFIX, self.request_id, self.kind.value]
+        parts.extend(str(i) for i in (self.question, self.option) if i is not None)
+        packed = SEPARATOR.join(parts)
+        if len(packed) > MAX_ID:
+            raise BadActionId(
+                f"action_id {packed[:40]!r}… is {len(packed)} characters; Slack allows {MAX_ID}"
+            )
+        return packed
+
+    @classmethod
+    def unpack(cls, value: str) -> ActionId:
+        parts = value.split(SEPARATOR)
+        if len(parts) < 3 or parts[0] != PREFIX:
+            raise BadActionId(f"not an askbridge action_id: {value!r} (expected {_FORMAT})")
+        _, request_id, kind_text, *indices = parts
+        try:
+            kind = Kind(kind_text)
+        except ValueError:
+            known = ", ".join(k.value for k in Kind)
+            raise BadActionId(
+                f"unknown kind {kind_text!r} in action_id {value!r} (known: {known})"
+            ) from None
+        if len(indices) != _INDICES[kind] or not all(
+            i.isdecimal() and i.isascii() for i in indices
+        ):
+            raise BadActionId(
+                f"a {kind.value!r} action_id takes {_INDICES[kind]} index(es), got {value!r}"
+            )
+        numbers = [int(i) for i in indices] + [None, None]
+        try:
+            return cls(request_id, kind, numbers[0], numbers[1])
+        except BadActionId as error:
+            raise BadActionId(f"bad action_id {value!r}: {error}") from None

@@ -1,0 +1,121 @@
+"""The Block Kit JSON askbridge sends, and the `state.values` it reads back from a click.
+
+Typed apart from the domain models: these are wire shapes, built by `render` and read by
+`interactions`, and never leave this package.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, NotRequired, TypedDict
+
+# Limits Slack enforces (it answers `invalid_blocks` past them), from the Block Kit reference.
+MAX_BLOCKS = 50
+MAX_ID = 255
+MAX_SECTION_TEXT = 3000
+MAX_CONTEXT_TEXT = 3000
+MAX_BUTTON_TEXT = 75
+MAX_BUTTON_VALUE = 2000
+MAX_OPTION_TEXT = 75
+MAX_OPTION_DESCRIPTION = 75
+MAX_OPTION_VALUE = 150
+MAX_OPTIONS = 10
+MAX_ACTIONS_ELEMENTS = 25
+MAX_CONFIRM_TITLE = 100
+MAX_CONFIRM_TEXT = 300
+MAX_CONFIRM_BUTTON = 30
+# Slack truncates (not rejects) `text` past 40,000 characters; a notification needs far less.
+MAX_FALLBACK_TEXT = 3000
+
+
+class PlainText(TypedDict):
+    type: Literal["plain_text"]
+    text: str
+    emoji: NotRequired[bool]
+
+
+class Mrkdwn(TypedDict):
+    type: Literal["mrkdwn"]
+    text: str
+
+
+class Option(TypedDict):
+    text: PlainText
+    value: str
+    description: NotRequired[PlainText]
+
+
+class Confirm(TypedDict):
+    title: PlainText
+    text: PlainText
+    confirm: PlainText
+    deny: PlainText
+    style: NotRequired[Literal["primary", "danger"]]
+
+
+class Button(TypedDict):
+    type: Literal["button"]
+    action_id: str
+    text: PlainText
+    value: NotRequired[str]
+    style: NotRequired[Literal["primary", "danger"]]
+    confirm: NotRequired[Confirm]
+
+
+class RadioButtons(TypedDict):
+    type: Literal["radio_buttons"]
+    action_id: str
+    options: list[Option]
+
+
+class Checkboxes(TypedDict):
+    type: Literal["checkboxes"]
+    action_id: str
+    options: list[Option]
+
+
+Element = Button | RadioButtons | Checkboxes
+
+
+class SectionBlock(TypedDict):
+    type: Literal["section"]
+    block_id: str
+    text: Mrkdwn
+
+
+class ContextBlock(TypedDict):
+    type: Literal["context"]
+    block_id: str
+    elements: list[Mrkdwn]
+
+
+class ActionsBlock(TypedDict):
+    type: Literal["actions"]
+    block_id: str
+    elements: list[Element]
+
+
+Block = SectionBlock | ContextBlock | ActionsBlock
+
+
+class MessagePayload(TypedDict):
+    """The arguments of `chat.postMessage` / `chat.update` that carry content."""
+
+    text: str
+    blocks: list[Block]
+
+
+# ---- what Slack sends (only the fields askbridge reads) ---------------------------------------
+
+
+class SelectedOption(TypedDict):
+    value: str
+
+
+class StateEntry(TypedDict):
+    type: str
+    selected_option: NotRequired[SelectedOption | None]
+    selected_options: NotRequired[list[SelectedOption]]
+
+
+StateValues = dict[str, dict[str, StateEntry]]
+"""`state.values`: block_id -> action_id -> the element's current value in the clicker's client."""

@@ -1,0 +1,181 @@
+"""Slack on askbridge's server and event loop: one bolt `AsyncApp`, over Socket Mode or HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Literal
+
+import aiohttp
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+from slack_bolt.app.async_app import AsyncApp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+    AsyncServerErrorRetryHandler,
+)
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack.action_ids import ANY_ACTION
+from adapters.slack.interactions import Clicks
+from adapters.slack.surface import Install, SlackSurface
+from bots.runtime import StartupError
+from core.broker import Broker
+from core.surface import Surface
+
+log = logging.getLogger("askbridge.slack")
+
+EVENTS_PATH = "/slack/events"
+CONNECT_TIMEOUT_S = 30.0
+RETRIES = 2
+Mode = Literal["socket", "http"]
+
+
+@dataclass(frozen=True)
+class SlackConfig:
+    bot_token: str
+    app_token: str | None = None
+    signing_secret: str | None = None
+    api_url: str = "https://slack.com/api/"
+
+    @property
+    def mode(self) -> Mode:
+        """Socket Mode whenever an app token is given: it needs no public URL."""
+        return "socket" if self.app_token else "http"
+
+
+class SlackRuntime:
+    def __init__(self, broker: Broker, config: SlackConfig) -> None:
+        _check_tokens(config)
+        self.config = config
+        self.client = AsyncWebClient(
+            token=config.bot_token,
+            base_url=config.api_url if config.api_url.endswith("/") else config.api_url + "/",
+            # The handlers share one attempt count per call: two retries in all, for any mix of
+            # 429 (after Retry-After), 500/503 and dropped connections.
+            retry_handlers=[
+                AsyncRateLimitErrorRetryHandler(max_retry_count=RETRIES),
+                AsyncConnectionErrorRetryHandler(max_retry_count=RETRIES),
+                AsyncServerErrorRetryHandler(max_retry_count=RETRIES),
+            ],
+        )
+        self.slack = SlackSurface(self.client)
+        self.surface: Surface = self.slack
+        self.clicks = Clicks(broker, self.slack)
+        self.app = AsyncApp(
+            client=self.client,
+            signing_secret=config.signing_secret or "",
+            process_before_response=False,
+            # bolt sets the level of a logger with this name; it must not be one of ours.
+            name="askbridge-slack-bolt",
+        )
+        # One listener for every action_id, ours or not, so that no click goes unacknowledged.
+        self.app.action(ANY_ACTION)(self.clicks.on_action)
+        self._socket: AsyncSocketModeHandler | None = None
+
+    @property
+    def signed_paths(self) -> tuple[str, ...]:
+        return (EVENTS_PATH,) if self.config.mode == "http" else ()
+
+    def mount(self, app: web.Application) -> None:
+        if self.config.mode == "http":
+            app.router.add_post(EVENTS_PATH, self._events)
+
+    async def _events(self, request: web.Request) -> web.Response:
+        """Slack's HTTP deliveries; bolt checks the signature (401 when it is wrong or stale)."""
+        try:
+            incoming = await to_bolt_request(request)
+        except ValueError:
+            # bolt parses the body by its Content-Type before checking the signature.
+            return web.json_response({"error": "malformed Slack request body"}, status=400)
+        response = await self.app.async_dispatch(incoming)
+        return await to_aiohttp_response(response)
+
+    async def start(self) -> str:
+        install = await self._auth_test()
+        self.slack.install = install
+        where = f"workspace {install.team!r} ({install.team_id}) as @{install.bot_name}"
+        where += f" ({install.bot_user_id})"
+        if self.config.mode == "socket":
+            await self._connect_socket()
+            unused = "; SLACK_SIGNING_SECRET is not used" if self.config.signing_secret else ""
+            return f"Slack: connected to {where} over Socket Mode{unused}"
+        return (
+            f"Slack: connected to {where} in HTTP mode; Slack must POST interactions to "
+            f"https://<this server's public address>{EVENTS_PATH}"
+        )
+
+    async def _auth_test(self) -> Install:
+        try:
+            found = await self.client.auth_test()
+        except SlackApiError as error:
+            code = error.response.get("error")
+            raise StartupError(
+                f"SLACK_BOT_TOKEN was rejected by Slack ({code}); copy the Bot User OAuth Token "
+                "(xoxb-…) from your Slack app's OAuth & Permissions page"
+            ) from error
+        except (aiohttp.ClientError, TimeoutError) as error:
+            raise StartupError(
+                f"could not reach the Slack API at SLACK_API_URL={self.client.base_url} "
+                f"({type(error).__name__}: {error})"
+            ) from error
+        return Install(
+            team_id=str(found.get("team_id") or ""),
+            team=str(found.get("team") or ""),
+            bot_user_id=str(found.get("user_id") or ""),
+            bot_name=str(found.get("user") or ""),
+            app_id=found.get("app_id"),
+        )
+
+    async def _connect_socket(self) -> None:
+        # Opening the connection URL ourselves turns a bad app token into a startup error; left
+        # to itself, the SDK would retry forever.
+        token = self.config.app_token or ""
+        try:
+            opened = await self.client.apps_connections_open(app_token=token)
+        except SlackApiError as error:
+            code = error.response.get("error")
+            raise StartupError(
+                f"SLACK_APP_TOKEN was rejected by Slack ({code}); create an app-level token "
+                "(xapp-…) with the connections:write scope under Basic Information → "
+                "App-Level Tokens, and turn on Socket Mode"
+            ) from error
+        handler = AsyncSocketModeHandler(self.app, app_token=token)
+        handler.client.wss_uri = opened["url"]
+        self._socket = handler
+        try:
+            async with asyncio.timeout(CONNECT_TIMEOUT_S):
+                await handler.connect_async()  # type: ignore[no-untyped-call]
+        except TimeoutError as error:
+            raise StartupError(
+                f"could not open the Socket Mode connection within {CONNECT_TIMEOUT_S:.0f} s; "
+                "check the network and SLACK_API_URL"
+            ) from error
+
+    async def stop(self) -> None:
+        if self._socket is not None:
+            await self._socket.close_async()  # type: ignore[no-untyped-call]
+            self._socket = None
+        await self.clicks.close()
+
+
+def _check_tokens(config: SlackConfig) -> None:
+    if config.bot_token.startswith("xapp-"):
+        raise StartupError(
+            "SLACK_BOT_TOKEN holds an app-level token (xapp-…); it takes the Bot User OAuth "
+            "Token (xoxb-…), and the xapp- token goes in SLACK_APP_TOKEN"
+        )
+    if config.app_token and not config.app_token.startswith("xapp-"):
+        raise StartupError(
+            "SLACK_APP_TOKEN must be an app-level token (xapp-…, Basic Information → "
+            "App-Level Tokens, scope connections:write)"
+        )
+    if not config.app_token and not config.signing_secret:
+        raise StartupError(
+            "SLACK_BOT_TOKEN is set, but neither SLACK_APP_TOKEN (Socket Mode, no public URL "
+            "needed) nor SLACK_SIGNING_SECRET (HTTP mode) is; set one of them"
+        )

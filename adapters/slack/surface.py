@@ -1,0 +1,174 @@
+"""Slack as a surface: post a request to a channel, DM or thread; update it; tell one person."""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+from dataclasses import dataclass
+from typing import Any, cast
+
+import aiohttp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack.blockkit import MessagePayload
+from adapters.slack.render import render
+from core.errors import SurfaceUnavailable, UnknownTarget
+from core.models import MessageRef, Person, Request, Target
+
+log = logging.getLogger("askbridge.slack")
+
+PLATFORM = "slack"
+CHANNEL_ID = re.compile(r"[CGD][A-Z0-9]+")
+MEMBER_ID = re.compile(r"[UW][A-Z0-9]+")
+THREAD_TS = re.compile(r"\d+\.\d+")
+LINK_TS = re.compile(r"p(\d{10})(\d{6})")
+EXAMPLES = (
+    "slack:C0123456789 (a channel), slack:U0123456789 (a DM with that member) or "
+    "slack:C0123456789/1700000000.000100 (a thread)"
+)
+
+# What a Slack error code means for the person setting askbridge up.
+POST_HINTS = {
+    "channel_not_found": "no such channel, or it is private and the app is not in it "
+    "(check the ID; in a private channel type /invite @askbridge)",
+    "not_in_channel": "the app is not in this channel (type /invite @askbridge there)",
+    "is_archived": "the channel is archived",
+    "user_not_found": "no member with this ID in the workspace",
+    "cannot_dm_bot": "that member is a bot",
+    "user_disabled": "that member's account is deactivated",
+    "missing_scope": "the app lacks a permission; reinstall it from adapters/slack/manifest.yaml",
+    "invalid_auth": "SLACK_BOT_TOKEN was rejected",
+    "token_revoked": "SLACK_BOT_TOKEN was revoked",
+    "ratelimited": "Slack is rate limiting the app; try again in a minute",
+}
+
+
+@dataclass(frozen=True)
+class Install:
+    """Who askbridge is in Slack, as `auth.test` said at startup."""
+
+    team_id: str
+    team: str
+    bot_user_id: str
+    bot_name: str
+    app_id: str | None = None
+
+
+class SlackSurface:
+    platform = PLATFORM
+
+    def __init__(self, client: AsyncWebClient) -> None:
+        self.client = client
+        self.install: Install | None = None
+        """Set by `SlackRuntime.start` once `auth.test` has answered."""
+
+    def check_target(self, target: Target) -> None:
+        channel, shown = target.channel, str(target)
+        if not channel:
+            raise UnknownTarget(f"target {shown!r} names no Slack channel; use {EXAMPLES}")
+        if channel.startswith("@"):
+            raise UnknownTarget(
+                f"target {shown!r}: use the member ID, not the name (in Slack: open their "
+                "profile, ⋮ → Copy member ID, e.g. U0123456789)"
+            )
+        if channel.startswith("#") or channel.islower():
+            raise UnknownTarget(
+                f"target {shown!r}: use the channel's ID, not its name (in Slack: click the "
+                "channel name; the ID is at the bottom of About, e.g. C0123456789)"
+            )
+        if not (CHANNEL_ID.fullmatch(channel) or MEMBER_ID.fullmatch(channel)):
+            raise UnknownTarget(
+                f"target {shown!r}: {channel!r} is not a Slack channel ID (C…, G…, D…) or "
+                f"member ID (U…, W…); use {EXAMPLES}"
+            )
+        thread = target.thread
+        if thread is not None and not THREAD_TS.fullmatch(thread):
+            link = LINK_TS.fullmatch(thread)
+            hint = f"; from a link's {thread!r} use {link[1]}.{link[2]}" if link else ""
+            raise UnknownTarget(
+                f"target {shown!r}: the thread must be the parent message's ts, such as "
+                f"1700000000.000100{hint}"
+            )
+
+    async def post(self, request: Request, target: Target) -> MessageRef:
+        channel = target.channel
+        try:
+            if MEMBER_ID.fullmatch(channel):
+                opened = await self.client.conversations_open(users=channel)
+                channel = opened["channel"]["id"]
+            payload = render(request, new_rev())
+            response = await self.client.chat_postMessage(
+                channel=channel,
+                text=payload["text"],
+                blocks=_json(payload),
+                thread_ts=target.thread,
+                unfurl_links=False,
+                unfurl_media=False,
+            )
+        except SlackApiError as error:
+            raise SurfaceUnavailable(
+                f"Slack refused the message to {target}: {_explain(error)}"
+            ) from error
+        except (aiohttp.ClientError, TimeoutError) as error:
+            raise SurfaceUnavailable(
+                f"could not reach Slack at {self.client.base_url} ({type(error).__name__}: "
+                f"{error}); check the network and SLACK_API_URL"
+            ) from error
+        message: dict[str, Any] = response.get("message") or {}
+        data: dict[str, Any] = {
+            "team_id": message.get("team") or (self.install.team_id if self.install else None),
+            "app_id": message.get("app_id") or (self.install.app_id if self.install else None),
+        }
+        if target.thread:
+            data["thread_ts"] = target.thread
+        ref = MessageRef(
+            platform=PLATFORM,
+            channel=response["channel"],
+            message_id=response["ts"],
+            data={k: v for k, v in data.items() if v},
+        )
+        log.info(
+            "posted %s to %s as %s/%s", request.request_id, target, ref.channel, ref.message_id
+        )
+        return ref
+
+    async def update(self, request: Request, message: MessageRef) -> None:
+        """Show the request's current state; raises on failure so that the broker retries."""
+        payload = render(request, new_rev())
+        await self.client.chat_update(
+            channel=message.channel,
+            ts=message.message_id,
+            text=payload["text"],
+            blocks=_json(payload),
+        )
+
+    async def notify(self, person: Person, message: MessageRef, text: str) -> None:
+        if person.platform != PLATFORM:
+            return
+        await self.client.chat_postEphemeral(
+            channel=message.channel,
+            user=person.id,
+            text=text,
+            thread_ts=message.data.get("thread_ts"),
+        )
+
+
+def _json(payload: MessagePayload) -> list[dict[str, Any]]:
+    # The SDK types blocks as plain dicts; ours are TypedDicts of the same JSON.
+    return cast("list[dict[str, Any]]", payload["blocks"])
+
+
+def new_rev() -> str:
+    """A fresh suffix for block_ids, so that no render reuses the last one's."""
+    return secrets.token_hex(4)
+
+
+def _explain(error: SlackApiError) -> str:
+    code = str(error.response.get("error", "unknown_error"))
+    hint = POST_HINTS.get(code)
+    needed = error.response.get("needed")
+    if needed:
+        hint = f"{hint} (needs {needed})" if hint else f"needs the {needed} scope"
+    return f"{code}: {hint}" if hint else code

@@ -1,0 +1,72 @@
+"""The action_id codec: everything a click needs, in at most 255 characters, errors that say why."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from adapters.slack.action_ids import ActionId, BadActionId, Kind
+
+request_ids = st.from_regex(r"[A-Za-z0-9_.-]{1,64}", fullmatch=True)
+indices = st.integers(min_value=0, max_value=3)
+
+
+@st.composite
+def action_ids(draw: st.DrawFn) -> ActionId:
+    kind = draw(st.sampled_from(list(Kind)))
+    request_id = draw(request_ids)
+    if kind is Kind.PICK:
+        return ActionId(request_id, kind, draw(indices), draw(indices))
+    if kind in (Kind.RADIO, Kind.CHECK):
+        return ActionId(request_id, kind, draw(indices))
+    return ActionId(request_id, kind)
+
+
+@given(action_ids())
+def test_pack_and_unpack_round_trip(action: ActionId) -> None:
+    packed = action.pack()
+    assert packed.startswith("ab|")
+    assert len(packed) <= 255
+    assert ActionId.unpack(packed) == action
+
+
+def test_the_format_is_stable() -> None:
+    # Messages already posted carry these; changing the format would orphan them.
+    assert ActionId("ask_1", Kind.PICK, 0, 2).pack() == "ab|ask_1|pick|0|2"
+    assert ActionId("ask_1", Kind.CHECK, 1).pack() == "ab|ask_1|check|1"
+    assert ActionId("ask_1", Kind.SUBMIT).pack() == "ab|ask_1|submit"
+    assert ActionId("ask_1", Kind.PICK, 0, 2).choice() == (0, 2)
+
+
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [
+        ("approve", "not an askbridge action_id: 'approve'"),
+        ("ab|ask_1", "not an askbridge action_id: 'ab|ask_1'"),
+        ("xx|ask_1|submit", "not an askbridge action_id: 'xx|ask_1|submit'"),
+        ("ab|ask_1|vote|0", "unknown kind 'vote' in action_id 'ab|ask_1|vote|0'"),
+        ("ab|ask_1|pick|0", "takes 2 index(es), got 'ab|ask_1|pick|0'"),
+        ("ab|ask_1|radio|x", "takes 1 index(es), got 'ab|ask_1|radio|x'"),
+        ("ab|ask_1|submit|0", "takes 0 index(es), got 'ab|ask_1|submit|0'"),
+        ("ab||submit", "bad action_id 'ab||submit': request_id must be non-empty"),
+        ("ab|ask_1|radio|٣", "takes 1 index(es), got 'ab|ask_1|radio|٣'"),
+    ],
+)
+def test_bad_values_are_refused_with_the_value_quoted(value: str, fragment: str) -> None:
+    with pytest.raises(BadActionId) as error:
+        ActionId.unpack(value)
+    assert fragment in str(error.value)
+
+
+def test_what_cannot_be_packed_is_refused() -> None:
+    with pytest.raises(BadActionId, match="free of '\\|', got 'a\\|b'"):
+        ActionId("a|b", Kind.SUBMIT)
+    with pytest.raises(BadActionId, match="'pick' action_id takes 2"):
+        ActionId("ask_1", Kind.PICK, 0)
+    with pytest.raises(BadActionId, match="must not be negative"):
+        ActionId("ask_1", Kind.RADIO, -1)
+    with pytest.raises(BadActionId, match="300 characters; Slack allows 255"):
+        ActionId("r" * 290, Kind.SUBMIT).pack()
+    with pytest.raises(BadActionId, match="names no option"):
+        ActionId("ask_1", Kind.SUBMIT).choice()

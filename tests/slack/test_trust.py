@@ -1,0 +1,149 @@
+"""Only genuine clicks on the request's own message count, each once; nobody goes unanswered."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from typing import Any
+
+from adapters.slack.action_ids import ActionId, Kind
+from tests.emulators.slack import Delivery
+from tests.slack.conftest import Bridge, answer_fully, ask_body
+
+
+def retargeted(delivery: Delivery, action_id: str, **changes: Any) -> dict[str, Any]:
+    """The payload of a genuine click, pointed at another element and otherwise changed."""
+    payload = copy.deepcopy(delivery.payload)
+    action = payload["actions"][0]
+    payload["actions"] = [
+        {
+            "action_id": action_id,
+            "block_id": action["block_id"],
+            "type": "button",
+            "action_ts": action["action_ts"],
+        }
+    ]
+    payload.update(changes)
+    return payload
+
+
+async def test_forged_or_stale_signatures_get_401_and_change_nothing(
+    http_bridge: Bridge,
+) -> None:
+    bridge, slack = http_bridge, http_bridge.slack
+    message = await bridge.ask(ask_body("ask_forged"))
+    alice = slack.person("U1")
+    await alice.choose_radio(message, "PostgreSQL")
+    await alice.tick_checkboxes(message, ["Caching"])
+    for tamper in ("forged_signature", "stale_timestamp", "unsigned"):
+        refused = await alice.click_button(message, "Submit", tamper=tamper)
+        assert refused.status == 401, tamper
+        refused = await alice.click_button(message, "Cancel", tamper=tamper)
+        assert refused.status == 401, tamper
+
+    assert (await bridge.status("ask_forged"))["status"] == "waiting"
+    assert await bridge.event_kinds("ask_forged") == ["created", "posted"]
+    assert slack.ephemerals("U1") == []
+    assert slack.call_count("chat.update") == 0
+
+    (await alice.click_button(message, "Submit")).assert_acked()
+    assert (await bridge.outcome("ask_forged"))["status"] == "answered"
+
+
+async def test_a_click_from_another_message_or_install_is_refused(bridge: Bridge) -> None:
+    slack = bridge.slack
+    target = await bridge.ask(ask_body("ask_target"))
+    other = await bridge.ask(ask_body("ask_other"))
+    alice = slack.person("U1")
+    submit_target = ActionId("ask_target", Kind.SUBMIT).pack()
+
+    # A genuine click on the other request's message, naming this request's Submit.
+    on_other = await alice.choose_radio(other, "PostgreSQL")
+    (await slack.deliver(retargeted(on_other, submit_target))).assert_acked()
+    await slack.wait_for_ephemeral("U1", contains="does not belong to this question")
+
+    # This request's own message, but from another Slack app or another workspace.
+    await alice.tick_checkboxes(target, ["Caching"])
+    on_target = await alice.choose_radio(target, "SQLite")
+    foreign = [
+        retargeted(on_target, submit_target, api_app_id="A0OTHER"),
+        retargeted(on_target, submit_target, team={"id": "T0OTHER", "domain": "elsewhere"}),
+    ]
+    for number, payload in enumerate(foreign, start=1):
+        (await slack.deliver(payload)).assert_acked()
+        await slack.wait_for_ephemeral("U1", contains="does not belong", after=number)
+
+    for request_id in ("ask_target", "ask_other"):
+        assert (await bridge.status(request_id))["status"] == "waiting"
+        assert await bridge.event_kinds(request_id) == ["created", "posted"]
+    assert slack.call_count("chat.update") == 0
+
+    # The same payload unchanged is an answer.
+    (await slack.deliver(retargeted(on_target, submit_target))).assert_acked()
+    outcome = await bridge.outcome("ask_target")
+    assert outcome["answers"] == {"Database": "SQLite", "Features": "Caching"}
+
+
+async def test_the_same_click_delivered_twice_answers_once(bridge: Bridge) -> None:
+    slack = bridge.slack
+    message = await bridge.ask(ask_body("ask_twice"))
+    click = await answer_fully(bridge, "U1", message)
+    (await slack.replay(click)).assert_acked()
+
+    outcome = await bridge.outcome("ask_twice")
+    assert outcome["answered_by"]["id"] == "U1"
+    await slack.wait_for_ephemeral("U1", contains="already answered by alice")
+    await bridge.final(message)
+    assert (await bridge.event_kinds("ask_twice")).count("answered") == 1
+    assert len(slack.ephemerals("U1")) == 1
+
+
+async def test_two_people_submitting_at_once_give_one_answer(bridge: Bridge) -> None:
+    slack = bridge.slack
+    message = await bridge.ask(ask_body("ask_race"))
+    alice, bob = slack.person("U1"), slack.person("U2")
+    await alice.choose_radio(message, "PostgreSQL")
+    await alice.tick_checkboxes(message, ["Caching"])
+    await bob.choose_radio(message, "SQLite")
+    await bob.tick_checkboxes(message, ["Logging"])
+
+    clicks = await asyncio.gather(
+        alice.click_button(message, "Submit"), bob.click_button(message, "Submit")
+    )
+    assert all(click.acked for click in clicks)
+
+    outcome = await bridge.outcome("ask_race")
+    winner = outcome["answered_by"]["id"]
+    loser = "U2" if winner == "U1" else "U1"
+    expected = {
+        "U1": {"Database": "PostgreSQL", "Features": "Caching"},
+        "U2": {"Database": "SQLite", "Features": "Logging"},
+    }
+    assert outcome["answers"] == expected[winner]
+    winner_name = outcome["answered_by"]["name"]
+    await slack.wait_for_ephemeral(loser, contains=f"already answered by {winner_name}")
+    assert slack.ephemerals(winner) == []
+    assert (await bridge.event_kinds("ask_race")).count("answered") == 1
+    assert f"Answered by <@{winner}>" in (await bridge.final(message)).visible_text
+
+
+async def test_unknown_old_and_ended_clicks_are_acked_and_answered(bridge: Bridge) -> None:
+    slack = bridge.slack
+    message = await bridge.ask(ask_body("ask_old"))
+    alice, bob = slack.person("U1"), slack.person("U2")
+    genuine = await alice.choose_radio(message, "SQLite")
+
+    # An element from some older version of askbridge, and a request the store does not have.
+    for number, action_id in enumerate(["approve_v0", "ab|ask_gone|submit"], start=1):
+        (await slack.deliver(retargeted(genuine, action_id))).assert_acked()
+        await slack.wait_for_ephemeral(
+            "U1", contains="This question is no longer available", after=number - 1
+        )
+
+    await answer_fully(bridge, "U1", message)
+    await bridge.outcome("ask_old")
+    # Bob's screen still shows the buttons: he is told who answered.
+    (await bob.click_button(message, "Cancel", stale=True)).assert_acked()
+    await slack.wait_for_ephemeral("U2", contains="already answered by alice")
+    assert (await bridge.status("ask_old"))["status"] == "answered"
+    assert slack.unacked == []
