@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import SecretStr
 
+from adapters.discord import DiscordRuntime
 from adapters.slack import SlackConfig, SlackRuntime
 from bots.runtime import PlatformRuntime
 from bots.settings import Settings
@@ -27,6 +28,15 @@ def platform_runtimes(settings: Settings, broker: Broker) -> list[PlatformRuntim
             api_url=settings.slack_api_url,
         )
         runtimes.append(SlackRuntime(broker, slack))
+    if settings.discord_bot_token is not None:
+        runtimes.append(
+            DiscordRuntime(
+                broker,
+                token=settings.discord_bot_token.get_secret_value(),
+                api_url=settings.discord_api_url,
+                gateway_url=settings.discord_gateway_url,
+            )
+        )
     return runtimes
 
 

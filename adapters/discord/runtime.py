@@ -1,0 +1,148 @@
+"""Running the Discord client inside askbridge's own event loop, beside the HTTP server."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import aiohttp
+import discord
+import discord.gateway
+import discord.http
+import yarl
+from aiohttp import web
+
+from adapters.discord.bot import BridgeBot
+from adapters.discord.items import DYNAMIC_ITEMS
+from adapters.discord.surface import DiscordSurface
+from bots.runtime import StartupError
+from core.broker import Broker
+from core.surface import Surface
+
+log = logging.getLogger("askbridge.discord")
+
+READY_TIMEOUT_S = 30.0
+PERMISSIONS = discord.Permissions(
+    view_channel=True,
+    send_messages=True,
+    send_messages_in_threads=True,
+    read_message_history=True,
+)
+"""Exactly what the bot needs: see channels, post in them and in their threads, and find its
+own messages again (editing its own messages needs nothing more)."""
+
+
+def invite_url(application_id: int) -> str:
+    return discord.utils.oauth_url(application_id, permissions=PERMISSIONS, scopes=("bot",))
+
+
+class DiscordRuntime:
+    def __init__(
+        self,
+        broker: Broker,
+        *,
+        token: str,
+        api_url: str | None = None,
+        gateway_url: str | None = None,
+        ready_timeout_s: float = READY_TIMEOUT_S,
+    ) -> None:
+        self._token = token
+        self._api_url = api_url.rstrip("/") if api_url else None
+        self._gateway_url = gateway_url
+        self._ready_timeout_s = ready_timeout_s
+        self.client = BridgeBot(broker, DYNAMIC_ITEMS)
+        self.surface: Surface = DiscordSurface(self.client)
+        self._task: asyncio.Task[None] | None = None
+        self._saved: tuple[str, yarl.URL] | None = None
+
+    @property
+    def signed_paths(self) -> tuple[str, ...]:
+        return ()
+
+    def mount(self, app: web.Application) -> None:
+        """Discord comes to us over the gateway; no routes needed."""
+
+    async def start(self) -> str:
+        self._point_discord_py()
+        self._task = asyncio.create_task(self.client.start(self._token), name="askbridge-discord")
+        connected = asyncio.create_task(
+            self.client.connected.wait(), name="askbridge-discord-connected"
+        )
+        try:
+            done, _ = await asyncio.wait(
+                {self._task, connected},
+                timeout=self._ready_timeout_s,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        finally:
+            connected.cancel()
+        if self._task in done:
+            raise StartupError(self._why_not(self._task.exception()))
+        if connected not in done:
+            raise StartupError(
+                self._gateway_trouble(f"did not answer within {self._ready_timeout_s:g} s")
+            )
+        user, application_id = self.client.user, self.client.application_id
+        assert user is not None
+        assert application_id is not None
+        return (
+            f"discord: connected as {user.name} (id {user.id}); invite the bot to a server with "
+            f"{invite_url(application_id)}"
+        )
+
+    async def stop(self) -> None:
+        await self.client.close()
+        if self._task is not None:
+            # Closed, the client has nothing left to do; but it may be sleeping out a reconnect
+            # backoff of up to minutes before it notices.
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+        self._restore_discord_py()
+
+    def _point_discord_py(self) -> None:
+        # discord.py reads its REST base and gateway from class attributes, so setting them
+        # redirects every discord.py client in this process: askbridge runs one Discord client
+        # per process, sets them only when DISCORD_API_URL / DISCORD_GATEWAY_URL are given,
+        # and puts the defaults back in stop().
+        if self._saved is not None or not (self._api_url or self._gateway_url):
+            return
+        websocket = discord.gateway.DiscordWebSocket
+        self._saved = (discord.http.Route.BASE, websocket.DEFAULT_GATEWAY)
+        if self._api_url:
+            discord.http.Route.BASE = self._api_url
+        if self._gateway_url:
+            websocket.DEFAULT_GATEWAY = yarl.URL(self._gateway_url)
+
+    def _restore_discord_py(self) -> None:
+        if self._saved is not None:
+            discord.http.Route.BASE, discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = self._saved
+            self._saved = None
+
+    def _gateway_trouble(self, what: str) -> str:
+        check = "check the network" + (", and DISCORD_GATEWAY_URL" if self._gateway_url else "")
+        return f"Discord accepted DISCORD_BOT_TOKEN but its gateway {what}; {check}"
+
+    def _why_not(self, error: BaseException | None) -> str:
+        """Why the client stopped before it connected, naming the setting to fix."""
+        api = self._api_url or discord.http.Route.BASE
+        if self.client.user is not None and not isinstance(error, discord.ConnectionClosed):
+            # Logged in over REST, then failed on the gateway (discord.py gives up on a
+            # gateway it never reached with an AttributeError of its own).
+            return self._gateway_trouble(f"could not be reached ({error!r})")
+        if isinstance(error, discord.LoginFailure) or (
+            isinstance(error, discord.ConnectionClosed) and error.code == 4004
+        ):
+            return (
+                "Discord refused DISCORD_BOT_TOKEN (401 Unauthorized). Copy the token from the "
+                "Developer Portal (your application → Bot → Reset Token) into DISCORD_BOT_TOKEN."
+            )
+        if isinstance(error, discord.HTTPException):
+            return (
+                f"Discord answered {error.status} {error.text!r} while logging in with "
+                "DISCORD_BOT_TOKEN; check the token, or try again later"
+            )
+        if isinstance(error, aiohttp.ClientError | OSError):
+            where = "DISCORD_API_URL" if self._api_url else "the network"
+            return f"could not reach Discord at {api} ({error}); check {where}"
+        return f"the Discord client stopped while connecting: {error!r}"

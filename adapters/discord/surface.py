@@ -1,0 +1,133 @@
+"""Discord as a surface: post a request's message, edit it as the request changes."""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+
+import discord
+
+from adapters.discord.render import render
+from adapters.discord.text import shorten
+from core.errors import SurfaceUnavailable, UnknownTarget
+from core.models import MessageRef, Person, Request, Target
+
+log = logging.getLogger("askbridge.discord")
+
+SNOWFLAKE = re.compile(r"[0-9]{1,20}")
+TARGET_HELP = (
+    "use 'discord:<channel id>' for a channel or thread, or 'discord:@<user id>' for a direct "
+    "message. Ids are numbers: turn on Developer Mode (User Settings → Advanced), then "
+    "right-click a channel or a user → Copy ID"
+)
+NO_PINGS = discord.AllowedMentions.none()
+MAX_CONTENT = 2000
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Where a target points: a channel or thread id, or the id of a user to DM."""
+
+    id: int
+    dm: bool
+
+
+def destination(target: Target) -> Destination:
+    """Read a Discord target, or raise UnknownTarget saying how to write one."""
+    channel, thread = target.channel, target.thread
+    if not channel:
+        raise UnknownTarget(f"target {str(target)!r} names no channel; {TARGET_HELP}")
+    dm = channel.startswith("@")
+    ids = [channel.removeprefix("@"), *([thread] if thread else [])]
+    if dm and thread:
+        raise UnknownTarget(
+            f"target {str(target)!r}: a direct message has no threads; {TARGET_HELP}"
+        )
+    bad = [i for i in ids if not SNOWFLAKE.fullmatch(i)]
+    if bad:
+        raise UnknownTarget(
+            f"target {str(target)!r}: {bad[0]!r} is not a Discord id (channels and users are "
+            f"named by number, not by name); {TARGET_HELP}"
+        )
+    # A thread is a channel of its own: `discord:<channel>/<thread>` posts in the thread.
+    return Destination(id=int(ids[-1]), dm=dm)
+
+
+class DiscordSurface:
+    platform = "discord"
+
+    def __init__(self, client: discord.Client) -> None:
+        self._client = client
+
+    def check_target(self, target: Target) -> None:
+        destination(target)
+
+    async def post(self, request: Request, target: Target) -> MessageRef:
+        where = destination(target)
+        try:
+            channel = await self._channel(where)
+            sent = await channel.send(view=render(request), allowed_mentions=NO_PINGS)
+        except discord.HTTPException as error:
+            raise SurfaceUnavailable(_refusal(target, where, error)) from error
+        return MessageRef(
+            platform=self.platform,
+            channel=str(sent.channel.id),
+            message_id=str(sent.id),
+            data={"jump_url": sent.jump_url},
+        )
+
+    async def update(self, request: Request, message: MessageRef) -> None:
+        """Edit the message to the request's state; raise on failure, so the broker retries."""
+        partial = self._client.get_partial_messageable(int(message.channel)).get_partial_message(
+            int(message.message_id)
+        )
+        try:
+            await partial.edit(view=render(request), allowed_mentions=NO_PINGS)
+        except discord.NotFound:
+            # Deleted by someone: there is nothing left to keep up to date.
+            log.info("the Discord message of %s is gone; not updating it", request.request_id)
+
+    async def notify(self, person: Person, message: MessageRef, text: str) -> None:
+        """A direct message to a Discord person, linking to the message it is about.
+
+        Ephemeral messages exist only as replies to a click, so a DM is the one private way
+        to reach someone later; people of other platforms are not reachable from here.
+        """
+        if person.platform != self.platform or not SNOWFLAKE.fullmatch(person.id):
+            return
+        link = message.data.get("jump_url")
+        try:
+            channel = await self._client.create_dm(discord.Object(id=int(person.id)))
+            content = f"{shorten(text, MAX_CONTENT - 200)}\n{link}" if link else text
+            await channel.send(shorten(content, MAX_CONTENT), allowed_mentions=NO_PINGS)
+        except discord.HTTPException as error:
+            raise SurfaceUnavailable(
+                f"could not send a Discord direct message to user {person.id}: {error.text}"
+            ) from error
+
+    async def _channel(self, where: Destination) -> discord.abc.Messageable:
+        if where.dm:
+            return await self._client.create_dm(discord.Object(id=where.id))
+        # The guild, when cached, makes the message's jump link right; sending needs no cache.
+        cached = self._client.get_channel(where.id)
+        guild = getattr(cached, "guild", None)
+        guild_id = guild.id if isinstance(guild, discord.Guild) else None
+        return self._client.get_partial_messageable(where.id, guild_id=guild_id)
+
+
+def _refusal(target: Target, where: Destination, error: discord.HTTPException) -> str:
+    """Why Discord refused to post, and what to do about it."""
+    said = f"Discord said {error.status} {error.text or error}".rstrip()
+    if where.dm and error.code == 50007:
+        return (
+            f"user {where.id} does not accept direct messages from the bot (they share no "
+            f"server with it, or have DMs from server members turned off); {said}"
+        )
+    if error.code in (10003, 50001, 50013) or error.status in (403, 404):
+        return (
+            f"the bot cannot post in {str(target)!r}: check the id, and that the bot is in the "
+            "server and may View Channel, Send Messages (and Send Messages in Threads) there; "
+            f"{said}"
+        )
+    return f"posting to {str(target)!r} failed; {said}"

@@ -1,0 +1,93 @@
+"""The custom_id codec: one format, read back by discord.py's DynamicItem templates."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from adapters.discord.codec import (
+    BUTTON_TEMPLATE,
+    MAX_CUSTOM_ID,
+    SELECT_TEMPLATE,
+    Action,
+    BadComponentId,
+    ComponentId,
+    unpack,
+)
+from adapters.discord.items import ActionButton, ChoiceSelect
+from core.broker import REQUEST_ID_PATTERN
+
+request_ids = st.from_regex(REQUEST_ID_PATTERN, fullmatch=True)
+indices = st.integers(min_value=0, max_value=3)
+
+
+def every_kind(request_id: str, question: int, option: int) -> list[ComponentId]:
+    return [
+        ComponentId.choose(request_id, question, option),
+        ComponentId.pick(request_id, question),
+        ComponentId.submit(request_id),
+        ComponentId.cancel(request_id),
+    ]
+
+
+@given(request_ids, indices, indices)
+def test_every_id_round_trips_within_discords_limit(
+    request_id: str, question: int, option: int
+) -> None:
+    for component in every_kind(request_id, question, option):
+        custom_id = component.pack()
+        assert len(custom_id) <= MAX_CUSTOM_ID
+        assert unpack(custom_id) == component
+
+
+@given(request_ids, indices, indices)
+def test_buttons_and_selects_have_disjoint_templates(
+    request_id: str, question: int, option: int
+) -> None:
+    """discord.py dispatches a click to every template that matches; exactly one must."""
+    for component in every_kind(request_id, question, option):
+        custom_id = component.pack()
+        is_select = component.action is Action.PICK
+        assert (re.fullmatch(SELECT_TEMPLATE, custom_id) is not None) is is_select
+        assert (re.fullmatch(BUTTON_TEMPLATE, custom_id) is not None) is not is_select
+
+
+def test_the_dynamic_items_use_the_codecs_templates() -> None:
+    assert ActionButton.__discord_ui_compiled_template__.pattern == BUTTON_TEMPLATE
+    assert ChoiceSelect.__discord_ui_compiled_template__.pattern == SELECT_TEMPLATE
+
+
+def test_the_format() -> None:
+    assert ComponentId.choose("ask_db", 0, 1).pack() == "ab:ask_db:o:0:1"
+    assert ComponentId.pick("ask_db", 1).pack() == "ab:ask_db:m:1"
+    assert ComponentId.submit("ask.1-x").pack() == "ab:ask.1-x:s"
+    assert ComponentId.cancel("ask_db").pack() == "ab:ask_db:c"
+    longest = ComponentId.choose("x" * 64, 3, 3).pack()
+    assert len(longest) == 73
+
+
+@pytest.mark.parametrize(
+    "custom_id",
+    [
+        "ab:ask db:s",  # a space is not allowed in a request id
+        "qb:ask_db:s",
+        "ab:ask_db:o:1",  # an option button names its option
+        "ab:ask_db:m",  # a select names its question
+        "ab:ask_db:x",
+        "ab:" + "x" * 65 + ":s",
+        "",
+    ],
+)
+def test_ids_askbridge_did_not_make_are_refused_quoting_them(custom_id: str) -> None:
+    with pytest.raises(BadComponentId, match=re.escape(repr(custom_id))):
+        unpack(custom_id)
+
+
+def test_ids_that_cannot_be_made_are_refused() -> None:
+    with pytest.raises(BadComponentId, match="cannot make a custom_id"):
+        ComponentId.choose("ask_db", 100, 0).pack()
+    with pytest.raises(BadComponentId, match="cannot make a custom_id"):
+        ComponentId.submit("has:colon").pack()

@@ -1,0 +1,64 @@
+"""askbridge killed with a Discord question waiting: a new process, a new client, old buttons."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bots.client import AskbridgeClient
+from tests.conftest import DATABASE, EXPECTED
+from tests.server_process import ServerProcess
+
+from .conftest import World, check_discord_was_never_let_down, discord_env
+
+
+@pytest.fixture
+async def server(tmp_path: Path, world: World) -> AsyncIterator[ServerProcess]:
+    env = {
+        **discord_env(world.emulator),
+        "ASKBRIDGE_DEFAULT_TARGET": f"discord:{world.channel.id}",
+    }
+    process = ServerProcess(tmp_path / "askbridge.db", env=env)
+    yield process
+    await process.stop()
+
+
+async def test_clicks_on_a_message_from_before_a_crash_are_handled(
+    server: ServerProcess, world: World
+) -> None:
+    emulator, alice = world.emulator, world.alice
+    url = await server.start()
+    questions = copy.deepcopy(DATABASE["questions"])
+    async with AskbridgeClient(url) as client:
+        agent = asyncio.create_task(
+            client.ask(questions, request_id="ask_restart"),  # type: ignore[arg-type]
+            name="agent",
+        )
+        question = await emulator.wait_for_message(world.channel.id)
+        chose = await emulator.click(question, alice.id, "PostgreSQL")
+        await chose.wait_for_ephemeral("Still to answer")
+
+        await server.kill()
+        assert not agent.done()
+        await server.start(port=server.port)
+        await emulator.wait_gateway_ready(identifies=2)
+
+        # The new process's client serves the old message; Alice's earlier choice was kept.
+        picked = await emulator.choose(question, alice.id, ["Caching", "Metrics"])
+        await picked.wait_for_ephemeral("Press **Submit**")
+        submitted = await emulator.click(question, alice.id, "Submit")
+        await submitted.response()
+        answer = await asyncio.wait_for(agent, 30)
+        # Only the new process's session was there to receive the click.
+        assert (submitted.delivered_to, submitted.queued_for) == (1, 1)
+
+    assert answer.request_id == "ask_restart"
+    assert answer.answers == EXPECTED
+    edited = await emulator.wait_for_edit(question.id, lambda m: not m.is_interactive)
+    assert "Answered by **Alice**" in edited.text
+    assert emulator.messages(world.channel.id) == [edited]  # answered in place, not re-posted
+    await check_discord_was_never_let_down(emulator)
