@@ -417,7 +417,7 @@ def _messages(db: sqlite3.Connection, request_ids: list[str]) -> dict[str, list[
     marks = ", ".join("?" for _ in request_ids)
     rows = db.execute(
         "SELECT request_id, platform, channel, message_id, data FROM messages"
-        f" WHERE request_id IN ({marks}) ORDER BY posted_at",
+        f" WHERE request_id IN ({marks}) ORDER BY posted_at, rowid",
         tuple(request_ids),
     ).fetchall()
     found: dict[str, list[MessageRef]] = {}
