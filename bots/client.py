@@ -111,6 +111,7 @@ class AskbridgeClient:
         """
         body = request_body(questions, target, timeout_s, context, request_id, **policy)
         created = await self._call("POST", "/v1/questions", json=body)
+        # Waiting re-creates with the same body (idempotent) if the server lost the request.
         final = await self.wait(created["request_id"], recreate=body)
         return outcome(final)
 

@@ -12,6 +12,7 @@ import pytest
 from bots.service import Service
 from bots.settings import Settings
 from core.clock import ManualClock
+from tests.server_process import ServerProcess
 
 StartService = Callable[..., Awaitable[Service]]
 
@@ -42,6 +43,16 @@ DATABASE = {
 """The spec's two example questions as one request."""
 
 EXPECTED = {"Database": "PostgreSQL", "Features": "Caching, Metrics"}
+
+DEPLOY = {
+    "question": "Deploy build 4711 to production?",
+    "header": "Deploy",
+    "options": [
+        {"label": "Approve", "description": "Ship it"},
+        {"label": "Reject", "description": "Hold the release"},
+    ],
+}
+"""A one-question approval, as a deploy gate asks it."""
 
 
 def settings_for(tmp_path: Path, **overrides: Any) -> Settings:
@@ -77,6 +88,14 @@ async def start_service(tmp_path: Path, clock: ManualClock) -> AsyncIterator[Sta
 @pytest.fixture
 async def service(start_service: StartService) -> Service:
     return await start_service()
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[ServerProcess]:
+    """`askbridge serve` as a child process on a database in tmp_path; started by the test."""
+    process = ServerProcess(tmp_path / "askbridge.db")
+    yield process
+    await process.stop()
 
 
 @pytest.fixture

@@ -70,12 +70,12 @@ class ServerProcess:
         await self.process.wait()
         await self._drain
 
-    async def stop(self) -> int:
+    async def stop(self, signum: int = signal.SIGTERM) -> int:
         if self.process is None:
             return 0
         if self.process.returncode is not None:
             return self.process.returncode
-        self.process.send_signal(signal.SIGTERM)
+        self.process.send_signal(signum)
         code = await asyncio.wait_for(self.process.wait(), 20)
         await self._drain
         return code

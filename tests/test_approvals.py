@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -15,18 +13,9 @@ import pytest
 
 from bots.service import Service
 from core.clock import ManualClock
-from tests.conftest import DATABASE
+from tests.conftest import DATABASE, DEPLOY
 from tests.server_process import ServerProcess
 from tests.web_person import answer_on_web
-
-DEPLOY = {
-    "question": "Deploy build 4711 to production?",
-    "header": "Deploy",
-    "options": [
-        {"label": "Approve", "description": "Ship it"},
-        {"label": "Reject", "description": "Hold the release"},
-    ],
-}
 
 
 async def create(http: aiohttp.ClientSession, url: str, **fields: Any) -> dict[str, Any]:
@@ -148,13 +137,6 @@ async def test_policy_mistakes_are_422(
     async with http.post(f"{service.url}/v1/questions", json=body) as response:
         assert response.status == 422
         assert fragment in (await response.json())["error"]
-
-
-@pytest.fixture
-async def server(tmp_path: Path) -> AsyncIterator[ServerProcess]:
-    process = ServerProcess(tmp_path / "askbridge.db")
-    yield process
-    await process.stop()
 
 
 async def test_a_half_reached_quorum_survives_a_crash(

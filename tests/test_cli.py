@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
@@ -18,11 +18,9 @@ from tests.web_person import answer_on_web
 
 
 @pytest.fixture
-async def server(tmp_path: Path) -> AsyncIterator[ServerProcess]:
-    process = ServerProcess(tmp_path / "askbridge.db")
-    await process.start()
-    yield process
-    assert await process.stop() == 0
+async def started(server: ServerProcess) -> ServerProcess:
+    await server.start()
+    return server
 
 
 async def run_ask(url: str, *args: str) -> asyncio.subprocess.Process:
@@ -52,7 +50,7 @@ async def waiting_ids(http: aiohttp.ClientSession, url: str) -> list[str]:
         since = body["version"]
 
 
-DEPLOY = (
+DEPLOY_FLAGS = (
     "--question",
     "Deploy v2 to prod?",
     "--header",
@@ -65,51 +63,51 @@ DEPLOY = (
 
 
 async def test_answered_exits_0_and_prints_the_answers(
-    server: ServerProcess, http: aiohttp.ClientSession
+    started: ServerProcess, http: aiohttp.ClientSession
 ) -> None:
-    ask = await run_ask(server.url, *DEPLOY, "--context", "ci: release pipeline")
-    (request_id,) = await waiting_ids(http, server.url)
-    await answer_on_web(http, server.url, request_id, {"Deploy": ["Approve"]})
+    ask = await run_ask(started.url, *DEPLOY_FLAGS, "--context", "ci: release pipeline")
+    (request_id,) = await waiting_ids(http, started.url)
+    await answer_on_web(http, started.url, request_id, {"Deploy": ["Approve"]})
     out, err = await ask.communicate()
     assert ask.returncode == 0, err.decode()
     assert json.loads(out) == {"Deploy": "Approve"}
 
 
 async def test_a_request_file_with_several_questions(
-    server: ServerProcess, http: aiohttp.ClientSession, tmp_path: Path
+    started: ServerProcess, http: aiohttp.ClientSession, tmp_path: Path
 ) -> None:
     request = tmp_path / "request.json"
     request.write_text(json.dumps(DATABASE))
-    ask = await run_ask(server.url, "--file", str(request))
-    await waiting_ids(http, server.url)
+    ask = await run_ask(started.url, "--file", str(request))
+    await waiting_ids(http, started.url)
     picks = {"Database": ["PostgreSQL"], "Features": ["Caching", "Metrics"]}
-    await answer_on_web(http, server.url, "ask_db", picks)
+    await answer_on_web(http, started.url, "ask_db", picks)
     out, _ = await ask.communicate()
     assert ask.returncode == 0
     assert json.loads(out) == EXPECTED
 
 
-async def test_cancelled_exits_3(server: ServerProcess, http: aiohttp.ClientSession) -> None:
-    ask = await run_ask(server.url, *DEPLOY)
-    (request_id,) = await waiting_ids(http, server.url)
-    await answer_on_web(http, server.url, request_id, {}, action="cancel")
+async def test_cancelled_exits_3(started: ServerProcess, http: aiohttp.ClientSession) -> None:
+    ask = await run_ask(started.url, *DEPLOY_FLAGS)
+    (request_id,) = await waiting_ids(http, started.url)
+    await answer_on_web(http, started.url, request_id, {}, action="cancel")
     out, err = await ask.communicate()
     assert ask.returncode == 3
     assert json.loads(out)["error"] == "Interrupted"
     assert "cancelled" in err.decode()
 
 
-async def test_expired_exits_4(server: ServerProcess) -> None:
+async def test_expired_exits_4(started: ServerProcess) -> None:
     # The server's real clock runs the deadline; the test only waits for the process to end.
-    ask = await run_ask(server.url, *DEPLOY, "--timeout", "0.2")
+    ask = await run_ask(started.url, *DEPLOY_FLAGS, "--timeout", "0.2")
     out, _ = await asyncio.wait_for(ask.communicate(), 30)
     assert ask.returncode == 4
     assert json.loads(out)["status"] == "expired"
 
 
-async def test_invalid_question_exits_2_with_the_reason(server: ServerProcess) -> None:
+async def test_invalid_question_exits_2_with_the_reason(started: ServerProcess) -> None:
     ask = await run_ask(
-        server.url, "--question", "Go?", "--header", "A very long header", "--option", "Yes="
+        started.url, "--question", "Go?", "--header", "A very long header", "--option", "Yes="
     )
     _, err = await ask.communicate()
     assert ask.returncode == 2
@@ -125,11 +123,11 @@ async def test_usage_errors_exit_2(tmp_path: Path) -> None:
 
 
 async def test_quorum_gate_and_the_audit_trail(
-    server: ServerProcess, http: aiohttp.ClientSession
+    started: ServerProcess, http: aiohttp.ClientSession
 ) -> None:
     ask = await run_ask(
-        server.url,
-        *DEPLOY,
+        started.url,
+        *DEPLOY_FLAGS,
         "--request-id",
         "ask_gate",
         "--answerer",
@@ -139,9 +137,9 @@ async def test_quorum_gate_and_the_audit_trail(
         "--quorum",
         "2",
     )
-    await waiting_ids(http, server.url)
+    await waiting_ids(http, started.url)
     for name in ("Grace", "Lin"):
-        await answer_on_web(http, server.url, "ask_gate", {"Deploy": ["Approve"]}, name=name)
+        await answer_on_web(http, started.url, "ask_gate", {"Deploy": ["Approve"]}, name=name)
     out, err = await ask.communicate()
     assert ask.returncode == 0, err.decode()
     assert json.loads(out) == {"Deploy": "Approve"}
@@ -152,7 +150,7 @@ async def test_quorum_gate_and_the_audit_trail(
         "bots.cli",
         "audit",
         "--url",
-        server.url,
+        started.url,
         "--request",
         "ask_gate",
         stdout=asyncio.subprocess.PIPE,
@@ -167,3 +165,11 @@ async def test_quorum_gate_and_the_audit_trail(
         ("vote", "Lin"),
         ("answered", "Lin"),
     ]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+async def test_serve_stops_cleanly_on_a_signal(server: ServerProcess, signum: int) -> None:
+    await server.start()
+    assert await server.stop(signum) == 0
+    assert any("stopping" in line for line in server.log)
+    assert not any("Traceback" in line for line in server.log)

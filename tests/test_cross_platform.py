@@ -9,20 +9,11 @@ import aiohttp
 import pytest
 
 from bots.service import Service
-from tests.conftest import StartService
+from tests.conftest import DEPLOY, StartService
 from tests.discord.conftest import check_discord_was_never_let_down, discord_env, posted
 from tests.emulators.discord import DiscordEmulator
 from tests.emulators.slack import SlackEmulator
 from tests.slack.conftest import CHANNEL, slack_settings
-
-DEPLOY = {
-    "question": "Deploy build 4711 to production?",
-    "header": "Deploy",
-    "options": [
-        {"label": "Approve", "description": "Ship it"},
-        {"label": "Reject", "description": "Hold the release"},
-    ],
-}
 
 
 async def votes(http: aiohttp.ClientSession, url: str, count: int) -> dict[str, Any]:

@@ -4,23 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import aiohttp
-import pytest
 
 from bots.client import AskbridgeClient
 from tests.conftest import DATABASE, EXPECTED
 from tests.server_process import ServerProcess
 from tests.web_person import answer_on_web
-
-
-@pytest.fixture
-async def server(tmp_path: Path) -> AsyncIterator[ServerProcess]:
-    process = ServerProcess(tmp_path / "askbridge.db")
-    yield process
-    await process.stop()
 
 
 async def test_sigkill_with_a_request_waiting_loses_nothing(
