@@ -35,7 +35,7 @@ def configure_logging(level: str, secrets: Iterable[str] = ()) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
-    # aiohttp's access log is one line per long-poll; keep it for debugging only.
-    logging.getLogger("aiohttp.access").setLevel(
+    # The access log is one line per long-poll; keep it for debugging only.
+    logging.getLogger("askbridge.access").setLevel(
         logging.DEBUG if level == "DEBUG" else logging.WARNING
     )

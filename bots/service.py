@@ -109,7 +109,7 @@ class Service:
 
     def _log_ready(self, lines: list[str], token: str | None) -> None:
         log.info("askbridge is listening on %s (store: %s)", self.url, self.settings.database_url)
-        auth = "Bearer token required" if token else "no token (loopback only)"
+        auth = "Bearer token required" if token else "no token: loopback only"
         log.info(
             "agent API: %s/v1/questions, WebSocket %s/v1/agent (%s)",
             self.url,
