@@ -74,9 +74,15 @@ class Broker:
         self.surfaces[surface.platform] = surface
 
     async def start(self) -> None:
+        await self.store.listen(self._changed_elsewhere)
         self._expiry = asyncio.create_task(self._expire_forever(), name="askbridge-expiry")
         for request, message in await self.store.unrendered():
             self._changed(request.model_copy(update={"messages": (message,)}))
+
+    async def _changed_elsewhere(self, request_id: str) -> None:
+        """Another replica changed `request_id`: wake our waiters, and look at deadlines again."""
+        await self.hub.publish(request_id)
+        self._deadline_moved.set()
 
     async def stop(self, grace_s: float = 5.0) -> None:
         """Stop expiring; give message updates in flight `grace_s` to finish, then cancel."""

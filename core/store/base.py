@@ -8,6 +8,7 @@ same moment exactly one wins, whatever process or replica they reached.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -49,6 +50,10 @@ class Store(Protocol):
         """Connect and bring the schema up to date."""
 
     async def close(self) -> None: ...
+
+    async def listen(self, on_change: Callable[[str], Coroutine[Any, Any, None]]) -> None:
+        """Call `on_change(request_id)` when another process changes a request (if the store
+        can tell), so that waiters on this replica wake for answers given elsewhere."""
 
     async def create(self, request: Request) -> tuple[Request, bool]:
         """Insert `request` unless its id exists; return the stored one and whether it is new."""

@@ -7,14 +7,21 @@ from core.store.base import Store
 from core.store.sqlite import SQLiteStore
 
 SQLITE_PREFIX = "sqlite:///"
+POSTGRES_PREFIXES = ("postgresql://", "postgres://")
 
 
 def open_store(url: str) -> Store:
-    """A store for `url` (not yet opened): `sqlite:///relative.db`, `sqlite:////abs.db`."""
+    """A store for `url` (not yet opened): `sqlite:///relative.db`, `sqlite:////abs.db`,
+    `postgresql://user@host:5432/database`."""
     if url.startswith(SQLITE_PREFIX):
         return SQLiteStore(url[len(SQLITE_PREFIX) :] or "askbridge.db")
+    if url.startswith(POSTGRES_PREFIXES):
+        from core.store.postgres import PostgresStore  # asyncpg loads only when asked for
+
+        return PostgresStore(url)
     scheme = url.split(":", 1)[0] if ":" in url else url
     raise AskbridgeError(
         f"ASKBRIDGE_DATABASE_URL={url!r} is not supported (scheme {scheme!r}); "
-        "use sqlite:///askbridge.db or sqlite:////absolute/path.db"
+        "use sqlite:///askbridge.db, sqlite:////absolute/path.db or "
+        "postgresql://user:password@host:5432/database"
     )

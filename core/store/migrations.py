@@ -1,7 +1,7 @@
-"""Versioned schema. Append a new version; never edit one that has shipped.
+"""Versioned SQLite schema. Append a new version; never edit one that has shipped.
 
-The SQL is kept to what SQLite and PostgreSQL both accept (REAL timestamps in epoch
-seconds, TEXT JSON, partial indexes), so a PostgreSQL store can reuse it.
+Timestamps are epoch seconds and JSON is TEXT, as in the PostgreSQL schema
+(`core/store/postgres_schema.py`), so both stores share `core/store/codec.py`.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Coroutine, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import datetime
@@ -64,6 +64,9 @@ class SQLiteStore:
                     for statement in statements:
                         db.execute(statement)
                     db.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+
+    async def listen(self, on_change: Callable[[str], Coroutine[Any, Any, None]]) -> None:
+        """One process owns a SQLite file; there is no one else to hear from."""
 
     async def close(self) -> None:
         if self._db is not None:

@@ -1,0 +1,421 @@
+"""A PostgreSQL store, for several askbridge replicas sharing one database.
+
+Every write is one transaction. Transitions are compare-and-sets on `status = 'waiting'`, and
+a vote locks its request row first, so concurrent votes on different replicas are counted
+one after the other and a quorum is never missed. Each change is announced with NOTIFY, and
+every replica wakes its own waiters on it: an agent long-polling one replica hears an answer
+given through another.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from collections.abc import Callable, Coroutine, Sequence
+from datetime import datetime
+from typing import Any, TypeAlias
+
+import asyncpg
+from asyncpg.pool import PoolConnectionProxy
+
+from core.models import MessageRef, Person, Request, Selections, Status, Vote
+from core.store import codec
+from core.store.base import Ending, Event, VoteOutcome
+from core.store.postgres_schema import MIGRATIONS
+
+log = logging.getLogger("askbridge.store")
+
+CHANNEL = "askbridge_changes"
+# Any constant: replicas starting together take turns migrating under this advisory lock.
+MIGRATION_LOCK = 0x61736B62
+Connection: TypeAlias = "asyncpg.Connection[Any] | PoolConnectionProxy[Any]"
+
+
+class PostgresStore:
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10) -> None:
+        self.url = url
+        self._sizes = (min_size, max_size)
+        self._pool: asyncpg.Pool[Any] | None = None
+        self._listener: asyncpg.Connection[Any] | None = None
+        # Tells this replica's own NOTIFYs apart from other replicas'.
+        self._instance = uuid.uuid4().hex[:12]
+        self._on_change: Callable[[str], Coroutine[Any, Any, None]] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def pool(self) -> asyncpg.Pool[Any]:
+        if self._pool is None:
+            raise RuntimeError("PostgresStore.open() has not been called")
+        return self._pool
+
+    async def open(self) -> None:
+        self._pool = await asyncpg.create_pool(
+            self.url, min_size=self._sizes[0], max_size=self._sizes[1]
+        )
+        async with self.pool.acquire() as db, db.transaction():
+            await db.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
+            await db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER)")
+            current = await db.fetchval("SELECT max(version) FROM schema_version") or 0
+            for version, statements in MIGRATIONS:
+                if version > current:
+                    for statement in statements:
+                        await db.execute(statement)
+                    await db.execute("INSERT INTO schema_version (version) VALUES ($1)", version)
+
+    async def close(self) -> None:
+        if self._listener is not None:
+            await self._listener.close()
+            self._listener = None
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
+
+    async def listen(self, on_change: Callable[[str], Coroutine[Any, Any, None]]) -> None:
+        self._on_change = on_change
+        self._listener = await asyncpg.connect(self.url)
+        await self._listener.add_listener(CHANNEL, self._heard)
+
+    def _heard(self, _connection: Connection, _pid: int, _channel: str, payload: object) -> None:
+        instance, _, request_id = str(payload).partition(":")
+        if instance == self._instance or self._on_change is None:
+            return
+        task = asyncio.create_task(self._on_change(request_id), name="askbridge-pg-change")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _notify(self, db: Connection, request_id: str) -> None:
+        await db.execute("SELECT pg_notify($1, $2)", CHANNEL, f"{self._instance}:{request_id}")
+
+    # --- requests -----------------------------------------------------------------------
+
+    async def create(self, request: Request) -> tuple[Request, bool]:
+        async with self.pool.acquire() as db, db.transaction():
+            created = await db.fetchval(
+                "INSERT INTO requests (request_id, questions, targets, context, status,"
+                " created_at, expires_at, policy, remind_at)"
+                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+                " ON CONFLICT (request_id) DO NOTHING RETURNING true",
+                request.request_id,
+                codec.dump_questions(request.questions),
+                codec.dump_targets(request.targets),
+                request.context,
+                request.status.value,
+                codec.epoch(request.created_at),
+                codec.epoch(request.expires_at),
+                request.policy.model_dump_json(),
+                codec.epoch(request.remind_at),
+            )
+            if created:
+                await _insert_event(db, Event(request.request_id, request.created_at, "created"))
+                await self._notify(db, request.request_id)
+            stored = await _load(db, request.request_id)
+        assert stored is not None
+        return stored, bool(created)
+
+    async def discard(self, request_id: str, at: datetime, reason: str) -> None:
+        async with self.pool.acquire() as db, db.transaction():
+            for table in ("drafts", "votes", "messages", "requests"):
+                await db.execute(f"DELETE FROM {table} WHERE request_id = $1", request_id)
+            await _insert_event(db, Event(request_id, at, "post_failed", data={"error": reason}))
+
+    async def get(self, request_id: str) -> Request | None:
+        async with self.pool.acquire() as db:
+            return await _load(db, request_id)
+
+    async def list_requests(self, status: Status | None = None, limit: int = 100) -> list[Request]:
+        where, args = ("WHERE status = $2", [status.value]) if status else ("", [])
+        async with self.pool.acquire() as db:
+            rows = await db.fetch(
+                f"SELECT {codec.REQUEST_COLUMNS} FROM requests {where}"
+                " ORDER BY created_at DESC LIMIT $1",
+                limit,
+                *args,
+            )
+            ids = [row[0] for row in rows]
+            messages, votes = await _messages(db, ids), await _votes(db, ids)
+        return [
+            codec.load_request(tuple(row), messages.get(row[0], []), votes.get(row[0], []))
+            for row in rows
+        ]
+
+    async def add_message(self, request_id: str, message: MessageRef, at: datetime) -> None:
+        async with self.pool.acquire() as db, db.transaction():
+            await db.execute(
+                "INSERT INTO messages (request_id, platform, channel, message_id, data,"
+                " posted_at, rendered_status) VALUES ($1, $2, $3, $4, $5, $6, 'waiting')"
+                " ON CONFLICT DO NOTHING",
+                request_id,
+                message.platform,
+                message.channel,
+                message.message_id,
+                json.dumps(message.data),
+                codec.epoch(at),
+            )
+            where = {
+                "platform": message.platform,
+                "channel": message.channel,
+                "message_id": message.message_id,
+            }
+            await _insert_event(db, Event(request_id, at, "posted", data=where))
+
+    # --- people -------------------------------------------------------------------------
+
+    async def save_draft(
+        self, request_id: str, person: Person, selections: Selections, at: datetime
+    ) -> Selections:
+        async with self.pool.acquire() as db, db.transaction():
+            # The row lock keeps two quick clicks of one person from losing either choice.
+            await db.execute("SELECT 1 FROM requests WHERE request_id = $1 FOR UPDATE", request_id)
+            draft = await _draft(db, request_id, person)
+            draft.update(selections)
+            await db.execute(
+                "INSERT INTO drafts (request_id, person, selections, updated_at)"
+                " VALUES ($1, $2, $3, $4) ON CONFLICT (request_id, person)"
+                " DO UPDATE SET selections = excluded.selections,"
+                " updated_at = excluded.updated_at",
+                request_id,
+                person.key,
+                codec.dump_selections(draft),
+                codec.epoch(at),
+            )
+        return draft
+
+    async def draft(self, request_id: str, person: Person) -> Selections:
+        async with self.pool.acquire() as db:
+            return await _draft(db, request_id, person)
+
+    async def vote(
+        self, request_id: str, person: Person, answers: dict[str, str], quorum: int, at: datetime
+    ) -> tuple[Request, VoteOutcome]:
+        encoded = codec.dump_answers(answers)
+        async with self.pool.acquire() as db, db.transaction():
+            status = await db.fetchval(
+                "SELECT status FROM requests WHERE request_id = $1 FOR UPDATE", request_id
+            )
+            outcome = VoteOutcome.CLOSED
+            if status == Status.WAITING.value:
+                outcome = VoteOutcome.COUNTED
+                await db.execute(
+                    "INSERT INTO votes (request_id, person, voter, answers, at)"
+                    " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (request_id, person)"
+                    " DO UPDATE SET voter = excluded.voter, answers = excluded.answers,"
+                    " at = excluded.at",
+                    request_id,
+                    person.key,
+                    person.model_dump_json(),
+                    encoded,
+                    codec.epoch(at),
+                )
+                await _insert_event(db, Event(request_id, at, "vote", person, {"answers": answers}))
+                agreeing = await db.fetchval(
+                    "SELECT count(*) FROM votes WHERE request_id = $1 AND answers = $2",
+                    request_id,
+                    encoded,
+                )
+                if agreeing >= quorum:
+                    outcome = VoteOutcome.DECIDED
+                    ending = Ending(Status.ANSWERED, at, answers=answers, by=person)
+                    await _end(db, request_id, ending)
+                await self._notify(db, request_id)
+            stored = await _load(db, request_id)
+        if stored is None:
+            raise KeyError(request_id)
+        return stored, outcome
+
+    async def finish(self, request_id: str, ending: Ending) -> tuple[Request, bool]:
+        async with self.pool.acquire() as db, db.transaction():
+            won = await _end(db, request_id, ending)
+            if won:
+                await self._notify(db, request_id)
+            stored = await _load(db, request_id)
+        if stored is None:
+            raise KeyError(request_id)
+        return stored, won
+
+    # --- time and rendering -------------------------------------------------------------
+
+    async def next_deadline(self) -> datetime | None:
+        async with self.pool.acquire() as db:
+            at = await db.fetchval(
+                "SELECT least("
+                " (SELECT min(expires_at) FROM requests WHERE status = 'waiting'),"
+                " (SELECT min(remind_at) FROM requests"
+                "  WHERE status = 'waiting' AND reminded_at IS NULL))"
+            )
+        return codec.from_epoch(at)
+
+    async def expired(self, now: datetime, limit: int = 100) -> list[str]:
+        return await self._ids(
+            "SELECT request_id FROM requests WHERE status = 'waiting'"
+            " AND expires_at <= $1 ORDER BY expires_at LIMIT $2",
+            now,
+            limit,
+        )
+
+    async def due_reminders(self, now: datetime, limit: int = 100) -> list[str]:
+        return await self._ids(
+            "SELECT request_id FROM requests WHERE status = 'waiting' AND reminded_at IS NULL"
+            " AND remind_at <= $1 ORDER BY remind_at LIMIT $2",
+            now,
+            limit,
+        )
+
+    async def _ids(self, sql: str, now: datetime, limit: int) -> list[str]:
+        async with self.pool.acquire() as db:
+            rows = await db.fetch(sql, codec.epoch(now), limit)
+        return [row[0] for row in rows]
+
+    async def mark_reminded(self, request_id: str, at: datetime) -> bool:
+        async with self.pool.acquire() as db, db.transaction():
+            claimed = await db.fetchval(
+                "UPDATE requests SET reminded_at = $2 WHERE request_id = $1"
+                " AND status = 'waiting' AND reminded_at IS NULL RETURNING true",
+                request_id,
+                codec.epoch(at),
+            )
+            if claimed:
+                await _insert_event(db, Event(request_id, at, "reminder"))
+        return bool(claimed)
+
+    async def unrendered(self) -> list[tuple[Request, MessageRef]]:
+        async with self.pool.acquire() as db:
+            rows = await db.fetch(
+                "SELECT m.request_id, m.platform, m.channel, m.message_id, m.data"
+                " FROM messages m JOIN requests r ON r.request_id = m.request_id"
+                " WHERE m.rendered_status = 'waiting' AND r.status <> 'waiting'"
+            )
+            requests = {row[0]: await _load(db, row[0]) for row in rows}
+        return [
+            (request, codec.load_message(tuple(row)[1:]))
+            for row in rows
+            if (request := requests[row[0]]) is not None
+        ]
+
+    async def mark_rendered(self, request_id: str, message: MessageRef, status: Status) -> None:
+        async with self.pool.acquire() as db:
+            await db.execute(
+                "UPDATE messages SET rendered_status = $1 WHERE request_id = $2"
+                " AND platform = $3 AND channel = $4 AND message_id = $5",
+                status.value,
+                request_id,
+                message.platform,
+                message.channel,
+                message.message_id,
+            )
+
+    # --- audit --------------------------------------------------------------------------
+
+    async def add_event(self, event: Event) -> None:
+        async with self.pool.acquire() as db:
+            await _insert_event(db, event)
+
+    async def events(
+        self, request_id: str | None = None, since: datetime | None = None, limit: int = 1000
+    ) -> list[Event]:
+        async with self.pool.acquire() as db:
+            rows = await db.fetch(
+                "SELECT seq, request_id, at, kind, actor, data FROM events"
+                " WHERE at >= $1 AND ($2::text IS NULL OR request_id = $2)"
+                " ORDER BY seq LIMIT $3",
+                codec.epoch(since) if since else 0.0,
+                request_id,
+                limit,
+            )
+        return [
+            Event(
+                request_id=row[1],
+                at=_at(row[2]),
+                kind=row[3],
+                actor=codec.load_person(row[4]),
+                data=json.loads(row[5]),
+                seq=row[0],
+            )
+            for row in rows
+        ]
+
+
+async def _end(db: Connection, request_id: str, ending: Ending) -> bool:
+    won = await db.fetchval(
+        "UPDATE requests SET status = $1, ended_at = $2, answers = $3, ended_by = $4"
+        " WHERE request_id = $5 AND status = 'waiting' RETURNING true",
+        ending.status.value,
+        codec.epoch(ending.at),
+        None if ending.answers is None else json.dumps(ending.answers),
+        codec.dump_person(ending.by),
+        request_id,
+    )
+    if not won:
+        return False
+    data = dict(ending.event_data)
+    if ending.answers is not None:
+        data["answers"] = ending.answers
+    await _insert_event(db, Event(request_id, ending.at, ending.status.value, ending.by, data))
+    await db.execute("DELETE FROM drafts WHERE request_id = $1", request_id)
+    return True
+
+
+async def _load(db: Connection, request_id: str) -> Request | None:
+    row = await db.fetchrow(
+        f"SELECT {codec.REQUEST_COLUMNS} FROM requests WHERE request_id = $1", request_id
+    )
+    if row is None:
+        return None
+    return codec.load_request(
+        tuple(row),
+        (await _messages(db, [request_id])).get(request_id, []),
+        (await _votes(db, [request_id])).get(request_id, []),
+    )
+
+
+async def _messages(db: Connection, request_ids: Sequence[str]) -> dict[str, list[MessageRef]]:
+    found: dict[str, list[MessageRef]] = {}
+    if request_ids:
+        rows = await db.fetch(
+            "SELECT request_id, platform, channel, message_id, data FROM messages"
+            " WHERE request_id = ANY($1::text[]) ORDER BY posted_at, seq",
+            list(request_ids),
+        )
+        for row in rows:
+            found.setdefault(row[0], []).append(codec.load_message(tuple(row)[1:]))
+    return found
+
+
+async def _votes(db: Connection, request_ids: Sequence[str]) -> dict[str, list[Vote]]:
+    found: dict[str, list[Vote]] = {}
+    if request_ids:
+        rows = await db.fetch(
+            "SELECT request_id, voter, answers, at FROM votes"
+            " WHERE request_id = ANY($1::text[]) ORDER BY at",
+            list(request_ids),
+        )
+        for row in rows:
+            found.setdefault(row[0], []).append(codec.load_vote(tuple(row)[1:]))
+    return found
+
+
+async def _draft(db: Connection, request_id: str, person: Person) -> Selections:
+    text = await db.fetchval(
+        "SELECT selections FROM drafts WHERE request_id = $1 AND person = $2",
+        request_id,
+        person.key,
+    )
+    return codec.load_selections(text)
+
+
+async def _insert_event(db: Connection, event: Event) -> None:
+    await db.execute(
+        "INSERT INTO events (request_id, at, kind, actor, data) VALUES ($1, $2, $3, $4, $5)",
+        event.request_id,
+        codec.epoch(event.at),
+        event.kind,
+        codec.dump_person(event.actor),
+        json.dumps(event.data),
+    )
+
+
+def _at(value: float) -> datetime:
+    at = codec.from_epoch(value)
+    assert at is not None
+    return at

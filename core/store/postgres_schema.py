@@ -1,0 +1,83 @@
+"""Versioned PostgreSQL schema. Append a new version; never edit one that has shipped.
+
+The same tables as the SQLite schema, in PostgreSQL's types: epoch seconds as double
+precision, JSON as text (the shared codec reads both), an identity column for event order.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
+    (
+        1,
+        (
+            """
+            CREATE TABLE requests (
+                request_id  TEXT PRIMARY KEY,
+                questions   TEXT NOT NULL,
+                targets     TEXT NOT NULL,
+                context     TEXT,
+                status      TEXT NOT NULL,
+                created_at  DOUBLE PRECISION NOT NULL,
+                expires_at  DOUBLE PRECISION,
+                ended_at    DOUBLE PRECISION,
+                answers     TEXT,
+                ended_by    TEXT,
+                policy      TEXT,
+                remind_at   DOUBLE PRECISION,
+                reminded_at DOUBLE PRECISION
+            )
+            """,
+            "CREATE INDEX requests_waiting_expiry ON requests (expires_at)"
+            " WHERE status = 'waiting'",
+            "CREATE INDEX requests_waiting_remind ON requests (remind_at)"
+            " WHERE status = 'waiting' AND reminded_at IS NULL",
+            "CREATE INDEX requests_status_created ON requests (status, created_at)",
+            """
+            CREATE TABLE messages (
+                seq             BIGINT GENERATED ALWAYS AS IDENTITY,
+                request_id      TEXT NOT NULL REFERENCES requests (request_id),
+                platform        TEXT NOT NULL,
+                channel         TEXT NOT NULL,
+                message_id      TEXT NOT NULL,
+                data            TEXT NOT NULL,
+                posted_at       DOUBLE PRECISION NOT NULL,
+                rendered_status TEXT NOT NULL,
+                PRIMARY KEY (request_id, platform, channel, message_id)
+            )
+            """,
+            "CREATE INDEX messages_unrendered ON messages (request_id)"
+            " WHERE rendered_status = 'waiting'",
+            """
+            CREATE TABLE drafts (
+                request_id  TEXT NOT NULL REFERENCES requests (request_id),
+                person      TEXT NOT NULL,
+                selections  TEXT NOT NULL,
+                updated_at  DOUBLE PRECISION NOT NULL,
+                PRIMARY KEY (request_id, person)
+            )
+            """,
+            """
+            CREATE TABLE votes (
+                request_id  TEXT NOT NULL REFERENCES requests (request_id),
+                person      TEXT NOT NULL,
+                voter       TEXT NOT NULL,
+                answers     TEXT NOT NULL,
+                at          DOUBLE PRECISION NOT NULL,
+                PRIMARY KEY (request_id, person)
+            )
+            """,
+            """
+            CREATE TABLE events (
+                seq         BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                request_id  TEXT NOT NULL,
+                at          DOUBLE PRECISION NOT NULL,
+                kind        TEXT NOT NULL,
+                actor       TEXT,
+                data        TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX events_request ON events (request_id, seq)",
+            "CREATE INDEX events_at ON events (at)",
+        ),
+    ),
+)

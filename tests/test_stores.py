@@ -1,0 +1,205 @@
+"""Every store keeps the same promises; two instances on one database stand for two replicas."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from core.clock import ManualClock
+from core.models import MessageRef, Person, Policy, Request, Status, Target
+from core.store import Store, open_store
+from core.store.base import Ending, VoteOutcome
+from core.validation import parse_questions
+from tests.conftest import DATABASE, StartService
+from tests.stores import database_url
+from tests.web_person import answer_on_web
+
+NOW = ManualClock().now()
+QUESTIONS = parse_questions(copy.deepcopy(DATABASE["questions"]))
+ANSWERS = {"Database": "SQLite", "Features": "Logging"}
+
+
+def request(request_id: str, **extra: object) -> Request:
+    fields: dict[str, object] = {
+        "request_id": request_id,
+        "questions": QUESTIONS,
+        "targets": (Target(platform="web"),),
+        "created_at": NOW,
+        **extra,
+    }
+    return Request.model_validate(fields)
+
+
+def person(index: int) -> Person:
+    return Person(platform="web", id=f"p{index}", name=f"P{index}")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    async with database_url(request.param, tmp_path) as found:
+        yield found
+
+
+@pytest.fixture
+async def replicas(url: str) -> AsyncIterator[tuple[Store, Store]]:
+    first, second = open_store(url), open_store(url)
+    await first.open()
+    await second.open()
+    yield first, second
+    await first.close()
+    await second.close()
+
+
+async def test_create_is_idempotent_and_reads_back(replicas: tuple[Store, Store]) -> None:
+    one, two = replicas
+    policy = Policy(answerers=("web:P1",), quorum=2, timeout_answers=ANSWERS)
+    stored, created = await one.create(request("r1", policy=policy, context="ctx"))
+    again, created_again = await two.create(request("r1"))
+    assert (created, created_again) == (True, False)
+    assert again == stored
+    assert stored.policy == policy
+    assert stored.context == "ctx"
+    assert stored.questions == QUESTIONS
+    assert [r.request_id for r in await two.list_requests(Status.WAITING)] == ["r1"]
+    assert await one.get("missing") is None
+
+
+async def test_one_winner_across_replicas(replicas: tuple[Store, Store]) -> None:
+    one, two = replicas
+    await one.create(request("r2"))
+    results = await asyncio.gather(
+        one.finish("r2", Ending(Status.ANSWERED, NOW, ANSWERS, person(1))),
+        two.finish("r2", Ending(Status.CANCELLED, NOW, by=person(2))),
+    )
+    assert sorted(won for _, won in results) == [False, True]
+    assert results[0][0].status == results[1][0].status
+
+
+async def test_concurrent_votes_never_miss_the_quorum(replicas: tuple[Store, Store]) -> None:
+    one, two = replicas
+    await one.create(request("r3"))
+    results = await asyncio.gather(
+        *(
+            (one if i % 2 else two).vote("r3", person(i), ANSWERS, 3, NOW + timedelta(seconds=i))
+            for i in range(10)
+        )
+    )
+    outcomes = [outcome for _, outcome in results]
+    assert outcomes.count(VoteOutcome.DECIDED) == 1
+    assert outcomes.count(VoteOutcome.COUNTED) == 2
+    assert outcomes.count(VoteOutcome.CLOSED) == 7
+    final = await one.get("r3")
+    assert final is not None
+    assert final.status is Status.ANSWERED
+    assert len(final.votes) == 3
+
+
+async def test_a_changed_vote_replaces_the_old_one(replicas: tuple[Store, Store]) -> None:
+    one, _ = replicas
+    await one.create(request("r4"))
+    other = {"Database": "PostgreSQL", "Features": "Logging"}
+    await one.vote("r4", person(1), other, 2, NOW)
+    _, outcome = await one.vote("r4", person(1), ANSWERS, 2, NOW)
+    assert outcome is VoteOutcome.COUNTED
+    stored, outcome = await one.vote("r4", person(2), ANSWERS, 2, NOW)
+    assert outcome is VoteOutcome.DECIDED
+    assert stored.answers == ANSWERS
+    assert [v.answers for v in stored.votes] == [ANSWERS, ANSWERS]
+
+
+async def test_deadlines_and_a_single_reminder(replicas: tuple[Store, Store]) -> None:
+    one, two = replicas
+    assert await one.next_deadline() is None
+    await one.create(
+        request("r5", expires_at=NOW + timedelta(hours=1), remind_at=NOW + timedelta(minutes=5))
+    )
+    assert await two.next_deadline() == NOW + timedelta(minutes=5)
+    assert await two.due_reminders(NOW) == []
+    later = NOW + timedelta(minutes=6)
+    assert await two.due_reminders(later) == ["r5"]
+    claims = await asyncio.gather(one.mark_reminded("r5", later), two.mark_reminded("r5", later))
+    assert sorted(claims) == [False, True]
+    assert await one.next_deadline() == NOW + timedelta(hours=1)
+    assert await one.expired(NOW + timedelta(hours=2)) == ["r5"]
+
+
+async def test_drafts_messages_rendering_and_the_audit_trail(
+    replicas: tuple[Store, Store],
+) -> None:
+    one, two = replicas
+    await one.create(request("r6"))
+    message = MessageRef(platform="chat", channel="C1", message_id="7", data={"team": "T1"})
+    await one.add_message("r6", message, NOW)
+    await one.save_draft("r6", person(1), {0: (1,)}, NOW)
+    assert await two.save_draft("r6", person(1), {1: (0, 2)}, NOW) == {0: (1,), 1: (0, 2)}
+    assert await two.draft("r6", person(2)) == {}
+    await two.finish("r6", Ending(Status.CANCELLED, NOW + timedelta(seconds=1), by=person(1)))
+    [(stale, stale_message)] = await one.unrendered()
+    assert stale.status is Status.CANCELLED
+    assert stale_message == message
+    await one.mark_rendered("r6", message, Status.CANCELLED)
+    assert await two.unrendered() == []
+    events = await two.events("r6")
+    assert [e.kind for e in events] == ["created", "posted", "cancelled"]
+    assert events[2].actor == person(1)
+    assert [e.kind for e in await one.events(since=NOW + timedelta(seconds=1))] == ["cancelled"]
+
+
+async def test_a_discarded_request_leaves_only_its_audit(replicas: tuple[Store, Store]) -> None:
+    one, _ = replicas
+    await one.create(request("r7"))
+    await one.discard("r7", NOW, "platform down")
+    assert await one.get("r7") is None
+    assert [e.kind for e in await one.events("r7")] == ["created", "post_failed"]
+
+
+async def test_postgres_replicas_hear_each_others_changes(tmp_path: Path) -> None:
+    async with database_url("postgres", tmp_path) as url:
+        one, two = open_store(url), open_store(url)
+        await one.open()
+        await two.open()
+        heard: asyncio.Queue[str] = asyncio.Queue()
+
+        async def on_change(request_id: str) -> None:
+            await heard.put(request_id)
+
+        try:
+            await two.listen(on_change)
+            await one.create(request("r8"))
+            assert await asyncio.wait_for(heard.get(), 10) == "r8"
+            await one.vote("r8", person(1), ANSWERS, 1, NOW)
+            assert await asyncio.wait_for(heard.get(), 10) == "r8"
+            # A replica does not hear itself: its own waiters were woken directly.
+            await two.finish("r8", Ending(Status.WITHDRAWN, NOW))
+            await one.create(request("r9"))
+            assert await asyncio.wait_for(heard.get(), 10) == "r9"
+        finally:
+            await one.close()
+            await two.close()
+
+
+async def test_two_servers_on_one_postgres_database(
+    start_service: StartService, tmp_path: Path, http: aiohttp.ClientSession
+) -> None:
+    """An agent long-polls one replica; the answer is given on the other."""
+    async with database_url("postgres", tmp_path) as url:
+        first = await start_service(database_url=url)
+        second = await start_service(database_url=url)
+        async with http.post(f"{first.url}/v1/questions", json=DATABASE) as response:
+            assert response.status == 201
+        poll = asyncio.create_task(http.get(f"{first.url}/v1/questions/ask_db?wait=30"))
+        picks = {"Database": ["PostgreSQL"], "Features": ["Caching", "Metrics"]}
+        status, _ = await answer_on_web(http, second.url, "ask_db", picks)
+        assert status == 200
+        async with await asyncio.wait_for(poll, 20) as response:
+            final = await response.json()
+        assert final["status"] == "answered"
+        assert final["answers"] == {"Database": "PostgreSQL", "Features": "Caching, Metrics"}
+        await first.stop()
+        await second.stop()
