@@ -74,6 +74,17 @@ async def test_repeating_a_request_is_idempotent(
     assert [q["request_id"] for q in listed] == ["ask_db"]
 
 
+async def test_camel_case_request_id_is_accepted(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    body = ask()
+    body["requestId"] = body.pop("request_id")
+    status, created = await post(http, service, body)
+    assert status == 201
+    assert created["request_id"] == "ask_db"
+    assert created["questions"][1]["multi_select"] is True
+
+
 async def test_same_id_with_other_questions_is_a_conflict(
     service: Service, http: aiohttp.ClientSession
 ) -> None:

@@ -67,7 +67,7 @@ async def create_question(request: web.Request) -> web.Response:
     broker = request.app[BROKER]
     asked, created = await broker.ask(
         body.get("questions"),
-        request_id=body.get("request_id"),
+        request_id=body.get("request_id", body.get("requestId")),
         target=body.get("target"),
         timeout_s=timeout_s,
         context=context,
