@@ -41,6 +41,7 @@ log = logging.getLogger("askbridge.broker")
 
 REQUEST_ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 MAX_TIMEOUT_S = 30 * 24 * 3600.0
+EXPIRY_RETRY_S = 5.0
 RENDER_BACKOFF_S = (1.0, 2.0, 5.0, 15.0, 60.0)
 
 
@@ -284,7 +285,9 @@ class Broker:
             try:
                 await self.expire_due()
             except Exception:
-                log.exception("expiring requests failed; retrying at the next deadline")
+                # A failing store must not turn a past deadline into a busy loop.
+                log.exception("expiring requests failed; trying again in %.0fs", EXPIRY_RETRY_S)
+                await asyncio.sleep(EXPIRY_RETRY_S)
 
     # --- internals --------------------------------------------------------------------
 
