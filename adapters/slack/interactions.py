@@ -3,7 +3,9 @@
 `parse` reads bolt's `body`; `Clicks.on_action` is the one bolt listener: it acknowledges every
 action at once (Slack shows a warning after 3 s otherwise) and does the slow work afterwards.
 Radio and checkbox changes stay in the person's Slack client until they press Submit, whose
-payload carries `state.values` for the whole message.
+payload carries `state.values` for the whole message. Whoever is not among the request's
+answerers is told privately who is; a vote that does not decide the request yet is confirmed
+privately, with the count so far.
 """
 
 from __future__ import annotations
@@ -19,10 +21,13 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters.slack.action_ids import ActionId, BadActionId, Kind
 from adapters.slack.blockkit import StateValues
+from adapters.slack.groups import UserGroups
+from adapters.slack.render import not_eligible_note, vote_note
 from adapters.slack.surface import PLATFORM, SlackSurface
 from core.broker import Broker
-from core.errors import AskbridgeError, ForeignMessage, NotFound
-from core.models import MessageRef, Person, Selections
+from core.errors import AskbridgeError, ForeignMessage, NotEligible, NotFound
+from core.models import MessageRef, Person, Request, Selections
+from core.policy import may_answer
 
 log = logging.getLogger("askbridge.slack")
 
@@ -117,6 +122,7 @@ class Clicks:
     def __init__(self, broker: Broker, surface: SlackSurface) -> None:
         self.broker = broker
         self.surface = surface
+        self.groups = UserGroups(surface.client, broker.clock)
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def on_action(self, ack: AsyncAck, body: dict[str, Any]) -> None:
@@ -139,28 +145,47 @@ class Clicks:
 
     async def _act(self, interaction: Interaction, action: ActionId) -> None:
         person, origin, request_id = interaction.person, interaction.origin, action.request_id
+        unchecked: tuple[str, ...] = ()
+        voted: Request | None = None
         try:
-            await self._check_origin(interaction, request_id)
+            request = await self._check_origin(interaction, request_id)
+            person, unchecked = await self._with_groups(person, request)
             if action.kind is Kind.CANCEL:
                 await self.broker.cancel(request_id, person, origin)
             elif action.kind is Kind.PICK:
                 question, option = action.choice()
-                await self.broker.submit(request_id, person, {question: (option,)}, origin)
+                voted = await self.broker.submit(request_id, person, {question: (option,)}, origin)
             else:
                 chosen = selections(request_id, interaction.state)
-                await self.broker.submit(request_id, person, chosen, origin)
+                voted = await self.broker.submit(request_id, person, chosen, origin)
         except NotFound:
             text = NO_LONGER_AVAILABLE
+        except NotEligible as error:
+            text = not_eligible_note(error.answerers, unchecked)
         except AskbridgeError as error:
             text = str(error)
         except Exception:
             log.exception("handling a %s click on %s failed", action.kind.value, request_id)
             text = FAILED
         else:
-            return
+            if voted is None or voted.status.is_terminal:
+                return
+            # A vote toward a quorum: the message shows the tally; the voter learns it counted.
+            text = vote_note(voted, person)
         await self._tell(interaction, text)
 
-    async def _check_origin(self, interaction: Interaction, request_id: str) -> None:
+    async def _with_groups(
+        self, person: Person, request: Request
+    ) -> tuple[Person, tuple[str, ...]]:
+        """`person` with the request's `slack-group:` answerers they are in, and the groups
+        that could not be checked; Slack is asked only when the groups could decide."""
+        policy = request.policy
+        if not policy.answerers or may_answer(policy, person):
+            return person, ()
+        found = await self.groups.membership(person.id, policy.answerers)
+        return person.model_copy(update={"groups": found.groups}), found.unchecked
+
+    async def _check_origin(self, interaction: Interaction, request_id: str) -> Request:
         """The click must come from a message posted for this request, by this app and team."""
         request = await self.broker.get(request_id)
         origin = interaction.origin
@@ -198,6 +223,7 @@ class Clicks:
                     expected,
                 )
                 raise ForeignMessage()
+        return request
 
     async def _tell(self, interaction: Interaction, text: str) -> None:
         """An ephemeral note; through the click's response_url when chat.postEphemeral fails."""

@@ -1,4 +1,5 @@
-"""Slack as a surface: post a request to a channel, DM or thread; update it; tell one person."""
+"""Slack as a surface: post a request to a channel, DM or thread; update it; tell one person;
+remind the answerers in the message's thread."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.blockkit import MessagePayload
-from adapters.slack.render import render
+from adapters.slack.render import reminder_text, render
 from core.errors import SurfaceUnavailable, UnknownTarget
-from core.models import MessageRef, Person, Request, Target
+from core.models import MessageRef, Person, Request, Status, Target
 
 log = logging.getLogger("askbridge.slack")
 
@@ -24,6 +25,8 @@ CHANNEL_ID = re.compile(r"[CGD][A-Z0-9]+")
 MEMBER_ID = re.compile(r"[UW][A-Z0-9]+")
 THREAD_TS = re.compile(r"\d+\.\d+")
 LINK_TS = re.compile(r"p(\d{10})(\d{6})")
+# The block_id suffix of a waiting message posted before the suffix was kept in its data.
+FIRST_REV = "0"
 EXAMPLES = (
     "slack:C0123456789 (a channel), slack:U0123456789 (a DM with that member) or "
     "slack:C0123456789/1700000000.000100 (a thread)"
@@ -98,7 +101,8 @@ class SlackSurface:
             if MEMBER_ID.fullmatch(channel):
                 opened = await self.client.conversations_open(users=channel)
                 channel = opened["channel"]["id"]
-            payload = render(request, new_rev())
+            rev = new_rev()
+            payload = render(request, rev)
             response = await self.client.chat_postMessage(
                 channel=channel,
                 text=payload["text"],
@@ -120,6 +124,8 @@ class SlackSurface:
         data: dict[str, Any] = {
             "team_id": message.get("team") or (self.install.team_id if self.install else None),
             "app_id": message.get("app_id") or (self.install.app_id if self.install else None),
+            # Kept for every render while the request waits: see `update`.
+            "rev": rev,
         }
         if target.thread:
             data["thread_ts"] = target.thread
@@ -135,8 +141,15 @@ class SlackSurface:
         return ref
 
     async def update(self, request: Request, message: MessageRef) -> None:
-        """Show the request's current state; raises on failure so that the broker retries."""
-        payload = render(request, new_rev())
+        """Show the request's current state; raises on failure so that the broker retries.
+
+        While the request waits (a new vote in the tally), the block_ids stay those it was
+        posted with: Slack would otherwise clear everyone's unsubmitted choices. The final
+        render gets new ones, so that no client carries a choice into it.
+        """
+        waiting = request.status is Status.WAITING
+        rev = str(message.data.get("rev") or FIRST_REV) if waiting else new_rev()
+        payload = render(request, rev)
         await self.client.chat_update(
             channel=message.channel,
             ts=message.message_id,
@@ -152,6 +165,17 @@ class SlackSurface:
             user=person.id,
             text=text,
             thread_ts=message.data.get("thread_ts"),
+        )
+
+    async def remind(self, request: Request, message: MessageRef) -> None:
+        """A reply in the message's thread (or in the thread it was posted in) that mentions
+        the people who may answer; the broker sends it once."""
+        await self.client.chat_postMessage(
+            channel=message.channel,
+            thread_ts=message.data.get("thread_ts") or message.message_id,
+            text=reminder_text(request),
+            unfurl_links=False,
+            unfurl_media=False,
         )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import aiohttp
@@ -13,6 +14,7 @@ import pytest
 from bots.service import Service
 from tests.conftest import DATABASE, StartService
 from tests.emulators.slack import Delivery, Message, SlackEmulator
+from tests.server_process import ServerProcess
 
 Mode = Literal["socket", "http"]
 CHANNEL = "C0GENERAL"
@@ -136,3 +138,21 @@ async def http_bridge(
 ) -> Bridge:
     """HTTP mode only: for what exists only there (signatures)."""
     return await start_bridge(slack, "http", start_service, http)
+
+
+@pytest.fixture
+async def server(tmp_path: Path, slack: SlackEmulator, mode: Mode) -> AsyncIterator[ServerProcess]:
+    """`askbridge serve` as a child process with Slack on, in `mode`; started by the test."""
+    process = ServerProcess(tmp_path / "askbridge.db", env=slack_settings(slack, mode))
+    yield process
+    await process.stop()
+
+
+async def serving(server: ServerProcess, slack: SlackEmulator, mode: Mode, port: int = 0) -> None:
+    """Start `askbridge serve` and wait until Slack can reach it."""
+    connections = slack.socket.connections_total
+    url = await server.start(port)
+    if mode == "http":
+        slack.interactions_url = f"{url}/slack/events"
+    else:
+        await slack.wait_socket_connected(after=connections)

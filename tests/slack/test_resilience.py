@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import aiohttp
-import pytest
 
 from bots.client import AskbridgeClient
 from tests.conftest import DATABASE, EXPECTED, StartService
@@ -21,7 +18,7 @@ from tests.slack.conftest import (
     Mode,
     answer_fully,
     ask_body,
-    slack_settings,
+    serving,
     start_bridge,
 )
 
@@ -67,23 +64,6 @@ async def test_a_note_goes_through_response_url_when_ephemerals_fail(bridge: Bri
     await slack.person("U1").click_button(message, "Submit")
     note = await slack.wait_for_ephemeral("U1", contains='Please answer "Database", "Features"')
     assert note.via == "response_url"
-
-
-@pytest.fixture
-async def server(tmp_path: Path, slack: SlackEmulator, mode: Mode) -> AsyncIterator[ServerProcess]:
-    process = ServerProcess(tmp_path / "askbridge.db", env=slack_settings(slack, mode))
-    yield process
-    await process.stop()
-
-
-async def serving(server: ServerProcess, slack: SlackEmulator, mode: Mode, port: int = 0) -> None:
-    """Start `askbridge serve` and wait until Slack can reach it."""
-    connections = slack.socket.connections_total
-    url = await server.start(port)
-    if mode == "http":
-        slack.interactions_url = f"{url}/slack/events"
-    else:
-        await slack.wait_socket_connected(after=connections)
 
 
 async def test_a_request_waiting_in_slack_survives_a_crash(

@@ -1,0 +1,621 @@
+"""Team approvals in Slack: who may answer, user groups, a quorum with a live tally, deadlines
+and reminders, restarts, the CLI deploy gate, and tool-permission prompts, each with its story
+in the audit trail."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import sys
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import aiohttp
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from adapters.slack.action_ids import ActionId
+from adapters.slack.render import ELLIPSIS, FENCE, formatted, render, summary
+from core.clock import ManualClock
+from core.models import Person, Policy, QuestionOption, Request, Status, UserQuestion, Vote
+from tests.conftest import DEPLOY
+from tests.emulators.slack import Message, SlackEmulator, validate_blocks
+from tests.server_process import ServerProcess
+from tests.slack.conftest import (
+    CHANNEL,
+    TARGET,
+    Bridge,
+    Mode,
+    answer_fully,
+    ask_body,
+    serving,
+)
+
+APPROVE = {"Deploy": "Approve"}
+
+
+async def ask_deploy(bridge: Bridge, request_id: str, **fields: Any) -> Message:
+    return await bridge.ask(
+        {"request_id": request_id, "questions": [DEPLOY], "target": TARGET, **fields}
+    )
+
+
+async def story(http: aiohttp.ClientSession, url: str, request_id: str) -> list[tuple[str, Any]]:
+    """The audit trail of one request: each event's kind and who acted (a Slack member id)."""
+    async with http.get(f"{url}/v1/questions/{request_id}/events") as response:
+        assert response.status == 200
+        events = (await response.json())["events"]
+    return [(e["kind"], e["actor"]["id"] if e["actor"] else None) for e in events]
+
+
+def block_ids(message: Message) -> set[str]:
+    return {str(block["block_id"]) for block in message.blocks}
+
+
+def thread_replies(slack: SlackEmulator, message: Message) -> list[Message]:
+    return [m for m in slack.messages(message.channel) if m.thread_ts == message.ts]
+
+
+def voters(found: dict[str, Any]) -> list[tuple[str, dict[str, str]]]:
+    return sorted((v["voter"]["id"], v["answers"]) for v in found["votes"])
+
+
+# ---- who may answer -----------------------------------------------------------------------------
+
+
+async def test_a_non_answerer_is_told_who_may_answer(bridge: Bridge) -> None:
+    slack = bridge.slack
+    message = await ask_deploy(bridge, "ask_who", answerers=["slack:U2"])
+    assert "Who may answer: <@U2>" in message.visible_text
+
+    alice = slack.person("U1")
+    (await alice.click_button(message, "Approve")).assert_acked()
+    note = await slack.wait_for_ephemeral(
+        "U1", contains="Only these people may answer this question: <@U2>."
+    )
+    assert "Your click was not counted." in note.visible_text
+    assert note.channel == message.channel
+    # Cancelling is answering too.
+    (await alice.click_button(message, "Cancel")).assert_acked()
+    await slack.wait_for_ephemeral("U1", contains="Only these people may answer", after=1)
+
+    found = await bridge.status("ask_who")
+    assert found["status"] == "waiting"
+    assert found["votes"] == []
+    assert slack.call_count("chat.update") == 0
+    assert await story(bridge.http, bridge.url, "ask_who") == [
+        ("created", None),
+        ("posted", None),
+        ("denied", "U1"),
+        ("denied", "U1"),
+    ]
+
+    (await slack.person("U2").click_button(message, "Reject")).assert_acked()
+    outcome = await bridge.outcome("ask_who")
+    assert outcome["answers"] == {"Deploy": "Reject"}
+    assert outcome["answered_by"]["id"] == "U2"
+    final = await bridge.final(message)
+    assert "Answered by <@U2>" in final.visible_text
+    assert slack.ephemerals("U2") == []
+    assert slack.call_count("usergroups.users.list") == 0
+    assert await story(bridge.http, bridge.url, "ask_who") == [
+        ("created", None),
+        ("posted", None),
+        ("denied", "U1"),
+        ("denied", "U1"),
+        ("vote", "U2"),
+        ("answered", "U2"),
+    ]
+
+
+async def test_user_group_membership_decides_who_may_answer(
+    bridge: Bridge, clock: ManualClock
+) -> None:
+    slack = bridge.slack
+    slack.add_user("U3", "carol")
+    slack.add_usergroup("S0123", ["U1", "U2"])
+    message = await ask_deploy(bridge, "ask_group", answerers=["slack-group:S0123"])
+    assert "Who may answer: <!subteam^S0123>" in message.visible_text
+
+    (await slack.person("U3").click_button(message, "Approve")).assert_acked()
+    await slack.wait_for_ephemeral("U3", contains="may answer this question: <!subteam^S0123>.")
+    assert (await bridge.status("ask_group"))["votes"] == []
+
+    (await slack.person("U2").click_button(message, "Approve")).assert_acked()
+    outcome = await bridge.outcome("ask_group")
+    assert outcome["answers"] == APPROVE
+    assert outcome["answered_by"]["id"] == "U2"
+    assert await story(bridge.http, bridge.url, "ask_group") == [
+        ("created", None),
+        ("posted", None),
+        ("denied", "U3"),
+        ("vote", "U2"),
+        ("answered", "U2"),
+    ]
+    # Both clicks were decided by one look at the group.
+    assert [c["usergroup"] for c in slack.calls("usergroups.users.list")] == ["S0123"]
+
+    # Carol joins the group: askbridge notices within a minute, not on every click.
+    slack.add_usergroup("S0123", ["U1", "U2", "U3"])
+    second = await ask_deploy(bridge, "ask_group_2", answerers=["slack-group:S0123"])
+    carol = slack.person("U3")
+    (await carol.click_button(second, "Reject")).assert_acked()
+    await slack.wait_for_ephemeral("U3", contains="may answer", after=1)
+    await clock.advance(61)
+    (await carol.click_button(second, "Reject")).assert_acked()
+    outcome = await bridge.outcome("ask_group_2")
+    assert outcome["answered_by"]["id"] == "U3"
+    assert slack.call_count("usergroups.users.list") == 2
+    assert await story(bridge.http, bridge.url, "ask_group_2") == [
+        ("created", None),
+        ("posted", None),
+        ("denied", "U3"),
+        ("vote", "U3"),
+        ("answered", "U3"),
+    ]
+
+
+async def test_a_group_slack_cannot_list_is_named_in_the_note(http_bridge: Bridge) -> None:
+    bridge, slack = http_bridge, http_bridge.slack
+    slack.add_usergroup("S0123", ["U1"])
+    message = await ask_deploy(bridge, "ask_scope", answerers=["slack-group:S0123"])
+    slack.fail_next("usergroups.users.list", 200, error="missing_scope")
+    alice = slack.person("U1")
+    (await alice.click_button(message, "Approve")).assert_acked()
+    note = await slack.wait_for_ephemeral("U1", contains="could not check who is in")
+    assert "<!subteam^S0123>" in note.visible_text
+    # The failure is not remembered: the next click asks Slack again and counts.
+    (await alice.click_button(message, "Approve")).assert_acked()
+    assert (await bridge.outcome("ask_scope"))["answered_by"]["id"] == "U1"
+    assert slack.call_count("usergroups.users.list") == 2
+    assert await bridge.event_kinds("ask_scope") == [
+        "created",
+        "posted",
+        "denied",
+        "vote",
+        "answered",
+    ]
+
+
+# ---- quorum -------------------------------------------------------------------------------------
+
+
+async def test_a_quorum_of_two_needs_two_matching_votes(bridge: Bridge) -> None:
+    slack = bridge.slack
+    message = await ask_deploy(bridge, "ask_quorum", quorum=2)
+    assert "Needs 2 matching votes" in message.visible_text
+    alice, bob = slack.person("U1"), slack.person("U2")
+
+    (await alice.click_button(message, "Approve")).assert_acked()
+    await slack.wait_for_ephemeral(
+        "U1", contains="Your vote is counted: 1 of 2 so far for Deploy: Approve."
+    )
+    shown = await slack.wait_for_update(
+        message.channel, message.ts, lambda m: "Deploy: Approve — *1/2*: <@U1>" in m.visible_text
+    )
+    assert shown.has_interactive_elements
+    # Progress renders keep the block_ids, so nobody's unsubmitted choices are cleared.
+    assert block_ids(message) < block_ids(shown)
+
+    # A different answer from someone else does not end it.
+    (await bob.click_button(message, "Reject")).assert_acked()
+    await slack.wait_for_ephemeral("U2", contains="1 of 2 so far for Deploy: Reject.")
+    shown = await slack.wait_for_update(
+        message.channel, message.ts, lambda m: "Deploy: Reject — *1/2*: <@U2>" in m.visible_text
+    )
+    assert "Deploy: Approve — *1/2*: <@U1>" in shown.visible_text
+    assert (await bridge.status("ask_quorum"))["status"] == "waiting"
+
+    # Bob changes his vote: now two people agree.
+    (await bob.click_button(message, "Approve")).assert_acked()
+    final = await bridge.outcome("ask_quorum")
+    assert final["status"] == "answered"
+    assert final["answers"] == APPROVE
+    assert final["answered_by"]["id"] == "U2"
+    assert voters(final) == [("U1", APPROVE), ("U2", APPROVE)]
+
+    ended = await bridge.final(message)
+    assert "Answered by <@U1>, <@U2> (2 matching votes)" in ended.visible_text
+    assert "Deploy: Approve — *2/2*: <@U1>, <@U2>" in ended.visible_text
+    assert block_ids(ended).isdisjoint(block_ids(message))
+    assert "alice, bob" in ended.text
+    # The deciding vote needs no note: the message says it all.
+    assert len(slack.ephemerals("U2")) == 1
+    assert await bridge.event_kinds("ask_quorum") == [
+        "created",
+        "posted",
+        "vote",
+        "vote",
+        "vote",
+        "answered",
+    ]
+    assert slack.invalid_blocks_count == 0, slack.block_rejections
+    assert slack.unacked == []
+
+
+async def test_a_tally_update_keeps_everyones_unsubmitted_choices(bridge: Bridge) -> None:
+    slack = bridge.slack
+    message = await bridge.ask(ask_body("ask_keep", quorum=2))
+    alice = slack.person("U1")
+    await alice.choose_radio(message, "SQLite")
+
+    (await answer_fully(bridge, "U2", message)).assert_acked()
+    await slack.wait_for_update(message.channel, message.ts, lambda m: "1/2" in m.visible_text)
+
+    # Alice goes on where she left off; her radio choice was not cleared by the update.
+    await alice.tick_checkboxes(message, ["Logging"])
+    (await alice.click_button(message, "Submit")).assert_acked()
+    await slack.wait_for_ephemeral("U1", contains="Your vote is counted: 1 of 2")
+    found = await bridge.status("ask_keep")
+    assert found["status"] == "waiting"
+    assert voters(found) == [
+        ("U1", {"Database": "SQLite", "Features": "Logging"}),
+        ("U2", {"Database": "PostgreSQL", "Features": "Caching, Metrics"}),
+    ]
+
+
+# ---- deadlines and reminders --------------------------------------------------------------------
+
+
+async def test_the_deadline_gives_the_default_answers_after_one_reminder(
+    bridge: Bridge, clock: ManualClock
+) -> None:
+    slack = bridge.slack
+    slack.add_usergroup("S0123", ["U2"])
+    message = await ask_deploy(
+        bridge,
+        "ask_default",
+        answerers=["slack:U1", "slack-group:S0123"],
+        timeout_s=300,
+        on_timeout={"answers": {"Deploy": "Reject"}},
+        remind_after_s=120,
+    )
+    assert "Who may answer: <@U1>, <!subteam^S0123>" in message.visible_text
+    assert "If undecided by <!date^" in message.visible_text
+    assert "Deploy: Reject" in message.visible_text
+
+    await clock.advance(120)
+    reminder = await slack.wait_for_message(CHANNEL, lambda m: m.thread_ts == message.ts)
+    assert reminder.text.startswith(":bell: <@U1>, <!subteam^S0123>: this question is still")
+    assert "the answer will be Deploy: Reject" in reminder.text
+    assert (await bridge.status("ask_default"))["reminded_at"] is not None
+
+    await clock.advance(180)
+    outcome = await bridge.outcome("ask_default")
+    assert outcome["status"] == "answered"
+    assert outcome["answers"] == {"Deploy": "Reject"}
+    assert outcome["decided_by"] == "timeout"
+    assert "answered_by" not in outcome
+    final = await bridge.final(message)
+    assert "Decided by timeout" in final.visible_text
+    assert "→ *Reject*" in final.visible_text
+    assert final.text == "Decided by timeout: Deploy: Reject"
+    assert thread_replies(slack, message) == [reminder]
+    assert await bridge.event_kinds("ask_default") == ["created", "posted", "reminder", "answered"]
+
+
+async def test_the_deadline_expires_a_request_without_default_answers(
+    bridge: Bridge, clock: ManualClock
+) -> None:
+    slack = bridge.slack
+    message = await ask_deploy(bridge, "ask_lapse", quorum=2, timeout_s=300, remind_after_s=200)
+    assert "Open until <!date^" in message.visible_text
+    (await slack.person("U1").click_button(message, "Approve")).assert_acked()
+    await slack.wait_for_update(message.channel, message.ts, lambda m: "1/2" in m.visible_text)
+
+    await clock.advance(200)
+    reminder = await slack.wait_for_message(CHANNEL, lambda m: m.thread_ts == message.ts)
+    # Anyone may answer, so nobody in particular is mentioned.
+    assert reminder.text.startswith(":bell: Reminder: this question is still waiting")
+    assert "<@" not in reminder.text
+    assert "It needs 2 matching votes; the most so far is 1." in reminder.text
+
+    await clock.advance(100)
+    outcome = await bridge.outcome("ask_lapse")
+    assert outcome["status"] == "expired"
+    assert outcome["error"] == "Timed out waiting for an answer"
+    final = await bridge.final(message)
+    assert "Expired without an answer" in final.visible_text
+    assert "Deploy: Approve — *1/2*: <@U1>" in final.visible_text
+    assert thread_replies(slack, message) == [reminder]
+    assert await bridge.event_kinds("ask_lapse") == [
+        "created",
+        "posted",
+        "vote",
+        "reminder",
+        "expired",
+    ]
+
+
+async def test_a_reminder_for_a_question_in_a_thread_goes_to_that_thread(
+    bridge: Bridge, clock: ManualClock
+) -> None:
+    slack = bridge.slack
+    parent = await slack.workspace.post(CHANNEL, "Release 4711", [])
+    target = f"{TARGET}/{parent.ts}"
+    message = await ask_deploy(bridge, "ask_in_thread", target=target, remind_after_s=60)
+    await clock.advance(60)
+    reminder = await slack.wait_for_message(
+        CHANNEL, lambda m: m.thread_ts == parent.ts and m.ts != message.ts
+    )
+    assert "still waiting" in reminder.text
+    assert thread_replies(slack, message) == []
+    assert await bridge.event_kinds("ask_in_thread") == ["created", "posted", "reminder"]
+
+
+# ---- restarts and the CLI -----------------------------------------------------------------------
+
+
+async def test_a_half_reached_quorum_survives_a_crash(
+    server: ServerProcess, slack: SlackEmulator, mode: Mode, http: aiohttp.ClientSession
+) -> None:
+    await serving(server, slack, mode)
+    body = {"request_id": "ask_crash_vote", "questions": [DEPLOY], "target": TARGET, "quorum": 2}
+    async with http.post(f"{server.url}/v1/questions", json=body) as response:
+        created = await response.json()
+        assert response.status == 201, created
+    message = slack.message(CHANNEL, created["messages"][0]["message_id"])
+    (await slack.person("U1").click_button(message, "Approve")).assert_acked()
+    await slack.wait_for_ephemeral("U1", contains="Your vote is counted: 1 of 2")
+
+    await server.kill()
+    await serving(server, slack, mode, port=server.port)
+    async with http.get(f"{server.url}/v1/questions/ask_crash_vote") as response:
+        found = await response.json()
+    assert found["status"] == "waiting"
+    assert voters(found) == [("U1", APPROVE)]
+
+    (await slack.person("U2").click_button(message, "Approve")).assert_acked()
+    async with http.get(f"{server.url}/v1/questions/ask_crash_vote?wait=10") as response:
+        final = await response.json()
+    assert final["status"] == "answered"
+    assert voters(final) == [("U1", APPROVE), ("U2", APPROVE)]
+    ended = await slack.wait_for_update(
+        message.channel, message.ts, lambda m: not m.has_interactive_elements
+    )
+    assert "Answered by <@U1>, <@U2>" in ended.visible_text
+    assert await story(http, server.url, "ask_crash_vote") == [
+        ("created", None),
+        ("posted", None),
+        ("vote", "U1"),
+        ("vote", "U2"),
+        ("answered", "U2"),
+    ]
+
+
+@pytest.mark.parametrize("mode", ["socket"])
+async def test_askbridge_ask_exits_0_once_two_group_members_approve(
+    server: ServerProcess, slack: SlackEmulator, mode: Mode, http: aiohttp.ClientSession
+) -> None:
+    slack.add_user("U3", "carol")
+    slack.add_usergroup("S0123", ["U1", "U2"])
+    await serving(server, slack, mode)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ASKBRIDGE_", "SLACK_"))}
+    ask = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bots.cli",
+        "ask",
+        "--url",
+        server.url,
+        "--target",
+        TARGET,
+        "--answerer",
+        "slack-group:S0123",
+        "--quorum",
+        "2",
+        "--request-id",
+        "ask_cli_gate",
+        "--question",
+        "Deploy build 4711 to production?",
+        "--header",
+        "Deploy",
+        "--option",
+        "Approve=Ship it",
+        "--option",
+        "Reject=Hold the release",
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        message = await slack.wait_for_message(CHANNEL, timeout=20)
+        assert "Who may answer: <!subteam^S0123> · Needs 2 matching votes" in message.visible_text
+        (await slack.person("U3").click_button(message, "Approve")).assert_acked()
+        await slack.wait_for_ephemeral("U3", contains="<!subteam^S0123>")
+        (await slack.person("U1").click_button(message, "Approve")).assert_acked()
+        await slack.wait_for_ephemeral("U1", contains="Your vote is counted: 1 of 2")
+        (await slack.person("U2").click_button(message, "Approve")).assert_acked()
+        out, err = await asyncio.wait_for(ask.communicate(), 30)
+    finally:
+        if ask.returncode is None:
+            ask.kill()
+            await ask.wait()
+    assert ask.returncode == 0, err.decode()
+    assert json.loads(out) == APPROVE
+    assert await story(http, server.url, "ask_cli_gate") == [
+        ("created", None),
+        ("posted", None),
+        ("denied", "U3"),
+        ("vote", "U1"),
+        ("vote", "U2"),
+        ("answered", "U2"),
+    ]
+
+
+# ---- tool-permission prompts --------------------------------------------------------------------
+
+PROMPT = {
+    "PermissionRequest": {
+        "tool_name": "Bash",
+        "action": "run a shell command",
+        "input": {"command": "rm -rf build/ && make release"},
+        "details": "in /srv/app",
+    }
+}
+
+
+def question_section(message: Message) -> str:
+    return next(
+        str(b["text"]["text"])
+        for b in message.blocks
+        if b["type"] == "section" and "*Permission*" in b["text"]["text"]
+    )
+
+
+async def permission_over_slack(
+    bridge: Bridge, prompt: dict[str, Any], choice: str
+) -> tuple[Message, dict[str, Any]]:
+    """Send `prompt` on the agent WebSocket, click `choice` in Slack; the message and the
+    agent's answer."""
+    url = f"{bridge.url}/v1/agent?target={TARGET}".replace("http", "ws", 1)
+    async with bridge.http.ws_connect(url) as socket:
+        await socket.send_json({"TextDelta": "I need to run a command."})
+        await socket.send_json(prompt)
+        message = await bridge.slack.wait_for_message(CHANNEL)
+        click = await bridge.slack.person("U1").click_button(message, choice)
+        click.assert_acked()
+        response: dict[str, Any] = await socket.receive_json(timeout=10)
+    return message, response
+
+
+async def test_a_permission_prompt_shows_the_input_as_code_and_allow_once_allows(
+    bridge: Bridge,
+) -> None:
+    message, response = await permission_over_slack(bridge, PROMPT, "Allow once")
+    section = question_section(message)
+    assert section.startswith("*Permission*  Allow Bash to run a shell command?\nin /srv/app\n")
+    assert '```\n{\n  "command": "rm -rf build/ &amp;&amp; make release"\n}\n```' in section
+    assert section.count(FENCE) == 2
+    assert "Always allow" in message.visible_text
+    assert "Deny" in message.visible_text
+    # The notification text has no code block to leave open.
+    assert FENCE not in message.text
+    assert response == {
+        "PermissionResponse": {"tool_name": "Bash", "allowed": True, "remember": False}
+    }
+
+    request_id = ActionId.unpack(message.blocks[-1]["elements"][0]["action_id"]).request_id
+    final = await bridge.final(message)
+    assert "→ *Allow once*" in final.visible_text
+    assert question_section(final).count(FENCE) == 2
+    assert await bridge.event_kinds(request_id) == ["created", "posted", "vote", "answered"]
+
+
+async def test_a_long_permission_input_is_shortened_inside_its_code_block(
+    bridge: Bridge,
+) -> None:
+    # Escaping makes this input far longer than Slack allows; the cut must stay in the block.
+    noisy = {"script": "<&> ``` " * 500}
+    prompt = {"PermissionRequest": {**PROMPT["PermissionRequest"], "input": noisy}}
+    message, response = await permission_over_slack(bridge, prompt, "Deny")
+    assert response["PermissionResponse"] == {
+        "tool_name": "Bash",
+        "allowed": False,
+        "remember": False,
+    }
+    final = await bridge.final(message)
+    for shown, below in ((message, "• *Allow once*"), (final, "→ *Deny*")):
+        section = question_section(shown)
+        assert len(section) <= 3000
+        assert section.count(FENCE) == 2
+        # Cut inside the block, which is closed before the lines that follow it.
+        assert f"{ELLIPSIS}{FENCE}\n{below}" in section
+        assert "<" not in section
+        assert_whole_entities(section)
+    assert bridge.slack.invalid_blocks_count == 0, bridge.slack.block_rejections
+
+
+def assert_whole_entities(text: str) -> None:
+    """Every `&` starts one of mrkdwn's three escapes: no cut split one."""
+    assert all(
+        text[i:].startswith(("&amp;", "&lt;", "&gt;")) for i, ch in enumerate(text) if ch == "&"
+    ), text
+
+
+# ---- the renderer, for any approval -------------------------------------------------------------
+
+
+@given(st.text(max_size=600), st.integers(min_value=1, max_value=400))
+def test_formatted_text_never_leaves_a_code_block_open(text: str, limit: int) -> None:
+    shown = formatted(text, limit)
+    assert len(shown) <= limit
+    assert shown.count(FENCE) % 2 == 0
+    assert "<" not in shown
+    assert_whole_entities(shown)
+    if len(text) <= limit and text.count(FENCE) % 2 == 0 and not set(text) & set("&<>"):
+        assert shown == text
+
+
+def test_summary_leaves_code_out_of_notifications() -> None:
+    assert summary("Allow Bash?\nin /srv\n```\nrm -rf /\n```") == "Allow Bash? in /srv"
+    assert summary("```only code```") == "only code"
+
+
+slack_ids = st.from_regex(r"U[A-Z0-9]{2,8}", fullmatch=True)
+entries = st.one_of(
+    slack_ids.map(lambda u: f"slack:{u}"),
+    st.from_regex(r"S[A-Z0-9]{2,8}", fullmatch=True).map(lambda s: f"slack-group:{s}"),
+    st.from_regex(r"[a-z0-9_.-]{1,64}", fullmatch=True).map(lambda n: f"web:{n}"),
+)
+
+
+@st.composite
+def approvals(draw: st.DrawFn) -> Request:
+    labels = draw(
+        st.lists(
+            st.text(min_size=1, max_size=300).filter(str.strip), min_size=2, max_size=4, unique=True
+        )
+    )
+    question = UserQuestion(
+        question=draw(st.text(min_size=1, max_size=3000).filter(str.strip)),
+        header="Deploy",
+        options=tuple(QuestionOption(label=label) for label in labels),
+    )
+    now = datetime(2030, 1, 1, tzinfo=UTC)
+    people = draw(st.lists(slack_ids, max_size=60, unique=True))
+    votes = tuple(
+        Vote(
+            person=Person(platform="slack", id=u, name=u.lower()),
+            answers={"Deploy": draw(st.sampled_from(labels))},
+            at=now,
+        )
+        for u in people
+    )
+    status = draw(st.sampled_from([Status.WAITING, Status.ANSWERED, Status.EXPIRED]))
+    answers = {"Deploy": labels[0]} if status is Status.ANSWERED else None
+    return Request(
+        request_id="ask_any",
+        questions=(question,),
+        targets=(),
+        created_at=now,
+        expires_at=now + timedelta(seconds=300),
+        status=status,
+        ended_at=None if status is Status.WAITING else now,
+        answers=answers,
+        answered_by=votes[0].person if answers and votes and draw(st.booleans()) else None,
+        policy=Policy(
+            answerers=tuple(draw(st.lists(entries, max_size=80, unique=True))),
+            quorum=draw(st.integers(min_value=1, max_value=50)),
+            timeout_answers={"Deploy": labels[-1]} if draw(st.booleans()) else None,
+        ),
+        votes=votes,
+    )
+
+
+@settings(max_examples=100, deadline=None)
+@given(approvals())
+def test_every_approval_render_is_valid_block_kit(request: Request) -> None:
+    payload = render(request, "0000beef")
+    assert validate_blocks(payload["blocks"]) == []
+    for block in payload["blocks"]:
+        texts = [block["text"]] if block["type"] == "section" else []
+        texts += block.get("elements", []) if block["type"] == "context" else []
+        for text in texts:
+            shown = str(text["text"])
+            assert shown.count(FENCE) % 2 == 0
+            # Mentions and dates are never cut in half.
+            assert re.sub(r"<(@U|!subteam\^S|!date\^)[^<>]*>", "", shown).count("<") == 0
