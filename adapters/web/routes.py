@@ -15,7 +15,7 @@ from adapters.web import pages
 from core.answers import unanswered
 from core.broker import Broker
 from core.errors import AlreadyEnded, MissingAnswers, NotEligible, NotFound
-from core.models import Person, Selections, Status
+from core.models import Person, Request, Selections, Status
 
 NAME_COOKIE = "askbridge_name"
 MAX_NAME_CHARS = 80
@@ -139,8 +139,11 @@ async def answer(request: web.Request) -> web.Response:
                 raise MissingAnswers(missing)
             voted = await broker.submit(request_id, person, chosen)
             if not voted.status.is_terminal:
-                note = f"Your vote is counted: {len(voted.votes)} of {voted.policy.quorum} so far."
-                return _html(pages.outcome(voted, broker.hub.version, note=note, flash=True))
+                return _html(
+                    pages.outcome(
+                        voted, broker.hub.version, note=_vote_note(voted, person), flash=True
+                    )
+                )
     except NotEligible as error:
         return _html(pages.outcome(found, broker.hub.version, note=str(error)), status=403)
     except MissingAnswers as error:
@@ -182,3 +185,13 @@ def _selections(
         if values:
             chosen[index] = tuple(sorted({int(v) for v in values}))
     return chosen
+
+
+def _vote_note(request: Request, person: Person) -> str:
+    mine = next((v.answers for v in request.votes if v.person.key == person.key), {})
+    agreeing = sum(1 for v in request.votes if v.answers == mine)
+    choice = "; ".join(f"{header}: {answer}" for header, answer in mine.items())
+    return (
+        f"Your vote is counted: {agreeing} of {request.policy.quorum} so far for {choice}. "
+        "You can change it until the question is decided."
+    )
