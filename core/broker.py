@@ -384,13 +384,21 @@ class Broker:
             self._render_workers.discard(key)
 
     async def _remind(self, request: Request, message: MessageRef) -> None:
+        """Send the one reminder the store let us claim, retrying as message updates do."""
         surface = self.surfaces.get(message.platform)
         if not isinstance(surface, Reminding):
             return
-        try:
-            await surface.remind(request, message)
-        except Exception:
-            log.warning("reminding on %s failed", message.platform, exc_info=True)
+        for attempt, backoff in enumerate((*self._render_backoff_s, None), start=1):
+            try:
+                await surface.remind(request, message)
+                return
+            except Exception:
+                log.warning(
+                    "reminding on %s failed (attempt %d)", message.platform, attempt, exc_info=True
+                )
+                if backoff is None:
+                    return
+                await asyncio.sleep(backoff)
 
     async def _render(self, request: Request, message: MessageRef) -> None:
         surface = self.surfaces.get(message.platform)

@@ -31,6 +31,7 @@ class ChatSurface:
         self.updates: asyncio.Queue[tuple[Request, MessageRef]] = asyncio.Queue()
         self.update_attempts = 0
         self.reminders: asyncio.Queue[tuple[Request, MessageRef]] = asyncio.Queue()
+        self.remind_failures = 0
 
     def check_target(self, target: Target) -> None:
         pass
@@ -53,6 +54,9 @@ class ChatSurface:
         pass
 
     async def remind(self, request: Request, message: MessageRef) -> None:
+        if self.remind_failures:
+            self.remind_failures -= 1
+            raise ConnectionError("rate limited")
         await self.reminders.put((request, message))
 
 
@@ -167,10 +171,11 @@ async def test_one_reminder_before_the_deadline_even_across_a_restart(
     store: SQLiteStore, chat: ChatSurface
 ) -> None:
     clock = ManualClock()
-    first = Broker(store, clock=clock, default_target="chat:C1")
+    first = Broker(store, clock=clock, default_target="chat:C1", render_backoff_s=(0,))
     first.add_surface(chat)
     await first.start()
     await first.ask(questions(), request_id="ask_6", timeout_s=600, remind_after_s=300)
+    chat.remind_failures = 1  # the first attempt fails; it is tried again
     await clock.advance(299)
     assert chat.reminders.empty()
     await clock.advance(1)
