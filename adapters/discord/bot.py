@@ -18,9 +18,16 @@ class BridgeBot(discord.Client):
     def __init__(self, broker: Broker, dynamic_items: Sequence[type[ui.DynamicItem[Any]]]) -> None:
         intents = discord.Intents.none()
         # Clicks (INTERACTION_CREATE) need no intent at all; `guilds` keeps the guild, channel
-        # and role caches filled, for jump links and for checking roles.
+        # and role caches filled, for jump links and for checking roles (a click's member
+        # carries its role ids in any case).
         intents.guilds = True
-        super().__init__(intents=intents, max_messages=None, chunk_guilds_at_startup=False)
+        # Nothing askbridge sends pings anyone unless it says so (only reminders do).
+        super().__init__(
+            intents=intents,
+            max_messages=None,
+            chunk_guilds_at_startup=False,
+            allowed_mentions=discord.AllowedMentions.none(),
+        )
         self.broker = broker
         self._dynamic_items = tuple(dynamic_items)
         self.connected = asyncio.Event()

@@ -4,6 +4,10 @@
 `respond` wires both to Discord: acknowledge first (Discord allows 3 seconds), then act, then
 reply ephemerally if there is something to say. Every broker call is idempotent or guarded by
 the store's compare-and-set, so a duplicate click is harmless.
+
+Who may answer is the broker's call: the click carries the member's roles (as
+`discord-role:<id>` groups), and a refusal becomes a private note naming who may answer.
+With a quorum, a vote that does not decide the request yet is confirmed privately.
 """
 
 from __future__ import annotations
@@ -15,19 +19,28 @@ from typing import Any
 
 import discord
 
+from adapters.discord.approvals import groups, matching, names, not_eligible, vote_note
 from adapters.discord.bot import BridgeBot
 from adapters.discord.codec import Action, ComponentId
 from adapters.discord.text import shorten
 from core.answers import unanswered
 from core.broker import Broker
-from core.errors import AlreadyEnded, ForeignMessage, MissingAnswers, NotFound, describe_end
-from core.models import MessageRef, Person, Request, Selections
+from core.errors import (
+    AlreadyEnded,
+    ForeignMessage,
+    MissingAnswers,
+    NotEligible,
+    NotFound,
+    describe_end,
+)
+from core.models import MessageRef, Person, Request, Selections, Status
 
 log = logging.getLogger("askbridge.discord")
 
 MAX_CONTENT = 2000
 GONE = "This question is no longer available."
 FAILED = "Sorry, that did not work. Please try again in a moment."
+NO_PINGS = discord.AllowedMentions.none()
 
 
 def is_one_click(request: Request) -> bool:
@@ -48,9 +61,15 @@ def parse(
 ) -> Click:
     user = interaction.user
     message_id = interaction.message.id if interaction.message is not None else 0
+    person = Person(
+        platform="discord",
+        id=str(user.id),
+        name=user.display_name,
+        groups=groups(user, interaction.guild_id),
+    )
     return Click(
         component=component,
-        person=Person(platform="discord", id=str(user.id), name=user.display_name),
+        person=person,
         origin=MessageRef(
             platform="discord", channel=str(interaction.channel_id), message_id=str(message_id)
         ),
@@ -73,18 +92,21 @@ async def apply(broker: Broker, click: Click) -> str | None:
                     options = _indices(click.values)
                 request = await broker.get(request_id)
                 if is_one_click(request):
-                    await broker.submit(request_id, person, {question: options}, origin)
-                    return None
+                    voted = await broker.submit(request_id, person, {question: options}, origin)
+                    return vote_note(voted, person)
                 draft = await broker.select(request_id, person, question, options, origin)
                 return _chosen(request, question, draft)
             case Action.SUBMIT:
-                await broker.submit(request_id, person, None, origin)
+                voted = await broker.submit(request_id, person, None, origin)
+                return vote_note(voted, person)
             case Action.CANCEL:
                 await broker.cancel(request_id, person, origin)
+    except NotEligible as error:
+        return not_eligible(error.answerers)
     except MissingAnswers as error:
         return str(error)
     except AlreadyEnded as error:
-        return describe_end(error.request)
+        return already_ended(error.request)
     except NotFound:
         return GONE
     except ForeignMessage as error:
@@ -120,9 +142,22 @@ async def respond(
     )
     if reply:
         try:
-            await interaction.followup.send(shorten(reply, MAX_CONTENT), ephemeral=True)
+            await interaction.followup.send(
+                shorten(reply, MAX_CONTENT), ephemeral=True, allowed_mentions=NO_PINGS
+            )
         except discord.HTTPException:
             log.warning("could not tell %s: %s", click.person.id, reply, exc_info=True)
+
+
+def already_ended(request: Request) -> str:
+    """Why a click came too late, naming every voter when several had to agree."""
+    if request.decided_by_timeout:
+        return "This question was already decided by timeout."
+    if request.status is Status.ANSWERED and request.answers and request.policy.quorum > 1:
+        voters = matching(request, request.answers)
+        if voters:
+            return f"This question was already answered by {names(voters)}."
+    return describe_end(request)
 
 
 def _indices(values: Sequence[str]) -> tuple[int, ...]:

@@ -2,9 +2,12 @@
 
 While waiting: the context, then per question its header, text and options (descriptions in
 the text for buttons, as option descriptions in a select) followed by its controls, then
-Submit (unless one click answers) and Cancel. Once ended: no controls; each header with its
-answer, and who ended it and when. 4 questions x 4 options come to 31 of Discord's 40
-components; all texts together stay within Discord's 4000 characters.
+Submit (unless one click answers) and Cancel; above the controls, the request's policy when
+it has one (who may answer, the votes so far out of the quorum, what the deadline does). Once
+ended: no controls; each header with its answer, and who ended it and when (the voters, or
+"decided by timeout"). 4 questions x 4 options come to 31 of Discord's 40 components; all
+texts together stay within Discord's 4000 characters: the texts the agent wrote are
+shortened to make room, never the policy, which is bounded on its own.
 """
 
 from __future__ import annotations
@@ -16,10 +19,11 @@ from typing import Any
 import discord
 from discord import ui
 
+from adapters.discord.approvals import matching, names, policy_lines, tally_lines, timestamp
 from adapters.discord.clicks import is_one_click
 from adapters.discord.codec import ComponentId
 from adapters.discord.items import ActionButton, ChoiceSelect
-from adapters.discord.text import fit, shorten
+from adapters.discord.text import close_fences, fit, shorten
 from core.errors import describe_end
 from core.models import Person, Request, Status, UserQuestion
 
@@ -58,9 +62,9 @@ def render(request: Request) -> ui.LayoutView:
 
 
 def _waiting(request: Request) -> list[Item]:
-    fields: Fields = {("context",): (request.context or "").strip()}
+    fields: Fields = {("context",): close_fences((request.context or "").strip())}
     for q, question in enumerate(request.questions):
-        fields["question", q] = question.question.strip()
+        fields["question", q] = close_fences(question.question.strip())
         if not question.multi_select:
             for o, option in enumerate(question.options):
                 fields["description", q, o] = shorten(option.description.strip(), MAX_OPTION_TEXT)
@@ -94,14 +98,22 @@ def _waiting_texts(request: Request, fields: Fields) -> list[str]:
                 description = fields["description", q, o]
                 lines.append(f"{line} — {description}" if description else line)
         texts.append("\n".join(lines))
-    if is_one_click(request):
-        texts.append("-# One click answers. Cancel tells the agent not to wait.")
-    else:
-        texts.append(
-            "-# Your choices are yours alone until you press Submit. "
-            "Cancel tells the agent not to wait."
-        )
+    texts.append("\n".join([*policy_lines(request), _hint(request)]))
     return texts
+
+
+def _hint(request: Request) -> str:
+    cancel = "Cancel tells the agent not to wait."
+    if request.policy.quorum > 1:
+        if is_one_click(request):
+            return f"-# One click votes; click another option to change your vote. {cancel}"
+        return (
+            "-# Your choices are yours alone until you press Submit, which casts your vote; "
+            f"submit again to change it. {cancel}"
+        )
+    if is_one_click(request):
+        return f"-# One click answers. {cancel}"
+    return f"-# Your choices are yours alone until you press Submit. {cancel}"
 
 
 def _controls(request: Request, q: int, question: UserQuestion) -> Item:
@@ -133,9 +145,9 @@ def _controls(request: Request, q: int, question: UserQuestion) -> Item:
 
 
 def _ended(request: Request) -> list[Item]:
-    fields: Fields = {("context",): (request.context or "").strip()}
+    fields: Fields = {("context",): close_fences((request.context or "").strip())}
     for q, question in enumerate(request.questions):
-        fields["question", q] = question.question.strip()
+        fields["question", q] = close_fences(question.question.strip())
     texts = _fitted(fields, lambda f: _ended_texts(request, f))
     return [ui.TextDisplay(text) for text in texts if text]
 
@@ -149,7 +161,7 @@ def _ended_texts(request: Request, fields: Fields) -> list[str]:
         if question.header in answers:
             text += f"\n→ **{shorten(answers[question.header], MAX_ANSWER)}**"
         texts.append(text)
-    texts.append(ending(request))
+    texts.append("\n".join([ending(request), *_other_votes(request)]))
     return texts
 
 
@@ -157,6 +169,13 @@ def ending(request: Request) -> str:
     """Who ended the request, how, and when (in each reader's own time zone)."""
     when = _timestamp(request.ended_at)
     match request.status:
+        case Status.ANSWERED if request.decided_by_timeout:
+            return f"⏱️ Decided by timeout · {when}"
+        case Status.ANSWERED if request.policy.quorum > 1 and request.answers is not None:
+            voters = matching(request, request.answers) or (
+                [request.answered_by] if request.answered_by else []
+            )
+            return f"✅ Answered by {names(voters, bold=True)} · {when}"
         case Status.ANSWERED:
             return f"✅ Answered by {_name(request.answered_by)} · {when}"
         case Status.CANCELLED:
@@ -169,6 +188,18 @@ def ending(request: Request) -> str:
             return describe_end(request)
 
 
+def _other_votes(request: Request) -> list[str]:
+    """The votes that did not decide the request, when several had to agree."""
+    if request.policy.quorum <= 1 or not request.votes:
+        return []
+    by_votes = request.status is Status.ANSWERED and not request.decided_by_timeout
+    decided = request.answers if by_votes else None
+    rows = tally_lines(request, skip=decided)
+    if not rows:
+        return []
+    return ["-# Other votes:" if decided is not None else "-# Votes:", *rows]
+
+
 def _name(person: Person | None) -> str:
     if person is None:
         return "someone"
@@ -176,7 +207,7 @@ def _name(person: Person | None) -> str:
 
 
 def _timestamp(when: datetime | None) -> str:
-    return "" if when is None else discord.utils.format_dt(when, "f")
+    return "" if when is None else timestamp(when, "f")
 
 
 # --- fitting ------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Discord as a surface: post a request's message, edit it as the request changes."""
+"""Discord as a surface: post a request's message, edit it as the request changes, and
+remind its answerers with a reply that pings exactly them."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from dataclasses import dataclass
 
 import discord
 
+from adapters.discord.approvals import pings, reminder_text
 from adapters.discord.render import render
 from adapters.discord.text import shorten
 from core.errors import SurfaceUnavailable, UnknownTarget
@@ -104,6 +106,31 @@ class DiscordSurface:
         except discord.HTTPException as error:
             raise SurfaceUnavailable(
                 f"could not send a Discord direct message to user {person.id}: {error.text}"
+            ) from error
+
+    async def remind(self, request: Request, message: MessageRef) -> None:
+        """A reply to the question that mentions its answerers, pinging them and nobody else.
+
+        The broker calls this once per message of a request (the store records the
+        reminder first), so a reminder is never repeated.
+        """
+        channel = self._client.get_partial_messageable(int(message.channel))
+        # If the question was deleted, the reminder still goes out, as a plain message.
+        reference = discord.MessageReference(
+            message_id=int(message.message_id),
+            channel_id=int(message.channel),
+            fail_if_not_exists=False,
+        )
+        try:
+            await channel.send(
+                shorten(reminder_text(request), MAX_CONTENT),
+                reference=reference,
+                allowed_mentions=pings(request.policy.answerers),
+            )
+        except discord.HTTPException as error:
+            raise SurfaceUnavailable(
+                f"could not remind the answerers of {request.request_id} in channel "
+                f"{message.channel}: Discord said {error.status} {error.text}"
             ) from error
 
     async def _channel(self, where: Destination) -> discord.abc.Messageable:

@@ -1,4 +1,5 @@
-"""The renderer on its own: layout, Discord's limits for any request, and the ended states."""
+"""The renderer on its own: layout, Discord's limits for any request (and any approval policy),
+the ended states, and code blocks that stay closed."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapters.discord.render import render
-from adapters.discord.text import fit, shorten
-from core.models import Person, Request, Status, Target
+from adapters.discord.text import fit, join_within, shorten
+from core.models import Person, Policy, Request, Status, Target, Vote
+from core.permissions import permission_questions
+from core.policy import ANSWERER
 from core.validation import parse_questions
 from tests.conftest import DATABASE
 from tests.emulators.discord import validate_message
@@ -204,3 +207,223 @@ def test_shorten_and_fit() -> None:
     assert fit(["a" * 10, "b" * 2, "c" * 50], 30) == ["a" * 10, "b" * 2, "c" * 17 + "…"]
     assert fit(["a" * 40, "b" * 40], 30) == ["a" * 14 + "…", "b" * 14 + "…"]
     assert fit(["short"], 30) == ["short"]
+
+
+def test_join_within_keeps_whole_items() -> None:
+    items = ["<@1>", "<@22>", "<@333>"]
+    assert join_within(items, 100) == "<@1>, <@22>, <@333>"
+    assert join_within(items, 18) == "<@1> and 2 more"
+    assert join_within(items, 10) == "3 people"
+    assert join_within([], 10) == ""
+
+
+def test_names_and_labels_cannot_restyle_the_message() -> None:
+    mallory = Person(platform="discord", id="9", name="**```Mallory")
+    policy = Policy(quorum=2)
+    waiting = request(DEPLOY).model_copy(
+        update={"policy": policy, "votes": (vote(mallory, "Approve"),)}
+    )
+    shown = text(payload(waiting))
+    assert "- **Approve** — 1/2 (\\*\\*\\`\\`\\`Mallory)" in shown
+    assert "```" not in shown
+
+
+# --- team approvals -----------------------------------------------------------------------
+
+DEPLOY = [
+    {
+        "question": "Deploy build 4711 to production?",
+        "header": "Deploy",
+        "options": [
+            {"label": "Approve", "description": "Ship it"},
+            {"label": "Reject", "description": "Hold the release"},
+        ],
+    }
+]
+BOB = Person(platform="discord", id="4343", name="Bob")
+GRACE = Person(platform="web", id="Grace", name="Grace")
+
+
+def vote(person: Person, answer: str) -> Vote:
+    return Vote(person=person, answers={"Deploy": answer}, at=WHEN)
+
+
+def test_the_waiting_message_shows_the_policy_and_the_tally() -> None:
+    policy = Policy(
+        answerers=("discord:@4242", "discord:4343", "discord-role:77", "slack:U0123", "web:Grace"),
+        quorum=2,
+        timeout_answers={"Deploy": "Reject"},
+    )
+    waiting = request(DEPLOY).model_copy(
+        update={
+            "policy": policy,
+            "votes": (vote(ALICE, "Approve"), vote(BOB, "Reject"), vote(GRACE, "Approve")),
+            "expires_at": WHEN,
+        }
+    )
+    message = payload(waiting)
+    assert validate_message(message) is None
+    shown = text(message)
+    assert (
+        "**Who may answer:** <@4242>, <@4343>, <@&77>, `slack:U0123`, `web:Grace`\n"
+        "**Needs 2 matching votes**\n"
+        "- **Approve** — 2/2 (Alice, Grace)\n"
+        "- **Reject** — 1/2 (Bob)\n"
+        f"⏳ If nobody decides <t:{int(WHEN.timestamp())}:R>, the answer is **Reject** "
+        "(decided by timeout)\n"
+        "-# One click votes; click another option to change your vote."
+    ) in shown
+    # The policy is one text with the hint: no component is spent on it.
+    assert count_components(message["components"]) == count_components(
+        payload(request(DEPLOY))["components"]
+    )
+
+
+def test_a_long_list_of_answerers_is_cut_between_mentions() -> None:
+    answerers = tuple(f"discord:@{100000000000000000 + n}" for n in range(60))
+    many = request(DEPLOY).model_copy(update={"policy": Policy(answerers=answerers)})
+    shown = text(payload(many))
+    [line] = [line for line in shown.splitlines() if line.startswith("**Who may answer:**")]
+    assert line.endswith(", <@100000000000000011> and 48 more")
+
+
+def test_the_ended_message_names_the_voters_or_the_timeout() -> None:
+    votes = (vote(ALICE, "Approve"), vote(BOB, "Reject"), vote(GRACE, "Approve"))
+    decided = request(DEPLOY).model_copy(
+        update={
+            "policy": Policy(quorum=2),
+            "votes": votes,
+            "status": Status.ANSWERED,
+            "answers": {"Deploy": "Approve"},
+            "answered_by": GRACE,
+            "ended_at": WHEN,
+        }
+    )
+    shown = text(payload(decided))
+    assert "✅ Answered by **Alice**, **Grace** · <t:" in shown
+    assert "-# Other votes:\n- **Reject** — 1/2 (Bob)" in shown
+
+    by_timeout = decided.model_copy(update={"answers": {"Deploy": "Reject"}, "answered_by": None})
+    shown = text(payload(by_timeout))
+    assert "→ **Reject**" in shown
+    assert "⏱️ Decided by timeout · <t:" in shown
+    # Every vote cast before the deadline is still shown, the matching one too.
+    assert "-# Votes:\n- **Approve** — 2/2 (Alice, Grace)\n- **Reject** — 1/2 (Bob)" in shown
+
+
+PERMISSION_INPUT = {"command": "make release && " + "x" * 3000}
+
+
+def test_a_permission_prompt_shows_its_input_as_a_code_block_cut_safely() -> None:
+    prompt = {
+        "tool_name": "Bash",
+        "action": "run a shell command",
+        "input": PERMISSION_INPUT,
+        "details": "Why: " + "d" * 2400,
+    }
+    message = payload(request(permission_questions(prompt), context="c" * 500))
+    assert validate_message(message) is None
+    texts = [t["content"] for t in of_type(message, TEXT_DISPLAY)]
+    assert sum(len(t) for t in texts) <= 4000
+    [shown] = [t for t in texts if t.startswith("**Permission**")]
+    code, options = shown.split("…\n```\n", 1)
+    assert '```\n{\n  "command": "make release && xxx' in code
+    assert code.count("```") == 1  # the one that opened, closed right after the ellipsis
+    assert options.startswith("- **Allow once** — Let this one call run\n- **Always allow**")
+    assert [b["label"] for b in of_type(message, BUTTON)] == [
+        "Allow once",
+        "Always allow",
+        "Deny",
+        "Cancel",
+    ]
+
+
+def test_a_code_block_the_agent_left_open_is_closed_before_the_options() -> None:
+    question = [{**DEPLOY[0], "question": "Deploy this?\n```\ngit push origin main"}]
+    for req in (
+        request(question),
+        request(question, status=Status.ANSWERED, answers={"Deploy": "Approve"}, ended_at=WHEN),
+    ):
+        [shown] = [t for t in texts_of(payload(req)) if t.startswith("**Deploy**")]
+        assert shown.count("```") == 2
+        assert "git push origin main\n```\n" in shown
+
+
+def texts_of(message: dict[str, Any]) -> list[str]:
+    return [t["content"] for t in of_type(message, TEXT_DISPLAY)]
+
+
+fenced = st.lists(st.sampled_from(["```", "`", "\n", " ", "a", "bc", "{", "…"]), max_size=80).map(
+    "".join
+)
+
+
+@given(fenced, st.integers(min_value=-1, max_value=90))
+def test_shortening_never_leaves_a_code_block_open(text_: str, limit: int) -> None:
+    short = shorten(text_, limit)
+    assert len(short) <= max(limit, 0)
+    if short != text_:
+        assert short.count("```") % 2 == 0
+        assert short == "" or "…" in short
+
+
+@st.composite
+def approvals(draw: st.DrawFn) -> Request:
+    """Any request with any policy, and votes from people with long names."""
+    req: Request = draw(requests())
+    answerers = draw(st.lists(st.from_regex(ANSWERER, fullmatch=True), max_size=60))
+    people = draw(
+        st.lists(
+            st.builds(
+                Person,
+                platform=st.sampled_from(["discord", "slack", "web"]),
+                id=st.from_regex(r"[0-9]{1,20}", fullmatch=True),
+                name=st.text(max_size=300),
+            ),
+            max_size=50,
+            unique_by=lambda p: p.key,
+        )
+    )
+
+    def answers() -> dict[str, str]:
+        chosen: dict[str, str] = {}
+        for question in req.questions:
+            labels = [o.label for o in question.options]
+            if question.multi_select:
+                picked = draw(st.lists(st.sampled_from(labels), min_size=1, unique=True))
+                chosen[question.header] = ", ".join(sorted(picked, key=labels.index))
+            else:
+                chosen[question.header] = draw(st.sampled_from(labels))
+        return chosen
+
+    votes = tuple(Vote(person=p, answers=answers(), at=WHEN) for p in people)
+    policy = Policy(
+        answerers=tuple(dict.fromkeys(answerers)),
+        quorum=draw(st.integers(min_value=1, max_value=50)),
+        timeout_answers=draw(st.none() | st.just(answers())),
+    )
+    return req.model_copy(
+        update={
+            "policy": policy,
+            "votes": votes,
+            "expires_at": draw(st.none() | st.just(WHEN)),
+        }
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(approvals(), st.sampled_from(list(Status)), st.booleans())
+def test_any_policy_and_tally_in_any_state_is_a_message_discord_accepts(
+    req: Request, status: Status, by_timeout: bool
+) -> None:
+    if status is not Status.WAITING:
+        winner = req.votes[0] if req.votes else None
+        update: dict[str, Any] = {"status": status, "ended_at": WHEN}
+        if status is Status.ANSWERED:
+            update["answers"] = winner.answers if winner else req.policy.timeout_answers
+            update["answered_by"] = None if by_timeout or winner is None else winner.person
+        req = req.model_copy(update=update)
+    message = payload(req)
+    assert validate_message(message) is None
+    assert count_components(message["components"]) <= 40
+    assert sum(len(t) for t in texts_of(message)) <= 4000
