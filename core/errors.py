@@ -72,7 +72,12 @@ def describe_end(request: Request) -> str:
     """One sentence a person can read: how the request ended and who ended it."""
     who = _name(request.ended_by)
     match request.status:
+        case Status.ANSWERED if request.decided_by_timeout:
+            return "This question was already decided by timeout."
         case Status.ANSWERED:
+            agreeing = [v.person for v in request.votes if v.answers == request.answers]
+            if len(agreeing) > 1:
+                who = ", ".join(_name(p) for p in agreeing)
             return f"This question was already answered by {who}."
         case Status.CANCELLED:
             return f"This question was cancelled by {who}."

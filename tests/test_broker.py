@@ -217,3 +217,26 @@ async def test_a_request_that_cannot_be_posted_everywhere_is_retracted(
     assert message.message_id == "1"
     with pytest.raises(NotFound):
         await broker.get("ask_8")
+
+
+async def test_a_late_click_hears_how_the_request_ended(broker: Broker) -> None:
+    await broker.ask(questions(), request_id="ask_9", quorum=2)
+    grace = Person(platform="chat", id="U2", name="Grace")
+    lin = Person(platform="chat", id="U3", name="Lin")
+    for voter in (ADA, grace):
+        await broker.submit("ask_9", voter, {0: (0,), 1: (0,)})
+    with pytest.raises(AlreadyEnded, match="already answered by Ada, Grace"):
+        await broker.submit("ask_9", lin, {0: (0,), 1: (0,)})
+
+    await broker.ask(
+        questions(),
+        request_id="ask_10",
+        timeout_s=60,
+        on_timeout={"answers": {"Database": "SQLite", "Features": "Logging"}},
+    )
+    assert isinstance(broker.clock, ManualClock)
+    await broker.clock.advance(60)
+    ended = await broker.wait("ask_10", 10)
+    assert ended.decided_by_timeout
+    with pytest.raises(AlreadyEnded, match="already decided by timeout"):
+        await broker.cancel("ask_10", lin)

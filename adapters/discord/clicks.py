@@ -19,7 +19,7 @@ from typing import Any
 
 import discord
 
-from adapters.discord.approvals import groups, matching, names, not_eligible, vote_note
+from adapters.discord.approvals import groups, not_eligible, plain, vote_note
 from adapters.discord.bot import BridgeBot
 from adapters.discord.codec import Action, ComponentId
 from adapters.discord.text import shorten
@@ -33,7 +33,7 @@ from core.errors import (
     NotFound,
     describe_end,
 )
-from core.models import MessageRef, Person, Request, Selections, Status
+from core.models import MessageRef, Person, Request, Selections
 
 log = logging.getLogger("askbridge.discord")
 
@@ -150,14 +150,8 @@ async def respond(
 
 
 def already_ended(request: Request) -> str:
-    """Why a click came too late, naming every voter when several had to agree."""
-    if request.decided_by_timeout:
-        return "This question was already decided by timeout."
-    if request.status is Status.ANSWERED and request.answers and request.policy.quorum > 1:
-        voters = matching(request, request.answers)
-        if voters:
-            return f"This question was already answered by {names(voters)}."
-    return describe_end(request)
+    """Why a click came too late, with names safe to show in Discord markdown."""
+    return plain(describe_end(request))
 
 
 def _indices(values: Sequence[str]) -> tuple[int, ...]:
