@@ -224,8 +224,11 @@ class Broker:
         given: Selections = {
             q: _checked_choice(request.questions, q, o) for q, o in (selections or {}).items()
         }
-        draft = await self.store.draft(request_id, person)
-        answers = to_answers(request.questions, merge(draft, given))
+        chosen = given
+        if len(given) < len(request.questions):
+            # Only clicks that do not carry every answer (Discord's Submit) need the draft.
+            chosen = merge(await self.store.draft(request_id, person), given)
+        answers = to_answers(request.questions, chosen)
         voted, outcome = await self.store.vote(
             request_id, person, answers, request.policy.quorum, self.clock.now()
         )
