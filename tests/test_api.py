@@ -46,6 +46,10 @@ async def test_create_answer_and_long_poll(service: Service, http: aiohttp.Clien
         final = await response.json()
     assert final["status"] == "answered"
     assert final["answers"] == EXPECTED
+    assert final["answers_by_question"] == {
+        "Which database should we use?": "PostgreSQL",
+        "Which features do you want?": "Caching, Metrics",
+    }
     assert final["answered_by"] == {"platform": "web", "id": "Grace", "name": "Grace"}
     assert "error" not in final
 

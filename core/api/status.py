@@ -30,6 +30,12 @@ def status_object(request: Request) -> dict[str, Any]:
         body["ended_at"] = iso(request.ended_at)
     if request.answers is not None:
         body["answers"] = request.answers
+        # Claude Code and the Claude Agent SDK key the same answers by question text.
+        body["answers_by_question"] = {
+            q.question: request.answers[q.header]
+            for q in request.questions
+            if q.header in request.answers
+        }
     if request.answered_by is not None:
         body["answered_by"] = person_object(request.answered_by)
     if request.cancelled_by is not None:
