@@ -117,7 +117,7 @@ def question_form(
 ) -> str:
     missing = set(missing)
     chosen = chosen or {}
-    parts = [f"<h1>{escape(request.questions[0].question)}</h1>"]
+    parts = [f"<h1>{_heading(request)}</h1>"]
     if request.context:
         parts.append(f"<p class='context'>{escape(request.context)}</p>")
     if request.policy.answerers:
@@ -162,7 +162,7 @@ def question_form(
 
 
 def outcome(request: Request, version: int, note: str = "", *, flash: bool = False) -> str:
-    parts = [f"<h1>{escape(request.questions[0].question)}</h1>"]
+    parts = [f"<h1>{_heading(request)}</h1>"]
     if request.context:
         parts.append(f"<p class='context'>{escape(request.context)}</p>")
     if note:
@@ -226,3 +226,10 @@ def _outcome_line(request: Request) -> str:
 
 def _in_order(request: Request, headers: set[str]) -> list[str]:
     return [q.header for q in request.questions if q.header in headers]
+
+
+def _heading(request: Request) -> str:
+    count = len(request.questions)
+    if count == 1:
+        return escape(request.questions[0].question)
+    return f"Your agent has {count} questions"
