@@ -54,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
         return _ask(settings, args, parser)
     if args.command == "audit":
         return _audit(settings, args)
+    if args.command == "mcp":
+        return _mcp(settings, args)
     parser.print_help(sys.stderr)
     return EXIT_USAGE
 
@@ -107,6 +109,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     ask.add_argument("--remind-after", type=float, metavar="SECONDS", help="remind once")
     ask.add_argument("--url", help="the server (ASKBRIDGE_URL, else ASKBRIDGE_HOST:PORT)")
+
+    mcp = commands.add_parser(
+        "mcp", help="serve the ask_user_question tool to an MCP client over stdio"
+    )
+    mcp.add_argument("--url", help="the server (ASKBRIDGE_URL, else ASKBRIDGE_HOST:PORT)")
 
     audit = commands.add_parser("audit", help="print the audit trail as JSON lines")
     audit.add_argument("--request", help="only this request id")
@@ -241,6 +248,24 @@ def _ask_body(args: argparse.Namespace) -> dict[str, Any]:
         if value is not None:
             body[key] = value
     return body
+
+
+def _mcp(settings: Settings, args: argparse.Namespace) -> int:
+    try:
+        from bots.mcp_server import build_server  # the MCP SDK loads only for this command
+    except ImportError as error:
+        sys.stderr.write(
+            f"askbridge: the MCP SDK is not installed ({error}); "
+            "run: pip install 'askbridge[mcp]'\n"
+        )
+        return EXIT_ERROR
+
+    # stdout carries the protocol; logs go to stderr.
+    configure_logging(settings.log_level, settings.secrets())
+    token = settings.api_token.get_secret_value() if settings.api_token else None
+    server = build_server(args.url or settings.server_url, token)
+    asyncio.run(server.run_stdio_async())
+    return EXIT_ANSWERED
 
 
 def _audit(settings: Settings, args: argparse.Namespace) -> int:

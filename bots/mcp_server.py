@@ -1,0 +1,76 @@
+"""`askbridge mcp`: askbridge as a Model Context Protocol server on stdio.
+
+Any MCP client (Claude Code, Claude Desktop, an agent framework) gets one tool,
+`ask_user_question`, with AskUserQuestion's input. It posts to a running askbridge server,
+waits for people to answer where the target says, and returns the answers keyed by header.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, Field
+
+from bots.client import AskbridgeClient, ClientError
+from core.models import UserQuestion
+
+INSTRUCTIONS = (
+    "ask_user_question asks people (in Slack, Discord or askbridge's web page) 1-4 "
+    "multiple-choice questions and waits until they answer. Use it when a decision needs a "
+    "human; the answers come back keyed by each question's header."
+)
+
+
+class Answers(BaseModel):
+    answers: dict[str, str] = Field(description="header -> chosen label(s), ', '-joined")
+    answered_by: str = Field(description="who answered, or 'timeout' for a default decision")
+
+
+def build_server(url: str, token: str | None) -> MCPServer[Any]:
+    server: MCPServer[Any] = MCPServer(name="askbridge", instructions=INSTRUCTIONS)
+
+    @server.tool(
+        name="ask_user_question",
+        description=(
+            "Ask people 1-4 multiple-choice questions and wait for their answers. Each "
+            "question: header (at most 12 characters, unique), question text, 2-4 options "
+            "(label of 1-5 words, description), multiSelect. target: where to ask, e.g. "
+            "'slack:C0123', 'discord:@456', 'web' (the server's default if omitted). "
+            "answerers/quorum: who may answer and how many must agree."
+        ),
+    )
+    async def ask_user_question(
+        questions: list[UserQuestion],
+        target: str | None = None,
+        context: str | None = None,
+        timeout_s: float | None = None,
+        answerers: list[str] | None = None,
+        quorum: int | None = None,
+    ) -> Answers:
+        async with AskbridgeClient(url, token) as client:
+            try:
+                created = await client.create(
+                    questions,
+                    target=target,
+                    context=context,
+                    timeout_s=timeout_s,
+                    answerers=answerers,
+                    quorum=quorum,
+                )
+                final = await client.wait(created["request_id"])
+            except ClientError as error:
+                raise ToolError(str(error)) from error
+        if final["status"] != "answered":
+            raise ToolError(final.get("error") or final["status"])
+        voter = final.get("answered_by") or {}
+        return Answers(
+            answers=final["answers"],
+            answered_by=voter.get("name") or voter.get("id") or final.get("decided_by", ""),
+        )
+
+    return server
+
+
+__all__ = ["build_server"]

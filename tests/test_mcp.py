@@ -1,0 +1,89 @@
+"""`askbridge mcp`: an MCP client asks people through askbridge and gets their answers."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import aiohttp
+from mcp import types
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from bots.service import Service
+from tests.conftest import DATABASE, EXPECTED
+from tests.web_person import answer_on_web
+
+
+@asynccontextmanager
+async def connected(service: Service) -> AsyncIterator[ClientSession]:
+    """`askbridge mcp` as an MCP client starts it. (Not a fixture: the SDK's task groups
+    must be left in the task that entered them.)"""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASKBRIDGE_")}
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "bots.cli", "mcp", "--url", service.url], env=env
+    )
+    async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+async def waiting(http: aiohttp.ClientSession, url: str) -> str:
+    since = 0
+    while True:
+        async with http.get(f"{url}/web/changes?since={since}") as response:
+            body = await response.json()
+        if body["waiting"]:
+            return str(body["waiting"][0])
+        since = body["version"]
+
+
+def text_of(result: types.CallToolResult) -> str:
+    return " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+async def test_the_tool_is_listed_with_the_question_schema(service: Service) -> None:
+    async with connected(service) as mcp:
+        listed = await mcp.list_tools()
+    [tool] = [t for t in listed.tools if t.name == "ask_user_question"]
+    assert "questions" in tool.input_schema["required"]
+    assert "multiple-choice" in (tool.description or "")
+
+
+async def test_an_mcp_client_gets_the_answers(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    questions: Any = copy.deepcopy(DATABASE["questions"])
+    arguments = {"questions": questions, "context": "an MCP agent"}
+    async with connected(service) as mcp:
+        call = asyncio.create_task(mcp.call_tool("ask_user_question", arguments))
+        request_id = await waiting(http, service.url)
+        picks = {"Database": ["PostgreSQL"], "Features": ["Caching", "Metrics"]}
+        await answer_on_web(http, service.url, request_id, picks, name="Grace")
+        result = await asyncio.wait_for(call, 30)
+    assert not result.is_error, text_of(result)
+    assert result.structured_content == {"answers": EXPECTED, "answered_by": "Grace"}
+
+
+async def test_a_cancel_or_a_bad_question_is_a_tool_error(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    bad: Any = copy.deepcopy(DATABASE["questions"])
+    bad[0]["header"] = "A header far too long"
+    good: Any = copy.deepcopy(DATABASE["questions"])
+    async with connected(service) as mcp:
+        result = await mcp.call_tool("ask_user_question", {"questions": bad})
+        assert result.is_error
+        assert "questions[0].header: must be at most 12 characters" in text_of(result)
+
+        call = asyncio.create_task(mcp.call_tool("ask_user_question", {"questions": good}))
+        request_id = await waiting(http, service.url)
+        await answer_on_web(http, service.url, request_id, {}, action="cancel")
+        result = await asyncio.wait_for(call, 30)
+    assert result.is_error
+    assert "Interrupted" in text_of(result)
