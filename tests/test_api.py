@@ -67,7 +67,7 @@ async def test_long_poll_returns_the_waiting_status_when_time_is_up(
 
 
 async def test_repeating_a_request_is_idempotent(
-    service: Service, http: aiohttp.ClientSession
+    service: Service, clock: ManualClock, http: aiohttp.ClientSession
 ) -> None:
     first_status, first = await post(http, service, ask())
     again_status, again = await post(http, service, ask())
@@ -76,6 +76,11 @@ async def test_repeating_a_request_is_idempotent(
     async with http.get(f"{service.url}/v1/questions?status=waiting") as response:
         listed = (await response.json())["questions"]
     assert [q["request_id"] for q in listed] == ["ask_db"]
+    await clock.advance(1)
+    await post(http, service, ask("ask_second"))
+    async with http.get(f"{service.url}/v1/questions?limit=1") as response:
+        newest = (await response.json())["questions"]
+    assert [q["request_id"] for q in newest] == ["ask_second"]
 
 
 async def test_camel_case_request_id_is_accepted(
@@ -152,6 +157,7 @@ async def test_malformed_and_unknown_requests_never_give_a_traceback(
         ("PUT", "/v1/questions", b"", 405, "not allowed"),
         ("GET", "/v1/questions/missing", b"", 404, "no request"),
         ("GET", "/v1/questions?status=lost", b"", 400, "status must be one of"),
+        ("GET", "/v1/questions?limit=0", b"", 400, "limit must be a whole number"),
     ]
     for method, path, data, status, fragment in cases:
         async with http.request(method, service.url + path, data=data) as response:

@@ -21,6 +21,7 @@ from core.models import Status
 
 MAX_WAIT_S = 300.0
 MAX_CONTEXT_CHARS = 500
+MAX_LIST = 1000
 
 
 def api_middlewares(
@@ -102,7 +103,10 @@ async def list_questions(request: web.Request) -> web.Response:
     except ValueError:
         names = ", ".join(s.value for s in Status)
         return error_response(400, f"status must be one of {names}, got {raw!r}")
-    found = await request.app[BROKER].list_requests(status)
+    raw_limit = request.query.get("limit", "100")
+    if not raw_limit.isdecimal() or not 1 <= int(raw_limit) <= MAX_LIST:
+        return error_response(400, f"limit must be a whole number from 1 to {MAX_LIST}")
+    found = await request.app[BROKER].list_requests(status, int(raw_limit))
     return web.json_response({"questions": [status_object(r) for r in found]})
 
 
