@@ -343,6 +343,12 @@ class Broker:
         if request is None:
             raise NotFound("This question is no longer available.")
         if origin is not None and not any(_same_message(origin, m) for m in request.messages):
+            log.warning(
+                "refused a click by %s on %s: it did not come from one of its messages (%s)",
+                person.key,
+                request_id,
+                _where(origin),
+            )
             raise ForeignMessage()
         if request.status.is_terminal:
             raise AlreadyEnded(request)
@@ -438,8 +444,16 @@ def _where(origin: MessageRef | None) -> dict[str, str] | None:
     return {"platform": origin.platform, "channel": origin.channel, "message_id": origin.message_id}
 
 
-def _same_message(a: MessageRef, b: MessageRef) -> bool:
-    return (a.platform, a.channel, a.message_id) == (b.platform, b.channel, b.message_id)
+def _same_message(origin: MessageRef, posted: MessageRef) -> bool:
+    """The click came from `posted`: same message, and every attribute the click claims
+    (its workspace, its app…) that was recorded when the message was posted matches."""
+    if (origin.platform, origin.channel, origin.message_id) != (
+        posted.platform,
+        posted.channel,
+        posted.message_id,
+    ):
+        return False
+    return all(posted.data[k] == v for k, v in origin.data.items() if k in posted.data)
 
 
 def _checked_choice(

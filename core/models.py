@@ -82,7 +82,12 @@ class Target(_Wire):
 
 
 class MessageRef(_Wire):
-    """An opaque pointer to a posted message; only the surface that made it reads `data`."""
+    """An opaque pointer to a posted message; only the surface that made it reads `data`.
+
+    As the origin of a click, `data` holds what the click claims about where it came from
+    (workspace, app…); the broker refuses the click unless each claim that was also recorded
+    when the message was posted matches it.
+    """
 
     platform: str
     channel: str

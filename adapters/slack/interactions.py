@@ -25,7 +25,7 @@ from adapters.slack.groups import UserGroups
 from adapters.slack.render import not_eligible_note, vote_note
 from adapters.slack.surface import PLATFORM, SlackSurface
 from core.broker import Broker
-from core.errors import AskbridgeError, ForeignMessage, NotEligible, NotFound
+from core.errors import AskbridgeError, NotEligible, NotFound
 from core.models import MessageRef, Person, Request, Selections
 from core.policy import may_answer
 
@@ -43,8 +43,6 @@ class Interaction:
     action_id: str
     person: Person
     origin: MessageRef
-    team_id: str
-    app_id: str
     state: StateValues = field(default_factory=dict)
     response_url: str | None = None
 
@@ -67,18 +65,21 @@ def parse(body: Mapping[str, Any]) -> Interaction:
     message = body.get("message")
     thread_ts = message.get("thread_ts") if isinstance(message, dict) else None
     ts = str(container["message_ts"])
+    team = body.get("team")
+    team_id = str((team.get("id") if isinstance(team, dict) else None) or user.get("team_id") or "")
+    # What the click claims about its workspace and app; the broker checks each claim against
+    # what was recorded when the message was posted, so a click from another install of the
+    # app cannot answer.
+    claims: dict[str, Any] = {"team_id": team_id, "app_id": str(body.get("api_app_id") or "")}
+    if thread_ts and thread_ts != ts:
+        claims["thread_ts"] = thread_ts
     origin = MessageRef(
-        platform=PLATFORM,
-        channel=str(container["channel_id"]),
-        message_id=ts,
-        data={"thread_ts": thread_ts} if thread_ts and thread_ts != ts else {},
+        platform=PLATFORM, channel=str(container["channel_id"]), message_id=ts, data=claims
     )
     user_id = str(user["id"])
     person = Person(
         platform=PLATFORM, id=user_id, name=str(user.get("username") or user.get("name") or "")
     )
-    team = body.get("team")
-    team_id = team.get("id") if isinstance(team, dict) else None
     state = body.get("state")
     values = state.get("values") if isinstance(state, dict) else None
     response_url = body.get("response_url")
@@ -86,8 +87,6 @@ def parse(body: Mapping[str, Any]) -> Interaction:
         action_id=str(actions[0].get("action_id", "")),
         person=person,
         origin=origin,
-        team_id=str(team_id or user.get("team_id") or ""),
-        app_id=str(body.get("api_app_id") or ""),
         state=values if isinstance(values, dict) else {},
         response_url=response_url if isinstance(response_url, str) else None,
     )
@@ -148,7 +147,9 @@ class Clicks:
         unchecked: tuple[str, ...] = ()
         voted: Request | None = None
         try:
-            request = await self._check_origin(interaction, request_id)
+            # Where the click came from is the broker's to check (message, workspace, app);
+            # the request is read here only for the answerers a group lookup may concern.
+            request = await self.broker.get(request_id)
             person, unchecked = await self._with_groups(person, request)
             if action.kind is Kind.CANCEL:
                 await self.broker.cancel(request_id, person, origin)
@@ -184,46 +185,6 @@ class Clicks:
             return person, ()
         found = await self.groups.membership(person.id, policy.answerers)
         return person.model_copy(update={"groups": found.groups}), found.unchecked
-
-    async def _check_origin(self, interaction: Interaction, request_id: str) -> Request:
-        """The click must come from a message posted for this request, by this app and team."""
-        request = await self.broker.get(request_id)
-        origin = interaction.origin
-        posted = next(
-            (
-                m
-                for m in request.messages
-                if (m.platform, m.channel, m.message_id)
-                == (PLATFORM, origin.channel, origin.message_id)
-            ),
-            None,
-        )
-        if posted is None:
-            log.warning(
-                "refused a click by %s on %s/%s: that message was not posted for %s",
-                interaction.person.id,
-                origin.channel,
-                origin.message_id,
-                request_id,
-            )
-            raise ForeignMessage()
-        install = self.surface.install
-        for key, given, default in (
-            ("team_id", interaction.team_id, install.team_id if install else None),
-            ("app_id", interaction.app_id, install.app_id if install else None),
-        ):
-            expected = posted.data.get(key) or default
-            if expected and given != expected:
-                log.warning(
-                    "refused a click by %s on %s: %s is %r, not %r",
-                    interaction.person.id,
-                    request_id,
-                    key,
-                    given,
-                    expected,
-                )
-                raise ForeignMessage()
-        return request
 
     async def _tell(self, interaction: Interaction, text: str) -> None:
         """An ephemeral note; through the click's response_url when chat.postEphemeral fails."""
