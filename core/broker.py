@@ -30,10 +30,11 @@ from core.errors import (
     UnknownTarget,
 )
 from core.hub import Hub
+from core.messages import BACKOFF_S, MessageUpdates
 from core.models import MessageRef, Person, Request, Selections, Status, Target, UserQuestion
 from core.policy import build_policy, may_answer
 from core.store.base import Ending, Event, Store, VoteOutcome
-from core.surface import Reminding, Surface
+from core.surface import Surface
 from core.targets import parse_target
 from core.validation import parse_questions
 
@@ -42,7 +43,6 @@ log = logging.getLogger("askbridge.broker")
 REQUEST_ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 MAX_TIMEOUT_S = 30 * 24 * 3600.0
 EXPIRY_RETRY_S = 5.0
-RENDER_BACKOFF_S = (1.0, 2.0, 5.0, 15.0, 60.0)
 
 
 class Broker:
@@ -54,7 +54,7 @@ class Broker:
         default_timeout_s: float | None = None,
         default_target: str = "web",
         unconfigured: Mapping[str, str] | None = None,
-        render_backoff_s: Sequence[float] = RENDER_BACKOFF_S,
+        render_backoff_s: Sequence[float] = BACKOFF_S,
     ) -> None:
         self.store = store
         self.clock: Clock = clock or SystemClock()
@@ -64,12 +64,9 @@ class Broker:
         self.surfaces: dict[str, Surface] = {}
         # platform -> how to enable it, for the error when a target names it
         self._unconfigured = dict(unconfigured or {})
-        self._render_backoff_s = tuple(render_backoff_s)
+        self.messages = MessageUpdates(store, self.surfaces, backoff_s=render_backoff_s)
         self._deadline_moved = asyncio.Event()
-        self._tasks: set[asyncio.Task[None]] = set()
         self._expiry: asyncio.Task[None] | None = None
-        self._render_queue: dict[tuple[str, str, str, str], tuple[Request, MessageRef]] = {}
-        self._render_workers: set[tuple[str, str, str, str]] = set()
 
     def add_surface(self, surface: Surface) -> None:
         self.surfaces[surface.platform] = surface
@@ -78,7 +75,7 @@ class Broker:
         await self.store.listen(self._changed_elsewhere)
         self._expiry = asyncio.create_task(self._expire_forever(), name="askbridge-expiry")
         for request, message in await self.store.unrendered():
-            self._changed(request.model_copy(update={"messages": (message,)}))
+            self.messages.changed(request.model_copy(update={"messages": (message,)}))
 
     async def _changed_elsewhere(self, request_id: str) -> None:
         """Another replica changed `request_id`: wake our waiters, and look at deadlines again."""
@@ -90,12 +87,8 @@ class Broker:
         await self.hub.close()
         if self._expiry is not None:
             self._expiry.cancel()
-        if self._tasks:
-            await asyncio.wait(list(self._tasks), timeout=grace_s)
-        tasks = [*self._tasks, *([self._expiry] if self._expiry else [])]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.gather(self._expiry, return_exceptions=True)
+        await self.messages.stop(grace_s)
 
     # --- the agent's side -------------------------------------------------------------
 
@@ -234,7 +227,7 @@ class Broker:
         )
         if outcome is VoteOutcome.CLOSED:
             raise AlreadyEnded(voted)
-        self._changed(voted)
+        self.messages.changed(voted)
         await self.hub.publish(request_id, voted if voted.status.is_terminal else None)
         return voted
 
@@ -259,9 +252,7 @@ class Broker:
                     pass
         for request_id in await self.store.due_reminders(self.clock.now()):
             if await self.store.mark_reminded(request_id, self.clock.now()):
-                request = await self.get(request_id)
-                for message in request.messages:
-                    self._spawn(self._remind(request, message), f"askbridge-remind-{request_id}")
+                self.messages.remind(await self.get(request_id))
         return ended
 
     async def _deadline_ending(self, request_id: str) -> Ending:
@@ -321,22 +312,12 @@ class Broker:
                 reason = str(error) if isinstance(error, AskbridgeError) else repr(error)
                 log.warning("posting %s to %s failed: %s", request.request_id, target, reason)
                 await self.store.discard(request.request_id, self.clock.now(), reason)
-                await self._retract(request, posted)
+                await self.messages.retract(request, posted, self.clock.now())
                 raise SurfaceUnavailable(
                     f"could not post the question to {target}: {reason}"
                 ) from error
             posted.append(message)
             await self.store.add_message(request.request_id, message, self.clock.now())
-
-    async def _retract(self, request: Request, posted: list[MessageRef]) -> None:
-        """Best effort: messages already posted for a request that could not be posted
-        everywhere show it as withdrawn, so nobody answers a request that is gone."""
-        gone = request.model_copy(update={"status": Status.WITHDRAWN, "ended_at": self.clock.now()})
-        for message in posted:
-            try:
-                await self.surfaces[message.platform].update(gone, message)
-            except Exception:
-                log.warning("could not retract %s on %s", request.request_id, message.platform)
 
     async def _waiting(self, request_id: str, person: Person, origin: MessageRef | None) -> Request:
         request = await self.store.get(request_id)
@@ -365,77 +346,8 @@ class Broker:
             raise AlreadyEnded(request)
         log.info("request %s %s", request_id, request.status.value)
         await self.hub.publish(request_id, request)
-        self._changed(request)
+        self.messages.changed(request)
         return request
-
-    def _changed(self, request: Request) -> None:
-        """Re-render every message of the request in the background.
-
-        One worker per message renders the newest state it has been given, so a slow update
-        never lands after a newer one.
-        """
-        for message in request.messages:
-            key = (request.request_id, message.platform, message.channel, message.message_id)
-            self._render_queue[key] = (request, message)
-            if key not in self._render_workers:
-                self._render_workers.add(key)
-                self._spawn(self._render_worker(key), f"askbridge-render-{request.request_id}")
-
-    async def _render_worker(self, key: tuple[str, str, str, str]) -> None:
-        try:
-            while key in self._render_queue:
-                request, message = self._render_queue.pop(key)
-                if not request.status.is_terminal:
-                    # A progress render must not paint over an ending it raced with.
-                    request = await self.get(request.request_id)
-                await self._render(request, message)
-        finally:
-            self._render_workers.discard(key)
-
-    async def _remind(self, request: Request, message: MessageRef) -> None:
-        """Send the one reminder the store let us claim, retrying as message updates do."""
-        surface = self.surfaces.get(message.platform)
-        if not isinstance(surface, Reminding):
-            return
-        for attempt, backoff in enumerate((*self._render_backoff_s, None), start=1):
-            try:
-                await surface.remind(request, message)
-                return
-            except Exception:
-                log.warning(
-                    "reminding on %s failed (attempt %d)", message.platform, attempt, exc_info=True
-                )
-                if backoff is None:
-                    return
-                await asyncio.sleep(backoff)
-
-    async def _render(self, request: Request, message: MessageRef) -> None:
-        surface = self.surfaces.get(message.platform)
-        if surface is None:
-            return
-        for attempt, backoff in enumerate((*self._render_backoff_s, None), start=1):
-            try:
-                await surface.update(request, message)
-            except Exception:
-                log.warning(
-                    "updating the %s message of %s failed (attempt %d)",
-                    message.platform,
-                    request.request_id,
-                    attempt,
-                    exc_info=True,
-                )
-                if backoff is None:
-                    return
-                await asyncio.sleep(backoff)
-                continue
-            if request.status.is_terminal:
-                await self.store.mark_rendered(request.request_id, message, request.status)
-            return
-
-    def _spawn(self, coroutine: Any, name: str) -> None:
-        task = asyncio.create_task(coroutine, name=name)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
 
 def _where(origin: MessageRef | None) -> dict[str, str] | None:

@@ -1,0 +1,121 @@
+"""Keeping posted messages in step with their requests, in the background.
+
+The agent never waits on a chat platform: after a transition the broker hands the request
+here, and one worker per message renders the newest state it has been given (so a slow,
+retried update never lands after a newer one). Reminders use the same retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from core.models import MessageRef, Request, Status
+from core.store.base import Store
+from core.surface import Reminding, Surface
+
+log = logging.getLogger("askbridge.messages")
+
+BACKOFF_S = (1.0, 2.0, 5.0, 15.0, 60.0)
+MessageKey = tuple[str, str, str, str]
+
+
+class MessageUpdates:
+    def __init__(
+        self,
+        store: Store,
+        surfaces: Mapping[str, Surface],
+        *,
+        backoff_s: Sequence[float] = BACKOFF_S,
+    ) -> None:
+        self._store = store
+        self._surfaces = surfaces
+        self._backoff_s = tuple(backoff_s)
+        self._queue: dict[MessageKey, tuple[Request, MessageRef]] = {}
+        self._workers: set[MessageKey] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def changed(self, request: Request) -> None:
+        """Re-render every message of `request`."""
+        for message in request.messages:
+            key = (request.request_id, message.platform, message.channel, message.message_id)
+            self._queue[key] = (request, message)
+            if key not in self._workers:
+                self._workers.add(key)
+                self._spawn(self._render_newest(key), f"askbridge-render-{request.request_id}")
+
+    def remind(self, request: Request) -> None:
+        """Send the request's one reminder (already claimed in the store) on each message."""
+        for message in request.messages:
+            surface = self._surfaces.get(message.platform)
+            if isinstance(surface, Reminding):
+                reminding = surface
+                self._spawn(
+                    self._retrying(
+                        lambda r=reminding, m=message: r.remind(request, m),
+                        f"reminding on {message.platform} for {request.request_id}",
+                    ),
+                    f"askbridge-remind-{request.request_id}",
+                )
+
+    async def retract(self, request: Request, posted: Sequence[MessageRef], at: datetime) -> None:
+        """Best effort: messages posted for a request that could not be posted everywhere
+        show it as withdrawn, so nobody answers a request that is gone."""
+        gone = request.model_copy(update={"status": Status.WITHDRAWN, "ended_at": at})
+        for message in posted:
+            try:
+                await self._surfaces[message.platform].update(gone, message)
+            except Exception:
+                log.warning("could not retract %s on %s", request.request_id, message.platform)
+
+    async def stop(self, grace_s: float) -> None:
+        """Give updates in flight `grace_s` to finish, then cancel what is left."""
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=grace_s)
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _render_newest(self, key: MessageKey) -> None:
+        try:
+            while key in self._queue:
+                request, message = self._queue.pop(key)
+                if not request.status.is_terminal:
+                    # A progress render must not paint over an ending it raced with.
+                    request = await self._store.get(request.request_id) or request
+                await self._render(request, message)
+        finally:
+            self._workers.discard(key)
+
+    async def _render(self, request: Request, message: MessageRef) -> None:
+        surface = self._surfaces.get(message.platform)
+        if surface is None:
+            return
+        done = await self._retrying(
+            lambda: surface.update(request, message),
+            f"updating the {message.platform} message of {request.request_id}",
+        )
+        if done and request.status.is_terminal:
+            await self._store.mark_rendered(request.request_id, message, request.status)
+
+    async def _retrying(self, call: Callable[[], Awaitable[None]], what: str) -> bool:
+        """Run `call` until it succeeds or the back-off schedule is spent; True on success."""
+        for attempt, backoff in enumerate((*self._backoff_s, None), start=1):
+            try:
+                await call()
+                return True
+            except Exception:
+                log.warning("%s failed (attempt %d)", what, attempt, exc_info=True)
+                if backoff is None:
+                    return False
+                await asyncio.sleep(backoff)
+        return False
+
+    def _spawn(self, coroutine: Coroutine[Any, Any, Any], name: str) -> None:
+        task = asyncio.create_task(coroutine, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
