@@ -20,6 +20,9 @@ from core.models import UserQuestion, UserQuestionResponse
 log = logging.getLogger("askbridge.client")
 
 POLL_S = 60
+# Nothing has been asked yet: a server that is not there should be said at once, while a
+# restart of a few seconds is still ridden out.
+CREATE_PATIENCE_S = 5.0
 
 
 class ClientError(Exception):
@@ -110,7 +113,7 @@ class AskbridgeClient:
         remind_after_s.
         """
         body = request_body(questions, target, timeout_s, context, request_id, **policy)
-        created = await self._call("POST", "/v1/questions", json=body)
+        created = await self._call("POST", "/v1/questions", json=body, patience_s=CREATE_PATIENCE_S)
         # Waiting re-creates with the same body (idempotent) if the server lost the request.
         final = await self.wait(created["request_id"], recreate=body)
         return outcome(final)
@@ -126,7 +129,7 @@ class AskbridgeClient:
         **policy: Any,
     ) -> dict[str, Any]:
         body = request_body(questions, target, timeout_s, context, request_id, **policy)
-        return await self._call("POST", "/v1/questions", json=body)
+        return await self._call("POST", "/v1/questions", json=body, patience_s=CREATE_PATIENCE_S)
 
     async def get(self, request_id: str, wait_s: float = 0) -> dict[str, Any]:
         query = f"?wait={wait_s:g}" if wait_s else ""
@@ -159,9 +162,14 @@ class AskbridgeClient:
         events: list[dict[str, Any]] = body["events"]
         return events
 
-    async def _call(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+    async def _call(
+        self, method: str, path: str, *, patience_s: float | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        """One API call; connection failures are retried for `patience_s` (default: the
+        client's reconnect_for_s)."""
         loop = asyncio.get_running_loop()
-        give_up = loop.time() + self._reconnect_for_s
+        patience = self._reconnect_for_s if patience_s is None else patience_s
+        give_up = loop.time() + patience
         backoff = 0.25
         while True:
             try:
@@ -180,7 +188,10 @@ class AskbridgeClient:
                     return body
             except (aiohttp.ClientConnectionError, TimeoutError) as error:
                 if loop.time() >= give_up:
-                    raise ClientError(f"askbridge at {self.url} is unreachable: {error}") from error
+                    raise ClientError(
+                        f"askbridge at {self.url} is unreachable ({error}); is `askbridge "
+                        "serve` running there? Set ASKBRIDGE_URL (or --url) to where it is."
+                    ) from error
                 log.info("askbridge unreachable (%s); trying again in %.1fs", error, backoff)
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 5.0)

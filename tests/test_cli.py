@@ -173,3 +173,10 @@ async def test_serve_stops_cleanly_on_a_signal(server: ServerProcess, signum: in
     assert await server.stop(signum) == 0
     assert any("stopping" in line for line in server.log)
     assert not any("Traceback" in line for line in server.log)
+
+
+async def test_no_server_exits_1_naming_the_setting() -> None:
+    ask = await run_ask("http://127.0.0.1:9", *DEPLOY_FLAGS)
+    _, err = await asyncio.wait_for(ask.communicate(), 60)
+    assert ask.returncode == 1
+    assert "is `askbridge serve` running there? Set ASKBRIDGE_URL" in err.decode()
