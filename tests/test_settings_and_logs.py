@@ -1,0 +1,51 @@
+"""Settings errors name the variable to fix; logs never carry a token."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+
+import pytest
+
+from bots.logs import RedactSecrets
+
+
+def test_log_lines_are_scrubbed_of_tokens(caplog: pytest.LogCaptureFixture) -> None:
+    logger = logging.getLogger("askbridge.test-redaction")
+    redact = RedactSecrets(["agent-api-token-1234"])
+    caplog.handler.addFilter(redact)
+    try:
+        logger.warning("calling with %s", "Bearer agent-api-token-1234")
+        logger.warning("slack said %s", "token xoxb-1234-5678-abcdef rejected")
+        logger.warning("socket mode with xapp-1-A0TEST-42-deadbeef")
+    finally:
+        caplog.handler.removeFilter(redact)
+    text = "\n".join(record.getMessage() for record in caplog.records)
+    assert "agent-api-token-1234" not in text
+    assert "xoxb-" not in text
+    assert "xapp-" not in text
+    assert text.count("[redacted]") == 3
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("ASKBRIDGE_PORT", "abc", "ASKBRIDGE_PORT: Input should be a valid integer"),
+        ("ASKBRIDGE_WEB_UI", "maybe", "ASKBRIDGE_WEB_UI: Input should be 'auto', 'on' or 'off'"),
+    ],
+)
+async def test_a_bad_setting_is_named(name: str, value: str, message: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASKBRIDGE_")}
+    serve = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bots.cli",
+        "serve",
+        env={**env, name: value},
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await serve.communicate()
+    assert serve.returncode == 2
+    assert message in err.decode()
