@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint typecheck unit install dev clean
+.PHONY: run test lint typecheck unit bench install dev clean
 
 run: $(VENV)/.installed
 	$(BIN)/askbridge serve
@@ -19,6 +19,11 @@ typecheck: $(VENV)/.installed-dev
 
 unit: $(VENV)/.installed-dev
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+# Throughput and memory of the broker, and click-to-agent latency against bare slack-bolt.
+bench: $(VENV)/.installed-dev
+	$(BIN)/python -m tests.bench_broker
+	$(BIN)/python -m tests.bench_slack_click
 
 install: $(VENV)/.installed
 dev: $(VENV)/.installed-dev
