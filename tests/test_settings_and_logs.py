@@ -19,7 +19,7 @@ def test_log_lines_are_scrubbed_of_tokens(caplog: pytest.LogCaptureFixture) -> N
     try:
         logger.warning("calling with %s", "Bearer agent-api-token-1234")
         logger.warning("slack said %s", "token xoxb-1234-5678-abcdef rejected")
-        logger.warning("socket mode with xapp-1-A0TEST-42-deadbeef")
+        logger.warning("socket mode with xapp-1-fake-app-token")
     finally:
         caplog.handler.removeFilter(redact)
     text = "\n".join(record.getMessage() for record in caplog.records)
