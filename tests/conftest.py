@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import aiohttp
 import pytest
@@ -63,6 +63,27 @@ def settings_for(tmp_path: Path, **overrides: Any) -> Settings:
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)
+
+
+async def audit_events(
+    http: aiohttp.ClientSession, url: str, request_id: str
+) -> list[dict[str, Any]]:
+    """A request's audit trail, from the events endpoint."""
+    async with http.get(f"{url}/v1/questions/{request_id}/events") as response:
+        assert response.status == 200
+        found: list[dict[str, Any]] = (await response.json())["events"]
+    return found
+
+
+async def story(
+    http: aiohttp.ClientSession,
+    url: str,
+    request_id: str,
+    who: Literal["name", "id"] = "name",
+) -> list[tuple[str, str | None]]:
+    """Each audit event's kind and who acted (their name, or their platform id), in order."""
+    trail = await audit_events(http, url, request_id)
+    return [(e["kind"], e["actor"][who] if e["actor"] else None) for e in trail]
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pytest
 
 from bots.service import Service
 from core.clock import ManualClock
-from tests.conftest import DATABASE, DEPLOY
+from tests.conftest import DATABASE, DEPLOY, story
 from tests.server_process import ServerProcess
 from tests.web_person import answer_on_web
 
@@ -32,12 +32,6 @@ async def status(http: aiohttp.ClientSession, url: str, wait: float = 0) -> dict
     return found
 
 
-async def story(http: aiohttp.ClientSession, url: str) -> list[tuple[str, str | None]]:
-    async with http.get(f"{url}/v1/questions/ask_deploy/events") as response:
-        events = (await response.json())["events"]
-    return [(e["kind"], e["actor"]["name"] if e["actor"] else None) for e in events]
-
-
 async def test_only_answerers_may_answer(service: Service, http: aiohttp.ClientSession) -> None:
     await create(http, service.url, answerers=["web:Grace"])
     code, page = await answer_on_web(http, service.url, "ask_deploy", {"Deploy": ["Approve"]})
@@ -54,7 +48,7 @@ async def test_only_answerers_may_answer(service: Service, http: aiohttp.ClientS
     found = await status(http, service.url)
     assert found["answers"] == {"Deploy": "Reject"}
     assert found["answered_by"]["name"] == "Grace"
-    assert await story(http, service.url) == [
+    assert await story(http, service.url, "ask_deploy") == [
         ("created", None),
         ("posted", None),
         ("denied", "Ada"),
@@ -89,7 +83,7 @@ async def test_quorum_of_two(service: Service, http: aiohttp.ClientSession) -> N
         ("Ada", "Approve"),
         ("Lin", "Approve"),
     ]
-    kinds = [kind for kind, _ in await story(http, service.url)]
+    kinds = [kind for kind, _ in await story(http, service.url, "ask_deploy")]
     assert kinds == ["created", "posted", "vote", "vote", "vote", "answered"]
 
 

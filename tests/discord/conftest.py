@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -12,6 +13,7 @@ import pytest
 from bots.service import Service
 from tests.conftest import StartService
 from tests.emulators.discord import Channel, DiscordEmulator, Guild, Message, User
+from tests.server_process import ServerProcess
 
 
 @dataclass
@@ -47,6 +49,18 @@ def world(emulator: DiscordEmulator) -> World:
     emulator.add_member(guild.id, alice.id)
     emulator.add_member(guild.id, bob.id)
     return World(emulator, guild, channel, alice, bob)
+
+
+@pytest.fixture
+async def server(tmp_path: Path, world: World) -> AsyncIterator[ServerProcess]:
+    """`askbridge serve` as a child process with Discord on, asking in #questions."""
+    env = {
+        **discord_env(world.emulator),
+        "ASKBRIDGE_DEFAULT_TARGET": f"discord:{world.channel.id}",
+    }
+    process = ServerProcess(tmp_path / "askbridge.db", env=env)
+    yield process
+    await process.stop()
 
 
 @pytest.fixture

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -15,11 +13,11 @@ import pytest
 
 from bots.service import Service
 from core.clock import ManualClock
-from tests.conftest import DATABASE
+from tests.conftest import DATABASE, audit_events, story
 from tests.emulators.discord import DiscordEmulator, InteractionHandle, Message, Role, User
 from tests.server_process import ServerProcess
 
-from .conftest import World, ask, check_discord_was_never_let_down, discord_env, outcome, posted
+from .conftest import World, ask, check_discord_was_never_let_down, outcome, posted
 from .test_answering import ended
 
 DEPLOY = {
@@ -40,22 +38,6 @@ DEPLOY = {
 POST_MESSAGE = "/channels/{channel_id}/messages"
 FOLLOWUP = "/webhooks/{application_id}/{token}"
 NO_PINGS: dict[str, list[str]] = {"parse": []}
-
-
-async def events(http: aiohttp.ClientSession, url: str, request_id: str) -> list[dict[str, Any]]:
-    """The request's audit trail, from the events endpoint."""
-    async with http.get(f"{url}/v1/questions/{request_id}/events") as response:
-        assert response.status == 200
-        found: list[dict[str, Any]] = (await response.json())["events"]
-    return found
-
-
-async def story(
-    http: aiohttp.ClientSession, url: str, request_id: str
-) -> list[tuple[str, str | None]]:
-    """Each event's kind and who acted, in order."""
-    trail = await events(http, url, request_id)
-    return [(e["kind"], e["actor"]["name"] if e["actor"] else None) for e in trail]
 
 
 def followup_body(emulator: DiscordEmulator, handle: InteractionHandle) -> dict[str, Any]:
@@ -129,7 +111,9 @@ async def test_a_non_answerer_is_told_who_may_answer_and_nothing_is_recorded(
         ("vote", "Alice"),
         ("answered", "Alice"),
     ]
-    denied = next(e for e in await events(http, bridge.url, "ask_deploy") if e["kind"] == "denied")
+    denied = next(
+        e for e in await audit_events(http, bridge.url, "ask_deploy") if e["kind"] == "denied"
+    )
     assert denied["actor"]["id"] == str(bob.id)
     assert denied["data"]["origin"] == {
         "platform": "discord",
@@ -384,17 +368,6 @@ async def test_the_deadline_expires_a_half_voted_question_after_a_plain_reminder
         ("reminder", None),
         ("expired", None),
     ]
-
-
-@pytest.fixture
-async def server(tmp_path: Path, world: World) -> AsyncIterator[ServerProcess]:
-    env = {
-        **discord_env(world.emulator),
-        "ASKBRIDGE_DEFAULT_TARGET": f"discord:{world.channel.id}",
-    }
-    process = ServerProcess(tmp_path / "askbridge.db", env=env)
-    yield process
-    await process.stop()
 
 
 async def test_a_half_reached_quorum_survives_a_crash(

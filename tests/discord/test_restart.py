@@ -4,27 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import AsyncIterator
-from pathlib import Path
-
-import pytest
 
 from bots.client import AskbridgeClient
 from tests.conftest import DATABASE, EXPECTED
 from tests.server_process import ServerProcess
 
-from .conftest import World, check_discord_was_never_let_down, discord_env
-
-
-@pytest.fixture
-async def server(tmp_path: Path, world: World) -> AsyncIterator[ServerProcess]:
-    env = {
-        **discord_env(world.emulator),
-        "ASKBRIDGE_DEFAULT_TARGET": f"discord:{world.channel.id}",
-    }
-    process = ServerProcess(tmp_path / "askbridge.db", env=env)
-    yield process
-    await process.stop()
+from .conftest import World, check_discord_was_never_let_down
 
 
 async def test_clicks_on_a_message_from_before_a_crash_are_handled(
