@@ -10,12 +10,10 @@ from core.answers import to_selections
 from core.errors import InvalidQuestion, Problem
 from core.models import Person, Policy, UserQuestion
 
-# platform:id for one person, platform-group:id for a group the surface resolves.
-ANSWERER = re.compile(
-    r"(?P<kind>slack|discord|web|slack-group|discord-role):(?P<id>@?[A-Za-z0-9_.-]{1,64})"
-)
+# `platform:id` names one person; `platform-kind:id` (slack-group:S…, discord-role:…) a group
+# that the person's surface resolves into `Person.groups`. The broker knows no platform.
+ANSWERER = re.compile(r"(?P<kind>[a-z]+(?:-[a-z]+)?):(?P<id>@?[A-Za-z0-9_.-]{1,64})")
 MAX_QUORUM = 50
-GROUP_KINDS = {"slack-group", "discord-role"}
 
 
 def build_policy(
@@ -35,7 +33,7 @@ def build_policy(
             Problem("quorum", f"must be a whole number from 1 to {MAX_QUORUM}, got {quorum!r}")
         )
         count = 1
-    people = [e for e in entries if e.split(":", 1)[0] not in GROUP_KINDS]
+    people = [e for e in entries if "-" not in e.split(":", 1)[0]]
     if entries and len(people) == len(entries) and count > len(people):
         problems.append(
             Problem(
