@@ -323,7 +323,7 @@ INVALID: dict[str, tuple[list[dict[str, Any]], str]] = {
         [actions("a", button("go", "Go", "1"), button("go", "Stop", "2"))],
         "duplicate action_id",
     ),
-    "empty button text": ([actions("a", button("go", " ", "1"))], "must not be empty"),
+    "empty button text": ([actions("a", button("go", " ", "1"))], "more than 0 characters"),
     "long button text": ([actions("a", button("go", "g" * 76, "1"))], "less than 76"),
     "long option text": (
         [actions("a", choices("radio_buttons", [option("o" * 76, "v")]))],

@@ -7,11 +7,13 @@ response_urls and simulated people, spoken to by the unmodified slack_sdk / slac
 """
 
 from .api_log import ApiCall, BlockRejection
-from .blocks import has_interactive_elements, validate_blocks, visible_text
+from .blocks import block_texts, has_interactive_elements, visible_text
 from .delivery import Delivery, Tamper, Via, signature
 from .emulator import SlackEmulator
 from .person import Person
 from .response_url import ResponseUrlCall
+from .rich_text import Names
+from .validation import validate_blocks
 from .workspace import Channel, Ephemeral, Identity, Message, User
 
 __all__ = [
@@ -22,12 +24,14 @@ __all__ = [
     "Ephemeral",
     "Identity",
     "Message",
+    "Names",
     "Person",
     "ResponseUrlCall",
     "SlackEmulator",
     "Tamper",
     "User",
     "Via",
+    "block_texts",
     "has_interactive_elements",
     "signature",
     "validate_blocks",

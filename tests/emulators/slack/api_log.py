@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from .blocks import placed_elements, validate_blocks
+from .blocks import placed_elements
 from .types import Block
+from .validation import validate_blocks
 
 
 @dataclass(frozen=True)

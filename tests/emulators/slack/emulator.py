@@ -152,8 +152,13 @@ class SlackEmulator:
         self.workspace.users[user_id] = user
         return user
 
-    def add_usergroup(self, usergroup_id: str, user_ids: list[str]) -> None:
+    def add_usergroup(
+        self, usergroup_id: str, user_ids: list[str], *, handle: str | None = None
+    ) -> None:
+        """A user group; `handle` is what a mention of it shows (its id without one)."""
         self.workspace.usergroups[usergroup_id] = list(user_ids)
+        if handle is not None:
+            self.workspace.usergroup_handles[usergroup_id] = handle
 
     def add_channel(
         self, channel_id: str, name: str, *, members: list[str] | None = None

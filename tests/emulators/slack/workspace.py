@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal, TypeVar
 
 from .blocks import has_interactive_elements, visible_text
+from .rich_text import Names
 from .types import Block, JSONDict
 
 T = TypeVar("T")
@@ -83,10 +84,12 @@ class Message:
     thread_ts: str | None = None
     version: int = 0
     deleted: bool = False
+    names: Names = field(default_factory=Names, compare=False, repr=False)
+    """The workspace's names when this version was posted, for `visible_text`."""
 
     @property
     def visible_text(self) -> str:
-        return visible_text(self.text, self.blocks)
+        return visible_text(self.text, self.blocks, self.names)
 
     @property
     def has_interactive_elements(self) -> bool:
@@ -122,10 +125,11 @@ class Ephemeral:
     message_ts: str
     via: Literal["chat.postEphemeral", "response_url"]
     thread_ts: str | None = None
+    names: Names = field(default_factory=Names, compare=False, repr=False)
 
     @property
     def visible_text(self) -> str:
-        return visible_text(self.text, self.blocks)
+        return visible_text(self.text, self.blocks, self.names)
 
 
 @dataclass
@@ -134,6 +138,7 @@ class Workspace:
     clock: Callable[[], float]
     users: dict[str, User] = field(default_factory=dict)
     usergroups: dict[str, list[str]] = field(default_factory=dict)
+    usergroup_handles: dict[str, str] = field(default_factory=dict)
     channels: dict[str, Channel] = field(default_factory=dict)
     _dms: dict[str, str] = field(init=False, default_factory=dict)
     _history: dict[tuple[str, str], list[Message]] = field(init=False, default_factory=dict)
@@ -179,6 +184,14 @@ class Workspace:
     def dm_channel_id(self, user_id: str) -> str | None:
         return self._dms.get(user_id)
 
+    def names(self) -> Names:
+        """How Slack would show a mention of each person, group and channel (without @ or #)."""
+        return Names(
+            users={user.id: user.name for user in self.users.values()},
+            usergroups={g: self.usergroup_handles.get(g, g) for g in self.usergroups},
+            channels={c.id: c.name for c in self.channels.values() if not c.is_im},
+        )
+
     # ---- messages ----------------------------------------------------------------------------
 
     async def post(
@@ -194,6 +207,7 @@ class Workspace:
             app_id=self.identity.app_id,
             team_id=self.identity.team_id,
             thread_ts=thread_ts,
+            names=self.names(),
         )
         self._history[(channel, message.ts)] = [message]
         self._order.append((channel, message.ts))
@@ -214,6 +228,7 @@ class Workspace:
             text=current.text if text is None else text,
             blocks=copy.deepcopy(blocks),
             version=current.version + 1,
+            names=self.names(),
         )
         self._history[(channel, ts)].append(updated)
         await self.notify()
@@ -252,7 +267,7 @@ class Workspace:
     # ---- ephemeral notes ---------------------------------------------------------------------
 
     async def add_ephemeral(self, note: Ephemeral) -> None:
-        self._ephemeral.setdefault(note.user, []).append(note)
+        self._ephemeral.setdefault(note.user, []).append(replace(note, names=self.names()))
         await self.notify()
 
     def ephemerals(self, user_id: str) -> list[Ephemeral]:
