@@ -1,4 +1,5 @@
-"""The Slack emulator refuses the blocks Slack refuses and reads rich_text like a person."""
+"""The Slack emulator refuses the blocks Slack refuses, reads rich_text like a person, and
+tells which mentions and formatting a message would set off."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ import pytest
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from .slack import Names, SlackEmulator, validate_blocks, visible_text
+from .slack import (
+    Mentions,
+    Names,
+    SlackEmulator,
+    mentions,
+    mrkdwn_markup,
+    validate_blocks,
+    visible_text,
+)
 
 CHANNEL = "C0GENERAL"
 
@@ -267,3 +276,101 @@ async def test_rich_text_reads_as_a_person_sees_it(
     assert visible_text("", [dated], Names()) == "1970-01-01 00:00 UTC"
     bullets = rich(rlist("bullet", rsection(rtext("a")), indent=1))
     assert visible_text("", [bullets]) == "    • a"
+
+
+# ---- mentions ----------------------------------------------------------------------------------
+
+
+def test_mentions_in_mrkdwn_text_and_rich_text() -> None:
+    blocks = [
+        section(mrkdwn("Hi <@U1> and <!subteam^S0123|@deployers>, see <https://e.example|this>")),
+        context(mrkdwn("<!here> <#C0GENERAL|general>"), plain("<!everyone> <@U9>")),
+        rich(
+            rsection(
+                rtext("<!channel> <@U8> is just text here"),
+                {"type": "user", "user_id": "U2"},
+                {"type": "usergroup", "usergroup_id": "S0999"},
+                {"type": "broadcast", "range": "everyone"},
+                {"type": "link", "url": "https://r.example"},
+            )
+        ),
+    ]
+    found = mentions("Deploy? <mailto:a@e.example|mail> <!date^1700000000^{date}|Nov 14>", blocks)
+    assert found == Mentions(
+        users=frozenset({"U1", "U2"}),
+        usergroups=frozenset({"S0123", "S0999"}),
+        broadcasts=frozenset({"here", "everyone"}),
+        channels=frozenset({"C0GENERAL"}),
+        links=frozenset({"https://e.example", "mailto:a@e.example", "https://r.example"}),
+    )
+    assert found.pings
+
+
+def test_escaped_and_plain_text_mention_nobody() -> None:
+    blocks = [
+        section(mrkdwn("&lt;!channel&gt; &lt;@U1&gt; @here")),
+        {"type": "header", "block_id": "h", "text": plain("<!channel>")},
+        actions(button(plain("<@U1>"))),
+    ]
+    found = mentions("&lt;!everyone&gt;", blocks)
+    assert found == Mentions()
+    assert found.none
+    assert found.broadcasts == set()
+
+
+async def test_every_stored_message_and_note_records_its_mentions(
+    slack: SlackEmulator, client: AsyncWebClient
+) -> None:
+    posted = await client.chat_postMessage(
+        channel=CHANNEL, text="<!channel> look", blocks=[section(mrkdwn("by <@U1>"))]
+    )
+    message = slack.message(CHANNEL, posted["ts"])
+    assert message.mentions.broadcasts == {"channel"}
+    assert message.mentions.users == {"U1"}
+    quiet = rich(rsection(rtext("<!channel> by "), {"type": "user", "user_id": "U2"}))
+    await client.chat_update(channel=CHANNEL, ts=posted["ts"], text="look", blocks=[quiet])
+    updated = await slack.wait_for_update(CHANNEL, posted["ts"])
+    assert updated.mentions == Mentions(users=frozenset({"U2"}))
+    assert updated.visible_text == "<!channel> by @bob"
+
+    await client.chat_postEphemeral(channel=CHANNEL, user="U2", text="only <@U2>, not <!here>")
+    note = await slack.wait_for_ephemeral("U2", contains="only")
+    assert note.mentions == Mentions(users=frozenset({"U2"}), broadcasts=frozenset({"here"}))
+
+
+# ---- live mrkdwn -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "emphasis"),
+    [
+        ("*bold*", ["*bold*"]),
+        ("a _b c_ d", ["_b c_"]),
+        ("(~gone~)", ["~gone~"]),
+        ("Yes *b*", ["*b*"]),
+        ("* not bold *", []),
+        ("*not bold *", []),
+        ("snake_case_name", []),
+        ("2*3*4", []),
+        ("a * b * c", []),
+        ("**", []),
+        ("*one\nline*", []),
+        ("`*in code*`", []),
+        ("```*fenced*```", []),
+        ("<https://e.example/_x_|link>", []),
+        ("&lt;*b*&gt;", ["*b*"]),
+    ],
+)
+def test_live_mrkdwn_emphasis(text: str, emphasis: list[str]) -> None:
+    assert list(mrkdwn_markup(text).emphasis) == emphasis
+
+
+def test_live_mrkdwn_code_and_fences() -> None:
+    closed = mrkdwn_markup("run ```make``` or `ls`")
+    assert closed.code == ("```make```", "`ls`")
+    assert not closed.open_fence
+    assert closed.live
+    opened = mrkdwn_markup("one ``` fence, and *bold* after it")
+    assert opened.open_fence
+    assert opened.emphasis == ("*bold*",)
+    assert not mrkdwn_markup("nothing at all: 2 * 3, a_b, ~ ` ").live

@@ -10,6 +10,7 @@ from .api_log import ApiCall, BlockRejection
 from .blocks import block_texts, has_interactive_elements, visible_text
 from .delivery import Delivery, Tamper, Via, signature
 from .emulator import SlackEmulator
+from .mrkdwn import Mentions, MrkdwnMarkup, mentions, mrkdwn_markup, mrkdwn_mentions
 from .person import Person
 from .response_url import ResponseUrlCall
 from .rich_text import Names
@@ -23,7 +24,9 @@ __all__ = [
     "Delivery",
     "Ephemeral",
     "Identity",
+    "Mentions",
     "Message",
+    "MrkdwnMarkup",
     "Names",
     "Person",
     "ResponseUrlCall",
@@ -33,6 +36,9 @@ __all__ = [
     "Via",
     "block_texts",
     "has_interactive_elements",
+    "mentions",
+    "mrkdwn_markup",
+    "mrkdwn_mentions",
     "signature",
     "validate_blocks",
     "visible_text",

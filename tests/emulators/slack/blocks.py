@@ -1,6 +1,6 @@
 """Block Kit as a person sees it: where the interactive elements are, and the text on screen.
 
-What Slack refuses lives in `validation`.
+What Slack refuses lives in `validation`; what would ping someone, in `mrkdwn`.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal, TypeVar
 
 from .blocks import has_interactive_elements, visible_text
+from .mrkdwn import Mentions, mentions
 from .rich_text import Names
 from .types import Block, JSONDict
 
@@ -92,6 +93,11 @@ class Message:
         return visible_text(self.text, self.blocks, self.names)
 
     @property
+    def mentions(self) -> Mentions:
+        """Whom this version notifies and what it links to (`text` and blocks together)."""
+        return mentions(self.text, self.blocks)
+
+    @property
     def has_interactive_elements(self) -> bool:
         return has_interactive_elements(self.blocks)
 
@@ -130,6 +136,12 @@ class Ephemeral:
     @property
     def visible_text(self) -> str:
         return visible_text(self.text, self.blocks, self.names)
+
+    @property
+    def mentions(self) -> Mentions:
+        """Whom this note mentions and what it links to; only its recipient sees it, but a
+        mention in it still reads as one."""
+        return mentions(self.text, self.blocks)
 
 
 @dataclass
