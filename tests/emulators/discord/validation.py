@@ -42,6 +42,9 @@ MAX_SELECT_VALUES = 25
 MAX_V2_COMPONENTS = 40
 MAX_V2_TEXT = 4000
 MAX_SECTION_TEXTS = 3
+MAX_COLOUR = 0xFFFFFF
+MAX_COMPONENT_ID = 2**31 - 1
+SEPARATOR_SPACINGS = (1, 2)
 
 V2_TOP_LEVEL = frozenset(
     {ACTION_ROW, SECTION, TEXT_DISPLAY, MEDIA_GALLERY, FILE, SEPARATOR, CONTAINER}
@@ -113,6 +116,7 @@ def validate_message(message: Mapping[str, Any]) -> Invalid | None:
     else:
         _check_legacy(out, components)
     _check_custom_ids(out, components)
+    _check_component_ids(out, components)
 
     if out.flat:
         return Invalid(50035, "Invalid Form Body", out.tree, tuple(out.flat))
@@ -191,6 +195,7 @@ def _check_v2_item(out: _Collector, path: Path, item: object, allowed: frozenset
     if kind == ACTION_ROW:
         _check_row(out, path, item)
     elif kind == CONTAINER:
+        _check_colour(out, (*path, "accent_color"), item.get("accent_color"))
         nested = item.get("components")
         out.bad_length((*path, "components"), nested, 1, MAX_V2_COMPONENTS)
         for index, child in enumerate(nested if isinstance(nested, list) else []):
@@ -209,6 +214,27 @@ def _check_v2_item(out: _Collector, path: Path, item: object, allowed: frozenset
             _check_button(out, (*path, "accessory"), accessory)
     elif kind == TEXT_DISPLAY:
         out.bad_length((*path, "content"), item.get("content"), 1, MAX_V2_TEXT)
+    elif kind == SEPARATOR:
+        spacing = item.get("spacing", 1)
+        if spacing not in SEPARATOR_SPACINGS or isinstance(spacing, bool):
+            out.add(
+                (*path, "spacing"),
+                "BASE_TYPE_CHOICES",
+                f"Value must be one of {{{', '.join(map(str, SEPARATOR_SPACINGS))}}}.",
+            )
+        if not isinstance(item.get("divider", True), bool):
+            out.add((*path, "divider"), "BASE_TYPE_BOOLEAN", "Must be either true or false.")
+
+
+def _check_colour(out: _Collector, path: Path, colour: object) -> None:
+    if colour is None:
+        return
+    if not isinstance(colour, int) or isinstance(colour, bool):
+        out.add(path, "NUMBER_TYPE_COERCE", f'Value "{colour}" is not int.')
+    elif colour > MAX_COLOUR:
+        out.add(path, "NUMBER_TYPE_MAX", f"int value should be less than or equal to {MAX_COLOUR}.")
+    elif colour < 0:
+        out.add(path, "NUMBER_TYPE_MIN", "int value should be greater than or equal to 0.")
 
 
 def _check_row(out: _Collector, path: Path, row: Component) -> None:
@@ -366,3 +392,31 @@ def _check_custom_ids(out: _Collector, components: list[Any]) -> None:
             )
         else:
             seen.add(custom_id)
+
+
+def _check_component_ids(out: _Collector, components: list[Any]) -> None:
+    """The numeric `id`s: 32-bit, and unique within the message. 0 means "assign one" (what
+    components of messages from before Components V2 carry), so it may repeat."""
+    seen: dict[int, Path] = {}
+    for path, component in _with_paths(components, ("components",)):
+        if "id" not in component:
+            continue
+        component_id = component["id"]
+        if not isinstance(component_id, int) or isinstance(component_id, bool):
+            out.add((*path, "id"), "NUMBER_TYPE_COERCE", f'Value "{component_id}" is not int.')
+        elif not 0 <= component_id <= MAX_COMPONENT_ID:
+            out.add(
+                (*path, "id"),
+                "NUMBER_TYPE_MAX",
+                f"int value should be between 0 and {MAX_COMPONENT_ID}.",
+            )
+        elif component_id in seen:
+            first = ".".join(str(p) for p in seen[component_id])
+            out.add(
+                (*path, "id"),
+                "COMPONENT_ID_DUPLICATED",
+                f"Component id {component_id} is already used by {first}; "
+                "ids must be unique within a message.",
+            )
+        elif component_id != 0:
+            seen[component_id] = path
