@@ -1,15 +1,26 @@
-"""The Discord emulator refuses the layouts Discord refuses."""
+"""The Discord emulator refuses what Discord refuses in layouts and allowed_mentions, and knows
+whom each message pings and which markdown a text renders."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
+import discord
 import pytest
 
-from .discord import DiscordEmulator, Message, User, validate_message
+from .discord import (
+    DiscordEmulator,
+    Message,
+    Pings,
+    User,
+    live_markdown,
+    mentioned_in,
+)
+from .discord.dpy import discord_py_pointed_at
 
 V2 = 1 << 15
 TOKEN = "test-bot-token"
@@ -89,6 +100,36 @@ PROBES: dict[str, tuple[dict[str, Any], tuple[str, ...], str]] = {
         ("components", "1", "components", "0", "id"),
         "COMPONENT_ID_DUPLICATED",
     ),
+    "parse users and a users list": (
+        {"content": "hi", "allowed_mentions": {"parse": ["users"], "users": ["1"]}},
+        ("allowed_mentions",),
+        "MESSAGE_ALLOWED_MENTIONS_PARSE_EXCLUSIVE",
+    ),
+    "parse roles and a roles list": (
+        {"content": "hi", "allowed_mentions": {"parse": ["roles"], "roles": [2]}},
+        ("allowed_mentions",),
+        "MESSAGE_ALLOWED_MENTIONS_PARSE_EXCLUSIVE",
+    ),
+    "unknown parse value": (
+        {"content": "hi", "allowed_mentions": {"parse": ["users", "channels"]}},
+        ("allowed_mentions", "parse", "1"),
+        "BASE_TYPE_CHOICES",
+    ),
+    "101 users": (
+        {"content": "hi", "allowed_mentions": {"users": [str(i) for i in range(1, 102)]}},
+        ("allowed_mentions", "users"),
+        "BASE_TYPE_MAX_LENGTH",
+    ),
+    "a role that is no snowflake": (
+        {"content": "hi", "allowed_mentions": {"roles": ["admins"]}},
+        ("allowed_mentions", "roles", "0"),
+        "NUMBER_TYPE_COERCE",
+    ),
+    "allowed_mentions that is no object": (
+        {"content": "hi", "allowed_mentions": ["users"]},
+        ("allowed_mentions",),
+        "DICT_TYPE_CONVERT",
+    ),
 }
 
 
@@ -106,7 +147,19 @@ async def test_the_emulator_refuses_what_discord_refuses(place: Place, case: str
     assert place.emulator.rejections[0].where == "POST /channels/{channel_id}/messages"
 
 
+async def test_edits_are_checked_too(place: Place) -> None:
+    message = await place.posted({"content": "hi"})
+    path = f"/channels/{place.channel_id}/messages/{message.id}"
+    exclusive = {"allowed_mentions": {"parse": ["users"], "users": [place.alice.id]}}
+    status, answer = await place.call("PATCH", path, {"content": "hi again", **exclusive})
+    assert status == 400
+    assert "MESSAGE_ALLOWED_MENTIONS_PARSE_EXCLUSIVE" in str(answer["errors"])
+    assert place.emulator.message(message.id).content == "hi"
+
+
 def test_what_discord_accepts_passes() -> None:
+    from .discord import validate_message
+
     accepted = layout(
         {
             "type": 17,
@@ -117,3 +170,226 @@ def test_what_discord_accepts_passes() -> None:
         text("c", id=0),
     )
     assert validate_message(accepted) is None
+    allowed = {"parse": ["everyone"], "users": ["1"], "roles": [], "replied_user": True}
+    assert validate_message({"content": "x", "allowed_mentions": allowed}) is None
+    assert validate_message({"content": "x", "allowed_mentions": None}) is None
+
+
+# ---- whom a message pings ----------------------------------------------------------------------
+
+
+async def test_without_allowed_mentions_everything_in_the_text_pings(place: Place) -> None:
+    alice, role = place.alice.id, place.role_id
+    message = await place.posted({"content": f"@everyone <@{alice}> <@&{role}> <@!{place.bob.id}>"})
+    assert message.pings == Pings(
+        users=frozenset({alice, place.bob.id}), roles=frozenset({role}), everyone=True
+    )
+    assert message.payload["mention_everyone"] is True
+    assert sorted(int(u["id"]) for u in message.payload["mentions"]) == sorted(
+        [alice, place.bob.id]
+    )
+    assert message.payload["mention_roles"] == [str(role)]
+
+
+async def test_allowed_mentions_decide_who_is_pinged(place: Place) -> None:
+    alice, bob, role = place.alice.id, place.bob.id, place.role_id
+    content = f"@here <@{alice}> <@{bob}> <@&{role}>"
+    nobody = await place.posted({"content": content, "allowed_mentions": {"parse": []}})
+    assert nobody.pings.nobody
+    assert nobody.pings.users == set()
+    assert nobody.payload["mention_everyone"] is False
+    assert nobody.payload["mentions"] == []
+
+    listed = {"parse": ["everyone"], "users": [str(bob)], "roles": [role]}
+    some = await place.posted({"content": content, "allowed_mentions": listed})
+    assert some.pings == Pings(users=frozenset({bob}), roles=frozenset({role}), here=True)
+    assert some.pings.mention_everyone
+
+    users_only = await place.posted({"content": content, "allowed_mentions": {"parse": ["users"]}})
+    assert users_only.pings == Pings(users=frozenset({alice, bob}))
+
+
+async def test_text_displays_ping_and_escapes_and_code_do_not(place: Place) -> None:
+    alice, bob = place.alice.id, place.bob.id
+    body = layout(
+        {
+            "type": 17,
+            "components": [
+                text(f"Asked by <@{alice}>"),
+                text(f"\\<@{bob}> \\@everyone `@here` ```\n<@&{place.role_id}>\n```"),
+            ],
+        }
+    )
+    message = await place.posted(body)
+    assert message.pings == Pings(users=frozenset({alice}))
+
+
+async def test_an_edit_recomputes_pings_with_its_own_allowed_mentions(place: Place) -> None:
+    alice = place.alice.id
+    message = await place.posted({"content": "hi", "allowed_mentions": {"parse": []}})
+    path = f"/channels/{place.channel_id}/messages/{message.id}"
+    await place.call("PATCH", path, {"content": f"hi <@{alice}>"})
+    assert place.emulator.message(message.id).pings.users == {alice}
+    await place.call("PATCH", path, {"flags": 0})
+    assert place.emulator.message(message.id).pings.users == {alice}
+    await place.call("PATCH", path, {"content": f"bye <@{alice}>", "allowed_mentions": {}})
+    assert place.emulator.message(message.id).pings.nobody
+
+
+async def test_replies_ping_the_replied_author_when_allowed(place: Place) -> None:
+    # The emulator only holds the bot's messages; make this one alice's, as if she wrote it.
+    original = await place.posted({"content": "question"})
+    original.payload["author"]["id"] = str(place.alice.id)
+    reference = {"message_id": str(original.id), "channel_id": str(place.channel_id)}
+    quiet = {"parse": [], "replied_user": False}
+    reply = await place.posted(
+        {"content": "noted", "message_reference": reference, "allowed_mentions": quiet}
+    )
+    assert reply.pings.nobody
+    loud = await place.posted({"content": "noted", "message_reference": reference})
+    assert loud.pings.users == {place.alice.id}
+
+
+async def test_interaction_responses_and_followups_read_allowed_mentions(place: Place) -> None:
+    button = {"type": 2, "style": 1, "label": "Go", "custom_id": "go"}
+    question = await place.posted(
+        {"content": "Q", "components": [{"type": 1, "components": [button]}]}
+    )
+    alice = place.alice.id
+    handle = await place.emulator.click(question, alice, "Go")
+    callback = f"/interactions/{handle.id}/{handle.token}/callback"
+    reply = {"content": f"<@{alice}> @everyone", "allowed_mentions": {"users": [alice]}}
+    status, _ = await place.call("POST", callback, {"type": 4, "data": reply})
+    assert status == 204
+    response = await handle.response()
+    assert response.type == 4
+    assert handle.original is not None
+    assert handle.original.pings == Pings(users=frozenset({alice}))
+
+    webhook = f"/webhooks/{place.emulator.application_id}/{handle.token}?wait=true"
+    status, followup = await place.call("POST", webhook, {"content": "@everyone"})
+    assert status == 200
+    assert place.emulator.message(int(followup["id"])).pings.everyone
+    bad = {"content": "x", "allowed_mentions": {"parse": ["everyone", "nobody"]}}
+    status, answer = await place.call("POST", webhook, bad)
+    assert (status, answer["code"]) == (400, 50035)
+
+
+async def test_discord_py_allowed_mentions_reach_the_emulator(place: Place) -> None:
+    emulator = place.emulator
+    intents = discord.Intents.none()
+    intents.guilds = True
+    client = discord.Client(intents=intents, guild_ready_timeout=0.05)
+    ready = asyncio.Event()
+    client.event(_set_on_ready(ready))
+    with discord_py_pointed_at(emulator):
+        runner = asyncio.create_task(client.start(TOKEN), name="test-mentions-client")
+        try:
+            async with asyncio.timeout(5):
+                await ready.wait()
+            channel = client.get_partial_messageable(place.channel_id)
+            loud = await channel.send(f"@everyone <@{place.alice.id}>")
+            quiet = await channel.send(
+                f"@everyone <@{place.alice.id}>", allowed_mentions=discord.AllowedMentions.none()
+            )
+            only_alice = await channel.send(
+                f"<@{place.alice.id}> <@{place.bob.id}>",
+                allowed_mentions=discord.AllowedMentions(users=[discord.Object(place.alice.id)]),
+            )
+        finally:
+            await client.close()
+            await runner
+    assert emulator.message(loud.id).pings.everyone
+    assert loud.mention_everyone
+    assert emulator.message(quiet.id).pings.nobody
+    assert not quiet.mention_everyone
+    assert emulator.message(only_alice.id).pings.users == {place.alice.id}
+    assert [u.id for u in only_alice.mentions] == [place.alice.id]
+
+
+def _set_on_ready(ready: asyncio.Event) -> Any:
+    async def on_ready() -> None:
+        ready.set()
+
+    return on_ready
+
+
+# ---- mentions and markdown in one text ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "users", "roles", "everyone", "here"),
+    [
+        ("<@1> <@!2> <@&3> @everyone @here", {1, 2}, {3}, True, True),
+        ("\\<@1> \\<@&3> \\@everyone \\@here", set(), set(), False, False),
+        ("`<@1>` ``@everyone`` ```\n<@&3>\n```", set(), set(), False, False),
+        (
+            discord.utils.escape_mentions("<@123456789012345678> @everyone"),
+            set(),
+            set(),
+            False,
+            False,
+        ),
+        ("**<@1>** [<@2>](https://e.example)", {1, 2}, set(), False, False),
+        ("@\\everyone @\u200bhere", set(), set(), False, False),
+    ],
+)
+def test_mentions_in_a_text(
+    text: str, users: set[int], roles: set[int], everyone: bool, here: bool
+) -> None:
+    found = mentioned_in(text)
+    assert (set(found.users), set(found.roles)) == (users, roles)
+    assert (found.everyone, found.here) == (everyone, here)
+
+
+HOSTILE = [
+    "[x](https://e.example)",
+    "[x](<https://e.example>)",
+    "**bold** *it* __under__ _it_ ~~gone~~ ||secret||",
+    "```\nopen fence",
+    "`code` and ``more``",
+    "# Heading\n-# subtext\n> quote\n>>> block",
+    "a_b_c 2*3*4 snake_case_name",
+    "https://e.example/_x_/*y*",
+    "\\",
+    "\\\\*x*",
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_escape_markdown_output_is_inert(text: str) -> None:
+    escaped = discord.utils.escape_markdown(text)
+    assert not live_markdown(escaped).live, (escaped, live_markdown(escaped))
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "expected"),
+    [
+        ("see [x](https://e.example)", "masked_links", ("[x](https://e.example)",)),
+        ("[x](<https://e.example/a>)", "masked_links", ("[x](<https://e.example/a>)",)),
+        ("**bold**", "emphasis", ("**bold**",)),
+        ("*it*", "emphasis", ("*it*",)),
+        ("a _it_ b", "emphasis", ("_it_",)),
+        ("__u__", "emphasis", ("__u__",)),
+        ("~~s~~", "emphasis", ("~~s~~",)),
+        ("||spoiler||", "emphasis", ("||spoiler||",)),
+        ("`code`", "code", ("`code`",)),
+        ("```py\nx\n```", "code", ("```py\nx\n```",)),
+        ("# big", "line_markup", ("# big",)),
+        ("x\n-# small", "line_markup", ("-# small",)),
+        ("> quoted", "line_markup", ("> quoted",)),
+        ("one ``` fence", "open_fence", True),
+        ("\\[x](https://e.example)", "masked_links", ()),
+        ("*\\*a*", "emphasis", ("*…a*",)),
+        ("* a *", "emphasis", ()),
+        ("snake_case_name", "emphasis", ()),
+        ("https://e.example/_x_", "emphasis", ()),
+        ("\\# not a heading", "line_markup", ()),
+    ],
+)
+def test_live_markdown(text: str, field: str, expected: object) -> None:
+    assert getattr(live_markdown(text), field) == expected
+
+
+def test_plain_words_are_not_markdown() -> None:
+    assert not live_markdown("plain words, 2 * 3, a_b, 1 ~ 2, a | b, <@1>").live

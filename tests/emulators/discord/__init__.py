@@ -18,6 +18,8 @@ from .components import ComponentNotFound
 from .emulator import DiscordEmulator
 from .gateway import Delivery, GatewayStats
 from .interactions import InteractionCallback, InteractionFailed, InteractionHandle
+from .markdown import LiveMarkdown, live_markdown
+from .mentions import AllowedMentions, Mentioned, Pings, mentioned_in
 from .messages import Rejection
 from .registry import Channel, Guild, Member, Role, UnknownEntity, User
 from .rest import RecordedRequest
@@ -27,6 +29,7 @@ from .validation import Invalid, validate_message
 from .waiting import WaitTimeout
 
 __all__ = [
+    "AllowedMentions",
     "Channel",
     "ComponentNotFound",
     "Delivery",
@@ -37,14 +40,19 @@ __all__ = [
     "InteractionFailed",
     "InteractionHandle",
     "Invalid",
+    "LiveMarkdown",
     "Member",
+    "Mentioned",
     "Message",
+    "Pings",
     "RecordedRequest",
     "Rejection",
     "Role",
     "UnknownEntity",
     "User",
     "WaitTimeout",
+    "live_markdown",
+    "mentioned_in",
     "snowflake_from_ms",
     "snowflake_ms",
     "validate_message",

@@ -9,6 +9,7 @@ from typing import Any
 from .components import assign_ids
 from .gateway import DIRECT_MESSAGES, GUILD_MESSAGES, Delivery
 from .httpkit import ApiError
+from .mentions import AllowedMentions, Pings, pings
 from .payloads import JSONObject, MessagePayload, user_payload
 from .registry import Channel, Registry
 from .snowflakes import SnowflakeFactory
@@ -65,14 +66,17 @@ class Messenger:
         )
         for key, value in (extra or {}).items():
             payload[key] = value  # type: ignore[literal-required]
+        found = Pings()
         if validate:
             self._check(payload, where, body)
+            found = self._pings(payload, body, channel.guild_id)
         assign_ids(payload["components"])
         message = self._store.add(
             payload,
             guild_id=channel.guild_id,
             ephemeral_for=ephemeral_for,
             interaction_id=interaction_id,
+            pings=found,
         )
         if ephemeral_for is None:
             channel.last_message_id = message.id
@@ -83,8 +87,13 @@ class Messenger:
     def edit(self, message: Message, changes: Mapping[str, Any], *, where: str) -> Message:
         merged = merge_edit(message.payload, changes, edited_at=self._snowflakes.now_iso())
         self._check(merged, where, changes)
+        found = None
+        if "content" in changes or "components" in changes:
+            # Discord rebuilds the mentions of edited text from scratch, with the edit's own
+            # allowed_mentions or, without one, its parse-everything default.
+            found = self._pings(merged, changes, message.guild_id)
         assign_ids(merged["components"])
-        edited = self._store.replace(message.id, merged)
+        edited = self._store.replace(message.id, merged, found)
         if not edited.is_ephemeral:
             self._announce("MESSAGE_UPDATE", edited)
         return edited
@@ -97,8 +106,40 @@ class Messenger:
                 data["guild_id"] = str(message.guild_id)
             self._dispatch("MESSAGE_DELETE", data, self._intent(message))
 
+    def _pings(
+        self, payload: MessagePayload, request: Mapping[str, Any], guild_id: int | None
+    ) -> Pings:
+        """Who the message pings; written into its `mention_everyone`, `mentions` and
+        `mention_roles` as Discord reports them (known users, roles of this guild)."""
+        found = pings(
+            payload["content"],
+            payload["components"],
+            AllowedMentions.of_request(request),
+            replied_author=self._replied_author(payload),
+        )
+        users = self._registry.users
+        roles = self._registry.guilds[guild_id].roles if guild_id in self._registry.guilds else {}
+        payload["mention_everyone"] = found.mention_everyone
+        payload["mentions"] = [
+            dict(user_payload(users[u])) for u in sorted(found.users & users.keys())
+        ]
+        payload["mention_roles"] = [str(r) for r in sorted(found.roles & roles.keys())]
+        return found
+
+    def _replied_author(self, payload: MessagePayload) -> int | None:
+        reference = payload.get("message_reference") or {}
+        referenced = str(reference.get("message_id") or "")
+        original = self._store.get(int(referenced)) if referenced.isdigit() else None
+        if original is None:
+            return None
+        author = int(original.payload["author"]["id"])
+        return None if author == self._registry.bot.id else author
+
     def _check(self, payload: MessagePayload, where: str, body: Any) -> None:
-        invalid = validate_message(payload)
+        checked: Mapping[str, Any] = payload
+        if isinstance(body, Mapping) and "allowed_mentions" in body:
+            checked = {**payload, "allowed_mentions": body["allowed_mentions"]}
+        invalid = validate_message(checked)
         if invalid is not None:
             self.rejections.append(Rejection(where, invalid, body))
             raise ApiError(400, invalid.code, invalid.message, invalid.errors or None)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .components import describe_controls, has_interactive_components, visible_text
+from .mentions import Pings
 from .payloads import Component, JSONObject, MessagePayload, UserPayload
 from .registry import UnknownEntity
 from .validation import EPHEMERAL, IS_COMPONENTS_V2, LOADING
@@ -28,6 +29,9 @@ class Message:
     ephemeral_for: int | None
     interaction_id: int | None
     version: int
+    pings: Pings = field(default_factory=Pings)
+    """Who this version notifies: its mentions as far as the request's allowed_mentions (or
+    Discord's parse-everything default) let them through."""
 
     @property
     def id(self) -> int:
@@ -163,14 +167,20 @@ class MessageStore:
         guild_id: int | None,
         ephemeral_for: int | None = None,
         interaction_id: int | None = None,
+        pings: Pings | None = None,
     ) -> Message:
-        message = Message(copy.deepcopy(payload), guild_id, ephemeral_for, interaction_id, 0)
+        message = Message(
+            copy.deepcopy(payload), guild_id, ephemeral_for, interaction_id, 0, pings or Pings()
+        )
         self._versions[message.id] = [message]
         self._order.append(message.id)
         self._pulse.notify()
         return message
 
-    def replace(self, message_id: int, payload: MessagePayload) -> Message:
+    def replace(
+        self, message_id: int, payload: MessagePayload, pings: Pings | None = None
+    ) -> Message:
+        """A new version; without `pings` it notifies whom the previous one did."""
         versions = self._versions[message_id]
         last = versions[-1]
         message = Message(
@@ -179,6 +189,7 @@ class MessageStore:
             last.ephemeral_for,
             last.interaction_id,
             len(versions),
+            last.pings if pings is None else pings,
         )
         versions.append(message)
         self._pulse.notify()

@@ -23,6 +23,7 @@ from .components import (
     count_components,
     walk,
 )
+from .mentions import allowed_mentions_problems
 from .payloads import Component, JSONObject
 
 IS_COMPONENTS_V2 = 1 << 15
@@ -93,7 +94,8 @@ class _Collector:
 
 
 def validate_message(message: Mapping[str, Any]) -> Invalid | None:
-    """Check a message as it would be stored (after merging an edit into it)."""
+    """Check a message as it would be stored (after merging an edit into it), together with
+    the `allowed_mentions` of the request when the mapping holds one."""
     flags = int(message.get("flags") or 0)
     content = message.get("content") or ""
     embeds: list[Any] = list(message.get("embeds") or [])
@@ -117,6 +119,8 @@ def validate_message(message: Mapping[str, Any]) -> Invalid | None:
         _check_legacy(out, components)
     _check_custom_ids(out, components)
     _check_component_ids(out, components)
+    for path, code, text in allowed_mentions_problems(message.get("allowed_mentions")):
+        out.add(("allowed_mentions", *path), code, text)
 
     if out.flat:
         return Invalid(50035, "Invalid Form Body", out.tree, tuple(out.flat))
