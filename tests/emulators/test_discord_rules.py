@@ -307,6 +307,17 @@ async def test_discord_py_allowed_mentions_reach_the_emulator(place: Place) -> N
     assert [u.id for u in only_alice.mentions] == [place.alice.id]
 
 
+async def test_everything_sent_can_be_checked_at_once(place: Place) -> None:
+    first = await place.posted({"content": "quiet"})
+    path = f"/channels/{place.channel_id}/messages/{first.id}"
+    await place.call("PATCH", path, {"content": "@everyone"})
+    await place.call("DELETE", path, None)
+    await place.posted({"content": f"<@{place.alice.id}>", "allowed_mentions": {"parse": []}})
+    sent = place.emulator.sent()
+    assert [m.content for m in sent] == ["quiet", "@everyone", f"<@{place.alice.id}>"]
+    assert [m.pings.nobody for m in sent] == [True, False, True]
+
+
 def _set_on_ready(ready: asyncio.Event) -> Any:
     async def on_ready() -> None:
         ready.set()

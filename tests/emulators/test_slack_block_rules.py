@@ -374,3 +374,15 @@ def test_live_mrkdwn_code_and_fences() -> None:
     assert opened.open_fence
     assert opened.emphasis == ("*bold*",)
     assert not mrkdwn_markup("nothing at all: 2 * 3, a_b, ~ ` ").live
+
+
+async def test_everything_sent_can_be_checked_at_once(
+    slack: SlackEmulator, client: AsyncWebClient
+) -> None:
+    posted = await client.chat_postMessage(channel=CHANNEL, text="quiet")
+    await client.chat_update(channel=CHANNEL, ts=posted["ts"], text="now <!here>")
+    await client.chat_delete(channel=CHANNEL, ts=posted["ts"])
+    await client.chat_postEphemeral(channel=CHANNEL, user="U1", text="psst <@U1>")
+    sent = slack.sent()
+    assert [m.text for m in sent] == ["quiet", "now <!here>", "now <!here>", "psst <@U1>"]
+    assert [m.mentions.pings for m in sent] == [False, True, True, True]

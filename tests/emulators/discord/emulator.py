@@ -245,6 +245,12 @@ class DiscordEmulator:
         """Ephemeral messages shown to one user, oldest first."""
         return self._store.ephemeral_for(user_id)
 
+    def sent(self) -> list[Message]:
+        """Every version of every message the bot ever sent, ephemeral and deleted ones
+        included. For assertions over all of it, e.g. that the bot pinged nobody:
+        `all(m.pings.nobody for m in discord_.sent())`."""
+        return self._store.every_version()
+
     async def wait_for_message(
         self,
         channel_id: int,

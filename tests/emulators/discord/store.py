@@ -214,6 +214,10 @@ class MessageStore:
     def history(self, message_id: int) -> list[Message]:
         return list(self._versions.get(message_id, []))
 
+    def every_version(self) -> list[Message]:
+        """Every version of every message ever stored, deleted and ephemeral ones included."""
+        return [version for message_id in self._order for version in self._versions[message_id]]
+
     def current(self) -> list[Message]:
         """Every live message, oldest first."""
         return [m for m in (self.get(i) for i in self._order) if m is not None]

@@ -244,6 +244,12 @@ class SlackEmulator:
     def ephemerals(self, user_id: str) -> list[Ephemeral]:
         return self.workspace.ephemerals(user_id)
 
+    def sent(self) -> list[Message | Ephemeral]:
+        """Everything the app ever showed: every version of every message (deleted ones too)
+        and every ephemeral note. For assertions over all of it, e.g. that nothing the app
+        sent mentions anyone: `all(m.mentions.none for m in slack.sent())`."""
+        return [*self.workspace.every_version(), *self.workspace.every_ephemeral()]
+
     def _channel_id(self, ref: str) -> str | None:
         if ref in self.workspace.users:
             return self.workspace.dm_channel_id(ref)

@@ -285,6 +285,13 @@ class Workspace:
     def ephemerals(self, user_id: str) -> list[Ephemeral]:
         return list(self._ephemeral.get(user_id, []))
 
+    def every_version(self) -> list[Message]:
+        """Every version of every message, deleted ones included, message by message."""
+        return [version for key in self._order for version in self._history[key]]
+
+    def every_ephemeral(self) -> list[Ephemeral]:
+        return [note for notes in self._ephemeral.values() for note in notes]
+
     # ---- waiting -----------------------------------------------------------------------------
 
     async def notify(self) -> None:
