@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .rich_text import Names, rich_text_lines
+from .schema import INTERACTIVE_TYPES
 from .types import Block, JSONDict
-from .validation import INTERACTIVE_TYPES
 
 
 def text_of(obj: object) -> str:
