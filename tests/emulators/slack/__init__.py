@@ -13,7 +13,6 @@ from .emulator import SlackEmulator
 from .mrkdwn import Mentions, MrkdwnMarkup, mentions, mrkdwn_markup, mrkdwn_mentions
 from .person import Person
 from .response_url import ResponseUrlCall
-from .rich_text import Names
 from .validation import validate_blocks
 from .workspace import Channel, Ephemeral, Identity, Message, User
 
@@ -27,7 +26,6 @@ __all__ = [
     "Mentions",
     "Message",
     "MrkdwnMarkup",
-    "Names",
     "Person",
     "ResponseUrlCall",
     "SlackEmulator",

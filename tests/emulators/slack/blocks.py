@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .rich_text import Names, rich_text_lines
+from .rich_text import rich_text_lines
 from .schema import INTERACTIVE_TYPES
 from .types import Block, JSONDict
 
@@ -91,11 +91,8 @@ def element_texts(element: JSONDict) -> list[str]:
     return [line for line in lines if line]
 
 
-def block_texts(
-    block: Block, *, with_elements: bool = True, names: Names | None = None
-) -> list[str]:
-    """The visible text of one block, top to bottom; `names` turns rich_text mentions of
-    people, groups and channels into the names Slack shows (ids without it)."""
+def block_texts(block: Block, *, with_elements: bool = True) -> list[str]:
+    """The visible text of one block, top to bottom."""
     kind = block.get("type")
     lines: list[str] = []
     if kind in ("section", "header"):
@@ -109,22 +106,23 @@ def block_texts(
     elif kind == "markdown":
         lines.append(text_of(block))
     elif kind == "rich_text":
-        lines.extend(rich_text_lines(block, names or Names()))
+        lines.extend(rich_text_lines(block))
     if with_elements:
         for placed in placed_elements([block]):
             lines.extend(element_texts(placed.element))
     return [line for line in lines if line]
 
 
-def visible_text(text: str, blocks: Sequence[Block], names: Names | None = None) -> str:
+def visible_text(text: str, blocks: Sequence[Block]) -> str:
     """A message as a person reads it, one line per piece; `text` is shown only without blocks.
 
-    mrkdwn is shown as written (`<@U1>`, `*bold*`); rich_text as rendered (`@alice`, `bold`).
+    mrkdwn is shown as written (`<@U1>`, `*bold*`), and rich text as the mrkdwn that would say
+    the same (see `rich_text_lines`).
     """
     if not blocks:
         return text
     lines: list[str] = []
     for block in blocks:
         if isinstance(block, dict):
-            lines.extend(block_texts(block, names=names))
+            lines.extend(block_texts(block))
     return "\n".join(lines)

@@ -8,7 +8,6 @@ just characters, which is why user-supplied text belongs here.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
@@ -152,55 +151,64 @@ def _is_int(value: object) -> bool:
 # ---- reading ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Names:
-    """How the workspace names people, groups and channels, for text a person reads."""
-
-    users: Mapping[str, str] = field(default_factory=dict)
-    usergroups: Mapping[str, str] = field(default_factory=dict)
-    channels: Mapping[str, str] = field(default_factory=dict)
-
-    def of(self, kind: str, entity_id: str) -> str:
-        table = {"user": self.users, "usergroup": self.usergroups, "channel": self.channels}
-        return table.get(kind, {}).get(entity_id, entity_id)
-
-
-def rich_text_lines(block: Mapping[str, Any], names: Names) -> list[str]:
-    """The text of a rich_text block as a person reads it, one line per section or list item."""
+def rich_text_lines(block: Mapping[str, Any]) -> list[str]:
+    """The text of a rich_text block, one line per section or list item, written as the mrkdwn
+    that says the same (`*bold*`, `<@U1>`, `<!date^…>`, code between fences), so that one
+    notation reads every message, and a mention element is never mistaken for text that only
+    looks like one (text is shown as written, so check `mentions` for what really pings)."""
     lines: list[str] = []
     for element in _dicts(block.get("elements")):
-        if element.get("type") == "rich_text_list":
+        kind = element.get("type")
+        inner = inline_text(element.get("elements"))
+        if kind == "rich_text_list":
             indent = "    " * _int_or(element.get("indent"), 0)
             first = _int_or(element.get("offset"), 0) + 1
             ordered = element.get("style") == "ordered"
             for number, item in enumerate(_dicts(element.get("elements")), start=first):
                 marker = f"{number}." if ordered else "•"
-                lines.append(f"{indent}{marker} {inline_text(item.get('elements'), names)}")
+                lines.append(f"{indent}{marker} {inline_text(item.get('elements'))}")
+        elif kind == "rich_text_preformatted":
+            lines.append(f"```\n{inner}\n```")
+        elif kind == "rich_text_quote":
+            lines.append(f"> {inner}")
         else:
-            lines.append(inline_text(element.get("elements"), names))
+            lines.extend(inner.split("\n"))
     return [line.rstrip("\n") for line in lines if line.strip()]
 
 
-def inline_text(elements: object, names: Names) -> str:
-    return "".join(_shown(element, names) for element in _dicts(elements))
+def inline_text(elements: object) -> str:
+    return "".join(_shown(element) for element in _dicts(elements))
 
 
-def _shown(element: Mapping[str, Any], names: Names) -> str:
+STYLE_MARKS = (("code", "`"), ("strike", "~"), ("italic", "_"), ("bold", "*"))
+
+
+def _shown(element: Mapping[str, Any]) -> str:
     kind = element.get("type")
     if kind == "text":
-        return str(element.get("text", ""))
+        text = str(element.get("text", ""))
+        style = element.get("style")
+        for flag, mark in STYLE_MARKS:
+            if isinstance(style, dict) and style.get(flag) and text.strip():
+                text = f"{mark}{text}{mark}"
+        return text
     if kind == "link":
-        return str(element.get("text") or element.get("url", ""))
+        label = element.get("text")
+        return f"<{element.get('url', '')}|{label}>" if label else f"<{element.get('url', '')}>"
     if kind == "emoji":
         return f":{element.get('name', '')}:"
-    if kind in ("user", "usergroup"):
-        return "@" + names.of(str(kind), str(element.get(ID_FIELDS[str(kind)], "")))
+    if kind == "user":
+        return f"<@{element.get('user_id', '')}>"
+    if kind == "usergroup":
+        return f"<!subteam^{element.get('usergroup_id', '')}>"
     if kind == "channel":
-        return "#" + names.of("channel", str(element.get("channel_id", "")))
+        return f"<#{element.get('channel_id', '')}>"
     if kind == "broadcast":
-        return f"@{element.get('range', '')}"
+        return f"<!{element.get('range', '')}>"
     if kind == "date":
-        return _date_text(element)
+        return (
+            f"<!date^{element.get('timestamp')}^{element.get('format', '')}|{_date_text(element)}>"
+        )
     return ""
 
 

@@ -13,7 +13,6 @@ from typing import Literal, TypeVar
 
 from .blocks import has_interactive_elements, visible_text
 from .mrkdwn import Mentions, mentions
-from .rich_text import Names
 from .types import Block, JSONDict
 
 T = TypeVar("T")
@@ -85,12 +84,11 @@ class Message:
     thread_ts: str | None = None
     version: int = 0
     deleted: bool = False
-    names: Names = field(default_factory=Names, compare=False, repr=False)
     """The workspace's names when this version was posted, for `visible_text`."""
 
     @property
     def visible_text(self) -> str:
-        return visible_text(self.text, self.blocks, self.names)
+        return visible_text(self.text, self.blocks)
 
     @property
     def mentions(self) -> Mentions:
@@ -131,11 +129,10 @@ class Ephemeral:
     message_ts: str
     via: Literal["chat.postEphemeral", "response_url"]
     thread_ts: str | None = None
-    names: Names = field(default_factory=Names, compare=False, repr=False)
 
     @property
     def visible_text(self) -> str:
-        return visible_text(self.text, self.blocks, self.names)
+        return visible_text(self.text, self.blocks)
 
     @property
     def mentions(self) -> Mentions:
@@ -196,14 +193,6 @@ class Workspace:
     def dm_channel_id(self, user_id: str) -> str | None:
         return self._dms.get(user_id)
 
-    def names(self) -> Names:
-        """How Slack would show a mention of each person, group and channel (without @ or #)."""
-        return Names(
-            users={user.id: user.name for user in self.users.values()},
-            usergroups={g: self.usergroup_handles.get(g, g) for g in self.usergroups},
-            channels={c.id: c.name for c in self.channels.values() if not c.is_im},
-        )
-
     # ---- messages ----------------------------------------------------------------------------
 
     async def post(
@@ -219,7 +208,6 @@ class Workspace:
             app_id=self.identity.app_id,
             team_id=self.identity.team_id,
             thread_ts=thread_ts,
-            names=self.names(),
         )
         self._history[(channel, message.ts)] = [message]
         self._order.append((channel, message.ts))
@@ -240,7 +228,6 @@ class Workspace:
             text=current.text if text is None else text,
             blocks=copy.deepcopy(blocks),
             version=current.version + 1,
-            names=self.names(),
         )
         self._history[(channel, ts)].append(updated)
         await self.notify()
@@ -279,7 +266,7 @@ class Workspace:
     # ---- ephemeral notes ---------------------------------------------------------------------
 
     async def add_ephemeral(self, note: Ephemeral) -> None:
-        self._ephemeral.setdefault(note.user, []).append(replace(note, names=self.names()))
+        self._ephemeral.setdefault(note.user, []).append(note)
         await self.notify()
 
     def ephemerals(self, user_id: str) -> list[Ephemeral]:
