@@ -24,9 +24,9 @@ from bots.client import (
     outcome,
 )
 from bots.logs import configure_logging
-from bots.runtime import StartupError
 from bots.service import Service
 from bots.settings import Settings
+from core.errors import StartupError
 
 log = logging.getLogger("askbridge")
 
@@ -116,7 +116,8 @@ def _parser() -> argparse.ArgumentParser:
     mcp.add_argument("--url", help="the server (ASKBRIDGE_URL, else ASKBRIDGE_HOST:PORT)")
 
     audit = commands.add_parser("audit", help="print the audit trail as JSON lines")
-    audit.add_argument("--request", help="only this request id")
+    audit.add_argument("request_id", nargs="?", help="only this request id")
+    audit.add_argument("--request", help="the same, as an option")
     audit.add_argument("--since", help="only events at or after this ISO 8601 time")
     audit.add_argument("--url", help="the server (ASKBRIDGE_URL, else ASKBRIDGE_HOST:PORT)")
     return parser
@@ -271,10 +272,17 @@ def _mcp(settings: Settings, args: argparse.Namespace) -> int:
 def _audit(settings: Settings, args: argparse.Namespace) -> int:
     url = args.url or settings.server_url
     token = settings.api_token.get_secret_value() if settings.api_token else None
+    if args.request_id and args.request and args.request_id != args.request:
+        sys.stderr.write(
+            f"askbridge audit: {args.request_id!r} and --request {args.request!r} name two "
+            "requests; give one\n"
+        )
+        return EXIT_USAGE
+    request_id = args.request_id or args.request
 
     async def fetch() -> list[dict[str, Any]]:
         async with AskbridgeClient(url, token, reconnect_for_s=0) as client:
-            return await client.events(args.request, args.since)
+            return await client.events(request_id, args.since)
 
     try:
         events = asyncio.run(fetch())

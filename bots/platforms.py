@@ -6,9 +6,9 @@ from pydantic import SecretStr
 
 from adapters.discord import DiscordRuntime
 from adapters.slack import SlackConfig, SlackRuntime
-from bots.runtime import PlatformRuntime
 from bots.settings import Settings
 from core.broker import Broker
+from core.surface import PlatformRuntime
 
 HINTS = {
     "slack": "set SLACK_BOT_TOKEN, plus SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET "

@@ -7,16 +7,17 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
-from adapters.web import WebSurface, add_web_routes
+from adapters.web import WebSurface, add_web_routes, form_key
 from bots.platforms import HINTS, platform_runtimes
-from bots.runtime import PlatformRuntime, StartupError
 from bots.settings import Settings
 from core.api import add_api_routes, api_middlewares
 from core.api.auth import is_loopback
 from core.broker import Broker
 from core.clock import Clock
-from core.errors import AskbridgeError
+from core.errors import AskbridgeError, StartupError
 from core.store import Store, open_store
+from core.store.factory import shown_url
+from core.surface import PlatformRuntime
 from core.targets import parse_target
 
 log = logging.getLogger("askbridge")
@@ -72,15 +73,15 @@ class Service:
         self.runtimes = platform_runtimes(settings, self.broker)
         signed = tuple(path for runtime in self.runtimes for path in runtime.signed_paths)
         app = web.Application(
-            middlewares=api_middlewares(
-                token=token, loopback_only=loopback and not token, signed_paths=signed
-            ),
+            middlewares=api_middlewares(token=token, loopback_only=loopback, signed_paths=signed),
             client_max_size=settings.max_body_bytes,
         )
         add_api_routes(app, self.broker)
         if self.web_enabled:
             self.broker.add_surface(WebSurface())
-            add_web_routes(app, self.broker, password=None if loopback else token)
+            secret = settings.web_secret.get_secret_value() if settings.web_secret else None
+            key = form_key(configured=secret, api_token=token, database_url=settings.database_url)
+            add_web_routes(app, self.broker, key=key, password=None if loopback else token)
         for runtime in self.runtimes:
             runtime.mount(app)
 
@@ -96,6 +97,8 @@ class Service:
                 access_log=log.getChild("access"),
                 # A long-poll whose client went away stops waiting at once.
                 handler_cancellation=True,
+                # Also closes connections that never complete a request (slowloris).
+                keepalive_timeout=settings.idle_timeout_s,
                 shutdown_timeout=SHUTDOWN_GRACE_S,
             )
             await self._runner.setup()
@@ -108,7 +111,11 @@ class Service:
         self._log_ready(lines, token)
 
     def _log_ready(self, lines: list[str], token: str | None) -> None:
-        log.info("askbridge is listening on %s (store: %s)", self.url, self.settings.database_url)
+        log.info(
+            "askbridge is listening on %s (store: %s)",
+            self.url,
+            shown_url(self.settings.database_url),
+        )
         auth = "Bearer token required" if token else "no token: loopback only"
         log.info(
             "agent API: %s/v1/questions, WebSocket %s/v1/agent (%s)",
@@ -121,7 +128,7 @@ class Service:
         for line in lines:
             log.info("%s", line)
         default = parse_target(self.settings.default_target)
-        if default.platform not in self.broker.surfaces:
+        if default.platform not in self.broker.platforms:
             log.warning(
                 "ASKBRIDGE_DEFAULT_TARGET=%s names a platform that is not running; requests "
                 "without a target will be refused",
@@ -131,7 +138,7 @@ class Service:
     async def stop(self) -> None:
         if hasattr(self, "broker"):
             # Wakes long-polls first, so that the server does not wait out their timeouts.
-            await self.broker.hub.close()
+            self.broker.close_waiters()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None

@@ -7,6 +7,8 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from core.store.factory import url_password
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
@@ -23,7 +25,9 @@ class Settings(BaseSettings):
     default_target: str = "web"
     default_timeout_s: float | None = Field(default=None, gt=0)
     web_ui: Literal["auto", "on", "off"] = "auto"
+    web_secret: SecretStr | None = None
     max_body_bytes: int = Field(default=256 * 1024, ge=1024)
+    idle_timeout_s: float = Field(default=30.0, gt=0, le=3600)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     # Only the client and `askbridge ask` read this: where a running server is.
     url: str | None = None
@@ -64,9 +68,12 @@ class Settings(BaseSettings):
         """Secret values, so that log output can be scrubbed of them."""
         values = (
             self.api_token,
+            self.web_secret,
             self.slack_bot_token,
             self.slack_app_token,
             self.slack_signing_secret,
             self.discord_bot_token,
         )
-        return [v.get_secret_value() for v in values if v is not None and v.get_secret_value()]
+        found = [v.get_secret_value() for v in values if v is not None and v.get_secret_value()]
+        password = url_password(self.database_url)
+        return [*found, password] if password else found

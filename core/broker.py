@@ -11,8 +11,8 @@ import asyncio
 import logging
 import re
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
-from datetime import timedelta
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 from core.answers import merge, to_answers
@@ -21,22 +21,34 @@ from core.errors import (
     AlreadyEnded,
     AskbridgeError,
     Conflict,
-    ForeignMessage,
     InvalidQuestion,
-    NotEligible,
     NotFound,
     Problem,
     SurfaceUnavailable,
     UnknownTarget,
 )
 from core.hub import Hub
-from core.messages import BACKOFF_S, MessageUpdates
+from core.intents import (
+    Cancel,
+    Choose,
+    Counted,
+    Decided,
+    Drafted,
+    Intent,
+    Outcome,
+    Pick,
+    Refusal,
+    Refused,
+    Submit,
+)
+from core.message_updates import BACKOFF_S, MessageUpdates
 from core.models import MessageRef, Person, Request, Selections, Status, Target, UserQuestion
 from core.policy import build_policy, may_answer
-from core.store.base import Ending, Event, Store, VoteOutcome
-from core.surface import Surface
+from core.store.base import EVERY_REQUEST, Ending, Event, Store, VoteOutcome
+from core.surface import GroupDirectory, Surface
 from core.targets import parse_target
-from core.validation import parse_questions
+from core.validation import MAX_QUESTIONS, parse_questions
+from core.view import RequestView
 
 log = logging.getLogger("askbridge.broker")
 
@@ -61,30 +73,33 @@ class Broker:
         self.hub = Hub()
         self.default_timeout_s = default_timeout_s
         self.default_target = default_target
-        self.surfaces: dict[str, Surface] = {}
+        self._surfaces: dict[str, Surface] = {}
         # platform -> how to enable it, for the error when a target names it
         self._unconfigured = dict(unconfigured or {})
-        self.messages = MessageUpdates(store, self.surfaces, backoff_s=render_backoff_s)
+        self.messages = MessageUpdates(store, self._surfaces, backoff_s=render_backoff_s)
         self._deadline_moved = asyncio.Event()
         self._expiry: asyncio.Task[None] | None = None
 
     def add_surface(self, surface: Surface) -> None:
-        self.surfaces[surface.platform] = surface
+        self._surfaces[surface.platform] = surface
 
     async def start(self) -> None:
         await self.store.listen(self._changed_elsewhere)
         self._expiry = asyncio.create_task(self._expire_forever(), name="askbridge-expiry")
-        for request, message in await self.store.unrendered():
-            self.messages.changed(request.model_copy(update={"messages": (message,)}))
+        self.messages.start()
 
     async def _changed_elsewhere(self, request_id: str) -> None:
-        """Another replica changed `request_id`: wake our waiters, and look at deadlines again."""
-        await self.hub.publish(request_id)
+        """Another replica changed `request_id` (EVERY_REQUEST: perhaps any request, as changes
+        may have gone unheard): wake its waiters to re-read it, and look at deadlines again."""
+        if request_id == EVERY_REQUEST:
+            self.hub.wake_all()
+        else:
+            self.hub.publish(request_id)
         self._deadline_moved.set()
 
     async def stop(self, grace_s: float = 5.0) -> None:
         """Stop expiring; give message updates in flight `grace_s` to finish, then cancel."""
-        await self.hub.close()
+        self.hub.close()
         if self._expiry is not None:
             self._expiry.cancel()
             await asyncio.gather(self._expiry, return_exceptions=True)
@@ -154,7 +169,7 @@ class Broker:
         await self._post(stored)
         if stored.expires_at is not None or stored.remind_at is not None:
             self._deadline_moved.set()
-        await self.hub.publish(request_id)
+        self.hub.publish(request_id)
         return await self.get(request_id), True
 
     async def get(self, request_id: str) -> Request:
@@ -176,8 +191,40 @@ class Broker:
                         watch.changed.clear()
                         request = watch.latest or await self.get(request_id)
             except TimeoutError:
-                pass
+                # A change may have gone unheard (another replica's NOTIFY was lost): read again.
+                request = await self.get(request_id)
             return request
+
+    async def events(
+        self, request_id: str | None = None, since: datetime | None = None, limit: int = 1000
+    ) -> list[Event]:
+        """The audit trail, in order: of one request (NotFound when there is none) or of all."""
+        found = await self.store.events(request_id, since, limit)
+        if request_id is not None and not found:
+            await self.get(request_id)
+        return found
+
+    @property
+    def version(self) -> int:
+        """A counter that moves on every change of any request."""
+        return self.hub.version
+
+    async def wait_for_change(self, since: int, max_wait_s: float) -> int:
+        """The change counter once it passes `since`, or after `max_wait_s` seconds."""
+        return await self.hub.wait_for_change(since, max_wait_s)
+
+    @property
+    def closed(self) -> bool:
+        """Shutting down: waits return at once."""
+        return self.hub.closed
+
+    def close_waiters(self) -> None:
+        """Wake every long-poll for good, so the server need not wait out their timeouts."""
+        self.hub.close()
+
+    @property
+    def platforms(self) -> list[str]:
+        return sorted(self._surfaces)
 
     async def list_requests(self, status: Status | None = None, limit: int = 100) -> list[Request]:
         return await self.store.list_requests(status, limit)
@@ -188,54 +235,108 @@ class Broker:
 
     # --- the people's side ------------------------------------------------------------
 
-    async def select(
+    async def act(
         self,
         request_id: str,
         person: Person,
-        question: int,
-        options: Sequence[int],
+        intent: Intent,
         origin: MessageRef | None = None,
-    ) -> Selections:
-        """Remember one person's choice for one question until they submit."""
-        request = await self._waiting(request_id, person, origin)
-        chosen = _checked_choice(request.questions, question, options)
-        return await self.store.save_draft(request_id, person, {question: chosen}, self.clock.now())
+        *,
+        sent_at: datetime | None = None,
+    ) -> Outcome:
+        """The one entry for every click: read the request once, check the click once, write.
 
-    async def submit(
-        self,
-        request_id: str,
-        person: Person,
-        selections: Selections | None = None,
-        origin: MessageRef | None = None,
-    ) -> Request:
-        """Vote with the stored draft plus `selections`; MissingAnswers when one is left.
-
-        With a quorum of 1 the vote answers the request. Otherwise the returned request may
-        still be waiting, with this vote in its tally.
+        `origin` is the message the click claims to come from; every claim it makes that was
+        recorded when the message was posted must match. `sent_at` is when the platform says
+        the click happened: a vote never gives way to an older click (a replay). Nothing is
+        raised for a click that cannot count: the outcome says why, and each surface words
+        that once.
         """
-        request = await self._waiting(request_id, person, origin)
-        given: Selections = {
-            q: _checked_choice(request.questions, q, o) for q, o in (selections or {}).items()
-        }
-        chosen = given
-        if len(given) < len(request.questions):
-            # Only clicks that do not carry every answer (Discord's Submit) need the draft.
-            chosen = merge(await self.store.draft(request_id, person), given)
-        answers = to_answers(request.questions, chosen)
-        voted, outcome = await self.store.vote(
-            request_id, person, answers, request.policy.quorum, self.clock.now()
-        )
-        if outcome is VoteOutcome.CLOSED:
-            raise AlreadyEnded(voted)
-        self.messages.changed(voted)
-        await self.hub.publish(request_id, voted if voted.status.is_terminal else None)
-        return voted
+        needs_draft = isinstance(intent, Submit) and len(intent.selections) < MAX_QUESTIONS
+        if needs_draft:
+            request, draft = await self.store.get_with_draft(request_id, person)
+        else:
+            request, draft = await self.store.get(request_id), {}
+        if request is None:
+            return Refused(Refusal.UNKNOWN_REQUEST)
+        view = RequestView.of(request)
+        if origin is not None and not any(_same_message(origin, m) for m in request.messages):
+            log.warning(
+                "refused a click by %s on %s: it did not come from one of its messages (%s)",
+                person.key,
+                request_id,
+                _where(origin),
+            )
+            return Refused(Refusal.FOREIGN_MESSAGE, view)
+        if not view.waiting:
+            return Refused(Refusal.ALREADY_ENDED, view)
+        chosen = _checked(request.questions, intent)
+        if chosen is None:
+            return Refused(Refusal.FOREIGN_MESSAGE, view)
+        person, unchecked = await self._with_groups(person, request)
+        if not may_answer(request.policy, person):
+            await self.store.add_event(
+                Event(request_id, self.clock.now(), "denied", person, {"origin": _where(origin)})
+            )
+            return Refused(Refusal.NOT_ANSWERER, view, unchecked=unchecked)
+        match intent:
+            case Cancel():
+                ending = Ending(Status.CANCELLED, self.clock.now(), by=person)
+                return await self._decide(request_id, ending)
+            case Pick() | Choose() if not (view.one_click and isinstance(intent, Pick)):
+                question = intent.question
+                saved = await self.store.save_draft(request_id, person, chosen, self.clock.now())
+                return Drafted(view, question, saved)
+        return await self._vote(view, person, merge(draft, chosen), sent_at)
 
-    async def cancel(
-        self, request_id: str, person: Person, origin: MessageRef | None = None
-    ) -> Request:
-        await self._waiting(request_id, person, origin)
-        return await self._finish(request_id, Ending(Status.CANCELLED, self.clock.now(), by=person))
+    async def _vote(
+        self, view: RequestView, person: Person, chosen: Selections, sent_at: datetime | None
+    ) -> Outcome:
+        missing = view.unanswered(chosen)
+        if missing:
+            return Refused(Refusal.MISSING_ANSWERS, view, tuple(missing), selections=chosen)
+        request_id = view.request_id
+        answers = to_answers(view.questions, chosen)
+        voted, outcome = await self.store.vote(
+            request_id, person, answers, view.quorum, self.clock.now(), sent_at
+        )
+        now = RequestView.of(voted)
+        if outcome is VoteOutcome.CLOSED:
+            return Refused(Refusal.ALREADY_ENDED, now)
+        if outcome is VoteOutcome.REPLAYED:
+            log.info("ignored a replayed click by %s on %s", person.key, request_id)
+            return Refused(Refusal.REPLAYED, now)
+        self.hub.publish(request_id, voted if voted.status.is_terminal else None)
+        self.messages.changed(voted)
+        receipt = now.receipt(person)
+        if outcome is VoteOutcome.DECIDED or receipt is None:
+            return Decided(now)
+        return Counted(now, receipt)
+
+    async def _decide(self, request_id: str, ending: Ending) -> Outcome:
+        request, won = await self.store.finish(request_id, ending)
+        view = RequestView.of(request)
+        if not won:
+            return Refused(Refusal.ALREADY_ENDED, view)
+        self._finished(request)
+        return Decided(view)
+
+    async def _with_groups(
+        self, person: Person, request: Request
+    ) -> tuple[Person, tuple[str, ...]]:
+        """`person` with the groups of their platform that the answerers name and they are in,
+        and the groups that could not be checked; the platform is asked only when the groups
+        could decide."""
+        policy = request.policy
+        if not policy.answerers or may_answer(policy, person):
+            return person, ()
+        directory = self._surfaces.get(person.platform)
+        entries = [a for a in policy.answerers if a.startswith(f"{person.platform}-")]
+        if not entries or not isinstance(directory, GroupDirectory):
+            return person, ()
+        found = await directory.membership(person, entries, self.clock.now())
+        groups = tuple(dict.fromkeys((*person.groups, *found.groups)))
+        return person.model_copy(update={"groups": groups}), found.unchecked
 
     # --- time -------------------------------------------------------------------------
 
@@ -287,14 +388,14 @@ class Broker:
 
     def _target(self, raw: Any) -> Target:
         target = parse_target(raw)
-        surface = self.surfaces.get(target.platform)
+        surface = self._surfaces.get(target.platform)
         if surface is None:
             hint = self._unconfigured.get(target.platform)
             if hint:
                 raise UnknownTarget(
                     f"target {str(target)!r}: {target.platform} is not set up; {hint}"
                 )
-            known = ", ".join(sorted(self.surfaces)) or "none"
+            known = ", ".join(sorted(self._surfaces)) or "none"
             raise UnknownTarget(
                 f"target {str(target)!r}: unknown platform {target.platform!r}; "
                 f"configured platforms: {known}"
@@ -305,7 +406,7 @@ class Broker:
     async def _post(self, request: Request) -> None:
         posted: list[MessageRef] = []
         for target in request.targets:
-            surface = self.surfaces[target.platform]
+            surface = self._surfaces[target.platform]
             try:
                 message = await surface.post(request, target)
             except Exception as error:
@@ -319,35 +420,17 @@ class Broker:
             posted.append(message)
             await self.store.add_message(request.request_id, message, self.clock.now())
 
-    async def _waiting(self, request_id: str, person: Person, origin: MessageRef | None) -> Request:
-        request = await self.store.get(request_id)
-        if request is None:
-            raise NotFound("This question is no longer available.")
-        if origin is not None and not any(_same_message(origin, m) for m in request.messages):
-            log.warning(
-                "refused a click by %s on %s: it did not come from one of its messages (%s)",
-                person.key,
-                request_id,
-                _where(origin),
-            )
-            raise ForeignMessage()
-        if request.status.is_terminal:
-            raise AlreadyEnded(request)
-        if not may_answer(request.policy, person):
-            await self.store.add_event(
-                Event(request_id, self.clock.now(), "denied", person, {"origin": _where(origin)})
-            )
-            raise NotEligible(request.policy.answerers)
-        return request
-
     async def _finish(self, request_id: str, ending: Ending) -> Request:
         request, won = await self.store.finish(request_id, ending)
         if not won:
             raise AlreadyEnded(request)
-        log.info("request %s %s", request_id, request.status.value)
-        await self.hub.publish(request_id, request)
-        self.messages.changed(request)
+        self._finished(request)
         return request
+
+    def _finished(self, request: Request) -> None:
+        log.info("request %s %s", request.request_id, request.status.value)
+        self.hub.publish(request.request_id, request)
+        self.messages.changed(request)
 
 
 def _where(origin: MessageRef | None) -> dict[str, str] | None:
@@ -368,16 +451,26 @@ def _same_message(origin: MessageRef, posted: MessageRef) -> bool:
     return all(posted.data[k] == v for k, v in origin.data.items() if k in posted.data)
 
 
-def _checked_choice(
-    questions: Sequence[UserQuestion], question: int, options: Iterable[int]
-) -> tuple[int, ...]:
-    chosen = tuple(sorted(set(options)))
-    if not 0 <= question < len(questions) or any(
-        not 0 <= o < len(questions[question].options) for o in chosen
-    ):
-        raise ForeignMessage()
-    if not questions[question].multi_select:
-        chosen = chosen[-1:]
+def _checked(questions: Sequence[UserQuestion], intent: Intent) -> Selections | None:
+    """The selections a click stands for; None when it names a question or option the request
+    does not have (it was not made for this request)."""
+    match intent:
+        case Pick(question=question, option=option):
+            given: Selections = {question: (option,)}
+        case Choose(question=question, options=options):
+            given = {question: options}
+        case Submit(selections=selections):
+            given = dict(selections)
+        case _:
+            return {}
+    chosen: Selections = {}
+    for question, options in given.items():
+        picked = tuple(sorted(set(options)))
+        if not 0 <= question < len(questions) or any(
+            not 0 <= o < len(questions[question].options) for o in picked
+        ):
+            return None
+        chosen[question] = picked if questions[question].multi_select else picked[-1:]
     return chosen
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.models import Person, Request, Status
+from core.models import Request
+from core.view import RequestView, end_sentence
 
 
 class AskbridgeError(Exception):
@@ -51,6 +52,14 @@ class SurfaceUnavailable(AskbridgeError):
     """The platform could not be reached to post the question."""
 
 
+class RetryLater(AskbridgeError):
+    """The platform asked us to wait `after_s` seconds before trying again (HTTP 429)."""
+
+    def __init__(self, after_s: float, what: str = "") -> None:
+        self.after_s = after_s
+        super().__init__(f"{what or 'the platform'} asked to retry after {after_s:g} s")
+
+
 class MissingAnswers(AskbridgeError):
     """A submission left questions unanswered."""
 
@@ -61,52 +70,12 @@ class MissingAnswers(AskbridgeError):
 
 
 class AlreadyEnded(AskbridgeError):
-    """Someone acted on a request that is no longer waiting."""
+    """The agent (or the deadline) acted on a request that is no longer waiting."""
 
     def __init__(self, request: Request) -> None:
         self.request = request
-        super().__init__(describe_end(request))
+        super().__init__(end_sentence(RequestView.of(request)))
 
 
-def describe_end(request: Request) -> str:
-    """One sentence a person can read: how the request ended and who ended it."""
-    who = _name(request.ended_by)
-    match request.status:
-        case Status.ANSWERED if request.decided_by_timeout:
-            return "This question was already decided by timeout."
-        case Status.ANSWERED:
-            agreeing = [v.person for v in request.votes if v.answers == request.answers]
-            if len(agreeing) > 1:
-                who = ", ".join(_name(p) for p in agreeing)
-            return f"This question was already answered by {who}."
-        case Status.CANCELLED:
-            return f"This question was cancelled by {who}."
-        case Status.EXPIRED:
-            return "This question expired before anyone answered."
-        case Status.WITHDRAWN:
-            return "The agent withdrew this question."
-        case _:
-            return "This question is still waiting for an answer."
-
-
-def _name(person: Person | None) -> str:
-    if person is None:
-        return "someone"
-    return person.name or person.id
-
-
-class ForeignMessage(AskbridgeError):
-    """A click names a request but came from a message that was not posted for it."""
-
-    def __init__(self) -> None:
-        super().__init__("This button does not belong to this question, so it was not counted.")
-
-
-class NotEligible(AskbridgeError):
-    """Someone who is not among the request's answerers tried to answer it."""
-
-    def __init__(self, answerers: tuple[str, ...]) -> None:
-        self.answerers = answerers
-        super().__init__(
-            "Only these people may answer this question: " + ", ".join(answerers) + "."
-        )
+class StartupError(AskbridgeError):
+    """The service cannot start as configured; the message names the setting to fix."""

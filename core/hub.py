@@ -26,7 +26,7 @@ class Hub:
 
     def __init__(self) -> None:
         self._waiters: dict[str, set[Watch]] = {}
-        self._changed = asyncio.Condition()
+        self._bumped = asyncio.Event()
         self.version = 0
         self.closed = False
 
@@ -44,30 +44,41 @@ class Hub:
                 if not waiters:
                     del self._waiters[request_id]
 
-    async def publish(self, request_id: str, request: Request | None = None) -> None:
+    def publish(self, request_id: str, request: Request | None = None) -> None:
         """Wake the waiters of `request_id`, handing them `request` so they need not re-read it."""
         for watch in self._waiters.get(request_id, ()):
             watch.latest = request
             watch.changed.set()
-        async with self._changed:
-            self.version += 1
-            self._changed.notify_all()
+        self._bump()
 
-    async def close(self) -> None:
+    def wake_all(self) -> None:
+        """Wake every waiter to read its request again: changes may have gone unheard."""
+        for waiters in self._waiters.values():
+            for watch in waiters:
+                watch.latest = None
+                watch.changed.set()
+        self._bump()
+
+    def close(self) -> None:
         """Wake every waiter for good: the process is shutting down, long-polls should return."""
         self.closed = True
         for waiters in self._waiters.values():
             for watch in waiters:
                 watch.changed.set()
-        async with self._changed:
-            self._changed.notify_all()
+        self._bump()
 
     async def wait_for_change(self, since: int, max_wait_s: float) -> int:
         """Return the change counter once it passes `since`, or after `max_wait_s` seconds."""
-        async with self._changed:
-            try:
-                async with asyncio.timeout(max_wait_s):
-                    await self._changed.wait_for(lambda: self.version > since or self.closed)
-            except TimeoutError:
-                pass
-            return self.version
+        try:
+            async with asyncio.timeout(max_wait_s):
+                while self.version <= since and not self.closed:
+                    await self._bumped.wait()
+        except TimeoutError:
+            pass
+        return self.version
+
+    def _bump(self) -> None:
+        self.version += 1
+        # Everyone waiting on this event wakes; later waiters wait on a fresh one.
+        self._bumped.set()
+        self._bumped = asyncio.Event()

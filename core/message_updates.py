@@ -2,17 +2,24 @@
 
 The agent never waits on a chat platform: after a transition the broker hands the request
 here, and one worker per message renders the newest state it has been given (so a slow,
-retried update never lands after a newer one). Reminders use the same retries.
+retried update never lands after a newer one). An update is retried for as long as the
+process lives, backing off up to a minute (or as long as the platform's Retry-After says);
+what a process leaves undone is in the store (`Store.unrendered`), which every replica sweeps
+now and then, so a message never stays stale once its platform is back. Reminders use the
+same retries.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
+import random
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from core.errors import RetryLater
 from core.models import MessageRef, Request, Status
 from core.store.base import Store
 from core.surface import Reminding, Surface
@@ -20,6 +27,8 @@ from core.surface import Reminding, Surface
 log = logging.getLogger("askbridge.messages")
 
 BACKOFF_S = (1.0, 2.0, 5.0, 15.0, 60.0)
+"""Waits between attempts; the last one repeats for as long as it takes."""
+SWEEP_S = 60.0
 MessageKey = tuple[str, str, str, str]
 
 
@@ -30,18 +39,35 @@ class MessageUpdates:
         surfaces: Mapping[str, Surface],
         *,
         backoff_s: Sequence[float] = BACKOFF_S,
+        sweep_s: float = SWEEP_S,
     ) -> None:
         self._store = store
         self._surfaces = surfaces
-        self._backoff_s = tuple(backoff_s)
+        self._backoff_s = tuple(backoff_s) or (0.0,)
+        self._sweep_s = sweep_s
         self._queue: dict[MessageKey, tuple[Request, MessageRef]] = {}
         self._workers: set[MessageKey] = set()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._sweeper: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Sweep the store for messages left stale (here, or by a replica that died)."""
+        self._sweeper = asyncio.create_task(self._sweep_forever(), name="askbridge-render-sweep")
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            try:
+                for request, message in await self._store.unrendered():
+                    if _key(request, message) not in self._workers:
+                        self.changed(request.model_copy(update={"messages": (message,)}))
+            except Exception:
+                log.warning("looking for messages to update failed", exc_info=True)
+            await asyncio.sleep(self._sweep_s)
 
     def changed(self, request: Request) -> None:
         """Re-render every message of `request`."""
         for message in request.messages:
-            key = (request.request_id, message.platform, message.channel, message.message_id)
+            key = _key(request, message)
             self._queue[key] = (request, message)
             if key not in self._workers:
                 self._workers.add(key)
@@ -73,6 +99,9 @@ class MessageUpdates:
 
     async def stop(self, grace_s: float) -> None:
         """Give updates in flight `grace_s` to finish, then cancel what is left."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            await asyncio.gather(self._sweeper, return_exceptions=True)
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=grace_s)
         tasks = list(self._tasks)
@@ -103,19 +132,33 @@ class MessageUpdates:
             await self._store.mark_rendered(request.request_id, message, request.status)
 
     async def _retrying(self, call: Callable[[], Awaitable[None]], what: str) -> bool:
-        """Run `call` until it succeeds or the back-off schedule is spent; True on success."""
-        for attempt, backoff in enumerate((*self._backoff_s, None), start=1):
+        """Run `call` until it succeeds; the wait grows along the back-off schedule, with
+        jitter, and is never shorter than the platform's Retry-After."""
+        for attempt in itertools.count(1):
             try:
                 await call()
                 return True
-            except Exception:
-                log.warning("%s failed (attempt %d)", what, attempt, exc_info=True)
-                if backoff is None:
-                    return False
-                await asyncio.sleep(backoff)
+            except Exception as error:
+                delay = self._backoff_s[min(attempt, len(self._backoff_s)) - 1]
+                delay *= random.uniform(0.8, 1.2)
+                if isinstance(error, RetryLater):
+                    delay = max(delay, error.after_s)
+                log.warning(
+                    "%s failed (attempt %d); trying again in %.1f s: %s",
+                    what,
+                    attempt,
+                    delay,
+                    error,
+                    exc_info=not isinstance(error, RetryLater),
+                )
+                await asyncio.sleep(delay)
         return False
 
     def _spawn(self, coroutine: Coroutine[Any, Any, Any], name: str) -> None:
         task = asyncio.create_task(coroutine, name=name)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+
+def _key(request: Request, message: MessageRef) -> MessageKey:
+    return (request.request_id, message.platform, message.channel, message.message_id)

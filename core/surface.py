@@ -1,12 +1,17 @@
-"""The seam between the broker and a place where people answer (Slack, Discord, the web page).
+"""The seams between the broker and a place where people answer (Slack, Discord, the web page).
 
-The broker holds surfaces; it is not one. A surface renders a `Request` and turns clicks into
-broker calls; everything platform-specific stays behind this protocol.
+The broker holds surfaces; it is not one. A surface renders a request and turns clicks into
+`Broker.act` calls; everything platform-specific stays behind these protocols.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol, runtime_checkable
+
+from aiohttp import web
 
 from core.models import MessageRef, Person, Request, Target
 
@@ -23,12 +28,52 @@ class Surface(Protocol):
     async def update(self, request: Request, message: MessageRef) -> None:
         """Make a posted message show the request's current state."""
 
-    async def notify(self, person: Person, message: MessageRef, text: str) -> None:
-        """Tell one person something only they see, next to `message`."""
-
 
 @runtime_checkable
 class Reminding(Protocol):
     """A surface that can nudge the answerers of a waiting request (a thread reply, say)."""
 
     async def remind(self, request: Request, message: MessageRef) -> None: ...
+
+
+@dataclass(frozen=True)
+class Membership:
+    groups: tuple[str, ...]
+    """The group answerer entries (`<platform>-<kind>:<id>`) the person is in."""
+    unchecked: tuple[str, ...] = ()
+    """Group entries the platform could not tell about just now."""
+
+
+@runtime_checkable
+class GroupDirectory(Protocol):
+    """A surface whose groups (Slack user groups, say) are looked up when a click needs them.
+
+    The broker asks only when a person's own id does not make them an answerer and the
+    request names groups of their platform.
+    """
+
+    async def membership(self, person: Person, entries: Sequence[str], now: datetime) -> Membership:
+        """The entries `person` is in; `now` is the broker's time, for anything kept a while."""
+
+
+class PlatformRuntime(Protocol):
+    """What a chat platform brings to the service besides its Surface: connections to open
+    and close, and perhaps routes on the shared HTTP server."""
+
+    @property
+    def surface(self) -> Surface: ...
+
+    @property
+    def signed_paths(self) -> tuple[str, ...]:
+        """Routes this runtime mounts whose requests the platform signs (and it verifies)."""
+
+    def mount(self, app: web.Application) -> None:
+        """Add routes (e.g. Slack's HTTP events endpoint) before the server starts."""
+
+    async def start(self) -> str:
+        """Connect; return one line for the log saying what is connected and how to reach it.
+
+        Raise StartupError naming the setting to fix when the platform refuses us.
+        """
+
+    async def stop(self) -> None: ...

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from adapters.web import WebSurface
 from core.broker import Broker
+from core.intents import Submit
 from core.models import Person, Request
 from core.store.sqlite import SQLiteStore
 from tests.conftest import DATABASE
@@ -47,12 +48,12 @@ async def measure(count: int, folder: Path) -> dict[str, float]:
         half = count // 2
         started = time.perf_counter()
         for index in range(half):
-            await broker.submit(f"bench_{index}", person, {0: (0,), 1: (0, 2)})
+            await broker.act(f"bench_{index}", person, Submit({0: (0,), 1: (0, 2)}))
         sequential_s = time.perf_counter() - started
         started = time.perf_counter()
         await asyncio.gather(
             *(
-                broker.submit(f"bench_{index}", person, {0: (1,), 1: (1,)})
+                broker.act(f"bench_{index}", person, Submit({0: (1,), 1: (1,)}))
                 for index in range(half, count)
             )
         )

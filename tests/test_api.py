@@ -10,9 +10,9 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bots.runtime import StartupError
 from bots.service import Service
 from core.clock import ManualClock
+from core.errors import StartupError
 from tests.conftest import DATABASE, EXPECTED, StartService
 from tests.web_person import answer_on_web
 
@@ -159,8 +159,10 @@ async def test_malformed_and_unknown_requests_never_give_a_traceback(
         ("GET", "/v1/questions?status=lost", b"", 400, "status must be one of"),
         ("GET", "/v1/questions?limit=0", b"", 400, "limit must be a whole number"),
     ]
+    json_body = {"Content-Type": "application/json"}
     for method, path, data, status, fragment in cases:
-        async with http.request(method, service.url + path, data=data) as response:
+        request = http.request(method, service.url + path, data=data, headers=json_body)
+        async with request as response:
             assert response.status == status, path
             assert response.content_type == "application/json"
             assert fragment in (await response.json())["error"]

@@ -11,9 +11,11 @@ import pytest
 
 from core.broker import Broker
 from core.clock import ManualClock
-from core.errors import AlreadyEnded, ForeignMessage, NotFound, SurfaceUnavailable
+from core.errors import NotFound, SurfaceUnavailable
+from core.intents import Cancel, Choose, Counted, Decided, Outcome, Refusal, Refused, Submit
 from core.models import MessageRef, Person, Request, Status, Target
 from core.store.sqlite import SQLiteStore
+from core.view import end_sentence
 from tests.conftest import DATABASE
 
 ADA = Person(platform="chat", id="U1", name="Ada")
@@ -82,6 +84,17 @@ async def broker(store: SQLiteStore, chat: ChatSurface) -> AsyncIterator[Broker]
     await made.stop()
 
 
+def refused(outcome: Outcome) -> tuple[Refusal, str]:
+    """Why a click was refused, and the sentence a person reads when it came too late."""
+    assert isinstance(outcome, Refused), outcome
+    return outcome.reason, end_sentence(outcome.view) if outcome.view else ""
+
+
+def decided(outcome: Outcome) -> Request:
+    assert isinstance(outcome, Decided), outcome
+    return outcome.view.request
+
+
 def questions() -> list[dict[str, object]]:
     return copy.deepcopy(DATABASE["questions"])  # type: ignore[arg-type]
 
@@ -108,7 +121,9 @@ async def test_the_agent_is_answered_even_while_updates_fail(
     request, _ = await broker.ask(questions(), request_id="ask_2")
     chat.update_failures = 2
     waiting = asyncio.create_task(broker.wait("ask_2", 30))
-    answered = await broker.submit("ask_2", ADA, {0: (1,), 1: (0,)}, request.messages[0])
+    answered = decided(
+        await broker.act("ask_2", ADA, Submit({0: (1,), 1: (0,)}), request.messages[0])
+    )
     assert (await waiting).answers == {"Database": "SQLite", "Features": "Caching"}
     rendered, message = await asyncio.wait_for(chat.updates.get(), 10)
     assert rendered.status is Status.ANSWERED
@@ -120,14 +135,15 @@ async def test_the_agent_is_answered_even_while_updates_fail(
 async def test_unrendered_messages_are_rendered_after_a_restart(
     store: SQLiteStore, chat: ChatSurface
 ) -> None:
-    first = Broker(store, default_target="chat:C1", render_backoff_s=())
+    first = Broker(store, default_target="chat:C1", render_backoff_s=(0.01,))
     first.add_surface(chat)
     await first.ask(questions(), request_id="ask_3")
-    chat.update_failures = 1
-    await first.cancel("ask_3", ADA)
-    # The one attempt failed; the message still shows the question.
-    await first.stop()
+    chat.update_failures = 1_000_000
+    decided(await first.act("ask_3", ADA, Cancel()))
+    # The platform stays down until this broker stops: the message still shows the question.
+    await first.stop(grace_s=0)
     assert [r.request_id for r, _ in await store.unrendered()] == ["ask_3"]
+    chat.update_failures = 0
 
     second = Broker(store, default_target="chat:C1")
     second.add_surface(chat)
@@ -141,15 +157,19 @@ async def test_unrendered_messages_are_rendered_after_a_restart(
 async def test_clicks_are_checked_against_the_request_and_its_message(broker: Broker) -> None:
     request, _ = await broker.ask(questions(), request_id="ask_4")
     elsewhere = MessageRef(platform="chat", channel="C1", message_id="999")
-    with pytest.raises(ForeignMessage):
-        await broker.submit("ask_4", ADA, {0: (0,), 1: (0,)}, elsewhere)
-    with pytest.raises(ForeignMessage):
-        await broker.select("ask_4", ADA, 0, [7], request.messages[0])
-    with pytest.raises(NotFound, match="no longer available"):
-        await broker.select("ask_gone", ADA, 0, [0])
+    origin = request.messages[0]
+    clicked = await broker.act("ask_4", ADA, Submit({0: (0,), 1: (0,)}), elsewhere)
+    assert refused(clicked)[0] is Refusal.FOREIGN_MESSAGE
+    clicked = await broker.act("ask_4", ADA, Choose(0, (7,)), origin)
+    assert refused(clicked)[0] is Refusal.FOREIGN_MESSAGE
+    assert refused(await broker.act("ask_gone", ADA, Choose(0, (0,))))[0] is (
+        Refusal.UNKNOWN_REQUEST
+    )
     await broker.withdraw("ask_4")
-    with pytest.raises(AlreadyEnded, match="The agent withdrew this question"):
-        await broker.select("ask_4", ADA, 0, [0], request.messages[0])
+    assert refused(await broker.act("ask_4", ADA, Choose(0, (0,)), origin)) == (
+        Refusal.ALREADY_ENDED,
+        "The agent withdrew this question.",
+    )
 
 
 async def test_drafts_are_per_person_and_single_select_keeps_the_last_choice(
@@ -158,11 +178,11 @@ async def test_drafts_are_per_person_and_single_select_keeps_the_last_choice(
     request, _ = await broker.ask(questions(), request_id="ask_5")
     grace = Person(platform="chat", id="U2", name="Grace")
     origin = request.messages[0]
-    await broker.select("ask_5", ADA, 0, [0], origin)
-    await broker.select("ask_5", ADA, 0, [1], origin)
-    await broker.select("ask_5", ADA, 1, [2, 0], origin)
-    await broker.select("ask_5", grace, 0, [0], origin)
-    answered = await broker.submit("ask_5", ADA, origin=origin)
+    await broker.act("ask_5", ADA, Choose(0, (0,)), origin)
+    await broker.act("ask_5", ADA, Choose(0, (1,)), origin)
+    await broker.act("ask_5", ADA, Choose(1, (2, 0)), origin)
+    await broker.act("ask_5", grace, Choose(0, (0,)), origin)
+    answered = decided(await broker.act("ask_5", ADA, Submit(), origin))
     assert answered.answers == {"Database": "SQLite", "Features": "Caching, Metrics"}
     assert answered.answered_by == ADA
 
@@ -223,10 +243,11 @@ async def test_a_late_click_hears_how_the_request_ended(broker: Broker) -> None:
     await broker.ask(questions(), request_id="ask_9", quorum=2)
     grace = Person(platform="chat", id="U2", name="Grace")
     lin = Person(platform="chat", id="U3", name="Lin")
-    for voter in (ADA, grace):
-        await broker.submit("ask_9", voter, {0: (0,), 1: (0,)})
-    with pytest.raises(AlreadyEnded, match="already answered by Ada, Grace"):
-        await broker.submit("ask_9", lin, {0: (0,), 1: (0,)})
+    first = await broker.act("ask_9", ADA, Submit({0: (0,), 1: (0,)}))
+    assert isinstance(first, Counted)
+    decided(await broker.act("ask_9", grace, Submit({0: (0,), 1: (0,)})))
+    late = await broker.act("ask_9", lin, Submit({0: (0,), 1: (0,)}))
+    assert "already answered by Ada, Grace" in refused(late)[1]
 
     await broker.ask(
         questions(),
@@ -238,5 +259,4 @@ async def test_a_late_click_hears_how_the_request_ended(broker: Broker) -> None:
     await broker.clock.advance(60)
     ended = await broker.wait("ask_10", 10)
     assert ended.decided_by_timeout
-    with pytest.raises(AlreadyEnded, match="already decided by timeout"):
-        await broker.cancel("ask_10", lin)
+    assert "already decided by timeout" in refused(await broker.act("ask_10", lin, Cancel()))[1]

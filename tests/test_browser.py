@@ -11,7 +11,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, Dialog, Page, async_playwright, expect
 
 from bots.service import Service
 from tests.conftest import DATABASE, EXPECTED
@@ -136,3 +136,26 @@ async def test_an_open_form_follows_an_answer_given_elsewhere(
     async with http.delete(f"{service.url}/v1/questions/ask_elsewhere") as response:
         assert response.status == 200
     await expect(page.locator("#outcome")).to_contain_text("Withdrawn by the agent", timeout=10_000)
+
+
+async def test_the_page_breaks_none_of_its_own_security_policy(
+    service: Service, http: aiohttp.ClientSession, page: Page
+) -> None:
+    await create(http, service, "ask_policy")
+    complaints: list[str] = []
+    page.on("console", lambda message: complaints.append(message.text))
+    await page.goto(f"{service.url}/q/ask_policy")
+    # The style sheet applied, and the script runs: it confirms a cancel before sending it.
+    submit = page.get_by_role("button", name="Submit")
+    assert await submit.evaluate("b => getComputedStyle(b).backgroundColor") == "rgb(47, 111, 235)"
+    asked: list[str] = []
+
+    async def dismiss(dialog: Dialog) -> None:
+        asked.append(dialog.message)
+        await dialog.dismiss()
+
+    page.on("dialog", dismiss)
+    await page.get_by_role("button", name="Cancel").click()
+    assert asked == ["Cancel this question? The agent will be interrupted."]
+    await expect(submit).to_be_visible()
+    assert [c for c in complaints if "Content Security Policy" in c] == []

@@ -180,3 +180,43 @@ async def test_no_server_exits_1_naming_the_setting() -> None:
     _, err = await asyncio.wait_for(ask.communicate(), 60)
     assert ask.returncode == 1
     assert "is `askbridge serve` running there? Set ASKBRIDGE_URL" in err.decode()
+
+
+async def run_audit(url: str, *args: str) -> tuple[int, list[dict[str, object]], str]:
+    audit = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bots.cli",
+        "audit",
+        "--url",
+        url,
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await audit.communicate()
+    assert audit.returncode is not None
+    return audit.returncode, [json.loads(line) for line in out.decode().splitlines()], err.decode()
+
+
+async def test_audit_takes_the_request_id_as_an_argument(
+    started: ServerProcess, http: aiohttp.ClientSession
+) -> None:
+    for request_id in ("ask_one", "ask_two"):
+        body = {**DATABASE, "request_id": request_id}
+        async with http.post(f"{started.url}/v1/questions", json=body) as response:
+            assert response.status == 201
+    code, events, _ = await run_audit(started.url, "ask_one")
+    assert code == 0
+    assert [(e["request_id"], e["kind"]) for e in events] == [
+        ("ask_one", "created"),
+        ("ask_one", "posted"),
+    ]
+    assert await run_audit(started.url, "--request", "ask_one") == (0, events, "")
+
+    code, _, err = await run_audit(started.url, "ask_one", "--request", "ask_two")
+    assert code == 2
+    assert "name two requests" in err
+    code, _, err = await run_audit(started.url, "ask_nope")
+    assert code == 2
+    assert "ask_nope" in err

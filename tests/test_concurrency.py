@@ -12,7 +12,7 @@ import pytest
 from adapters.web import WebSurface
 from bots.service import Service
 from core.broker import Broker
-from core.errors import AlreadyEnded
+from core.intents import Decided, Refusal, Refused, Submit
 from core.models import Person, Status
 from core.store.base import Ending
 from core.store.sqlite import SQLiteStore
@@ -55,14 +55,14 @@ async def test_many_submissions_at_once_on_the_broker(service: Service) -> None:
     await broker.ask(copy.deepcopy(DATABASE["questions"]), request_id="ask_many")
     people = [Person(platform="web", id=f"p{i}", name=f"P{i}") for i in range(20)]
     results = await asyncio.gather(
-        *(broker.submit("ask_many", p, {0: (i % 2,), 1: (0,)}) for i, p in enumerate(people)),
-        return_exceptions=True,
+        *(broker.act("ask_many", p, Submit({0: (i % 2,), 1: (0,)})) for i, p in enumerate(people))
     )
-    winners = [r for r in results if not isinstance(r, BaseException)]
-    losers = [r for r in results if isinstance(r, AlreadyEnded)]
+    winners = [r for r in results if isinstance(r, Decided)]
+    losers = [r for r in results if isinstance(r, Refused) and r.reason is Refusal.ALREADY_ENDED]
     assert len(winners) == 1
     assert len(losers) == 19
-    assert all(loser.request.answered_by == winners[0].answered_by for loser in losers)
+    winner = winners[0].view.request.answered_by
+    assert all(loser.view and loser.view.request.answered_by == winner for loser in losers)
     events = await broker.store.events("ask_many")
     assert [e.kind for e in events].count("answered") == 1
 

@@ -1,13 +1,12 @@
-"""A click on one of askbridge's components, turned into one broker call.
+"""A click on one of askbridge's components: one `Broker.act` call, and a private note.
 
-`parse` reads the interaction, `apply` makes the broker call and says what to tell the person,
+`parse` reads who clicked, on which message, meaning what; `note` words each outcome once;
 `respond` wires both to Discord: acknowledge first (Discord allows 3 seconds), then act, then
-reply ephemerally if there is something to say. Every broker call is idempotent or guarded by
-the store's compare-and-set, so a duplicate click is harmless.
+reply ephemerally if there is something to say. The broker reads the request once, checks the
+click once and writes with a compare-and-set, so a duplicate click is harmless.
 
 Who may answer is the broker's call: the click carries the member's roles (as
-`discord-role:<id>` groups), and a refusal becomes a private note naming who may answer.
-With a quorum, a vote that does not decide the request yet is confirmed privately.
+`discord-role:<id>` groups), and a refusal names who may answer.
 """
 
 from __future__ import annotations
@@ -19,153 +18,155 @@ from typing import Any
 
 import discord
 
-from adapters.discord.approvals import groups, not_eligible, plain, vote_note
-from adapters.discord.bot import BridgeBot
-from adapters.discord.codec import Action, ComponentId
-from adapters.discord.text import shorten
-from core.answers import unanswered
+from adapters.discord.ids import Action, BadCustomId, CustomId
+from adapters.discord.markdown import line, shorten
+from adapters.discord.render import name, summary, who_may_answer
 from core.broker import Broker
-from core.errors import (
-    AlreadyEnded,
-    ForeignMessage,
-    MissingAnswers,
-    NotEligible,
-    NotFound,
-    describe_end,
+from core.intents import (
+    Cancel,
+    Choose,
+    Counted,
+    Decided,
+    Drafted,
+    Intent,
+    Outcome,
+    Pick,
+    Refusal,
+    Refused,
+    Submit,
 )
-from core.models import MessageRef, Person, Request, Selections
+from core.models import MessageRef, Person
+from core.view import end_sentence, missing_sentence
 
 log = logging.getLogger("askbridge.discord")
 
 MAX_CONTENT = 2000
 GONE = "This question is no longer available."
+FOREIGN = "This button does not belong to this question, so it was not counted."
 FAILED = "Sorry, that did not work. Please try again in a moment."
 NO_PINGS = discord.AllowedMentions.none()
-
-
-def is_one_click(request: Request) -> bool:
-    """A request of one single-select question is answered by clicking an option."""
-    return len(request.questions) == 1 and not request.questions[0].multi_select
+ROLE_KIND = "discord-role"
 
 
 @dataclass(frozen=True)
 class Click:
-    component: ComponentId
+    request_id: str
     person: Person
     origin: MessageRef
-    values: tuple[str, ...] = ()
+    intent: Intent
 
 
 def parse(
-    interaction: discord.Interaction[Any], component: ComponentId, values: Sequence[str]
+    interaction: discord.Interaction[Any], custom_id: CustomId, values: Sequence[str]
 ) -> Click:
+    """Who clicked, on which message, meaning what; BadCustomId when the select's values are
+    not the option numbers askbridge gave it."""
     user = interaction.user
-    message_id = interaction.message.id if interaction.message is not None else 0
     person = Person(
         platform="discord",
         id=str(user.id),
         name=user.display_name,
         groups=groups(user, interaction.guild_id),
     )
-    return Click(
-        component=component,
-        person=person,
-        origin=MessageRef(
-            platform="discord", channel=str(interaction.channel_id), message_id=str(message_id)
-        ),
-        values=tuple(values),
+    message_id = interaction.message.id if interaction.message is not None else 0
+    origin = MessageRef(
+        platform="discord", channel=str(interaction.channel_id), message_id=str(message_id)
     )
+    question, option = custom_id.question or 0, custom_id.option or 0
+    intent: Intent
+    match custom_id.action:
+        case Action.PICK:
+            intent = Pick(question, option)
+        case Action.CHOOSE:
+            if not all(v.isdigit() for v in values):
+                raise BadCustomId(f"{custom_id.pack()!r} sent {list(values)!r}, not option numbers")
+            intent = Choose(question, tuple(int(v) for v in values))
+        case Action.SUBMIT:
+            intent = Submit()
+        case Action.CANCEL:
+            intent = Cancel()
+    return Click(custom_id.request_id, person, origin, intent)
 
 
-async def apply(broker: Broker, click: Click) -> str | None:
-    """Make the broker call the click stands for; return the ephemeral reply, if any."""
-    component, person, origin = click.component, click.person, click.origin
-    request_id = component.request_id
-    try:
-        match component.action:
-            case Action.CHOOSE | Action.PICK:
-                assert component.question is not None
-                question = component.question
-                if component.option is not None:
-                    options: tuple[int, ...] = (component.option,)
-                else:
-                    options = _indices(click.values)
-                request = await broker.get(request_id)
-                if is_one_click(request):
-                    voted = await broker.submit(request_id, person, {question: options}, origin)
-                    return vote_note(voted, person)
-                draft = await broker.select(request_id, person, question, options, origin)
-                return _chosen(request, question, draft)
-            case Action.SUBMIT:
-                voted = await broker.submit(request_id, person, None, origin)
-                return vote_note(voted, person)
-            case Action.CANCEL:
-                await broker.cancel(request_id, person, origin)
-    except NotEligible as error:
-        return not_eligible(error.answerers)
-    except MissingAnswers as error:
-        return str(error)
-    except AlreadyEnded as error:
-        return already_ended(error.request)
-    except NotFound:
-        return GONE
-    except ForeignMessage as error:
-        return str(error)
-    return None
+def groups(user: discord.User | discord.Member, guild_id: int | None) -> tuple[str, ...]:
+    """The clicking member's roles as answerer entries; none in a DM.
+
+    The role ids come from the interaction's own member object, so they are right even for
+    a role the client's cache has not seen. The guild's id is its @everyone role.
+    """
+    if not isinstance(user, discord.Member) or guild_id is None:
+        return ()
+    ids = {int(r) for r in getattr(user, "_roles", ())}
+    ids.update(role.id for role in user.roles)
+    ids.add(guild_id)
+    return tuple(f"{ROLE_KIND}:{i}" for i in sorted(ids))
+
+
+def note(outcome: Outcome) -> str | None:
+    """What the person who clicked is told privately; None when the message itself shows it."""
+    match outcome:
+        case Decided():
+            return None
+        case Counted(view=view, receipt=receipt):
+            return (
+                f"Your vote is counted: {receipt.matching} of {receipt.quorum} matching votes "
+                f"so far, for **{summary(view, receipt.answers)}**. You can change it until the "
+                "question is decided."
+            )
+        case Drafted(view=view, question=q, draft=draft):
+            asked = view.questions[q]
+            picked = ", ".join(line(asked.options[o].label) for o in draft.get(q, ()))
+            chosen = f"**{line(asked.header)}**: {picked}."
+            if missing := outcome.unanswered:
+                rest = ", ".join(f"**{line(h)}**" for h in missing)
+                return f"{chosen} Still to answer: {rest}; then press **Submit**."
+            return f"{chosen} Press **Submit** to send your answers."
+        case Refused(reason=Refusal.NOT_ANSWERER, view=view) if view is not None:
+            return (
+                f"Only {who_may_answer(view.answerers)} may answer this question, so your "
+                "click was not counted. Ask one of them to decide."
+            )
+        case Refused(reason=Refusal.ALREADY_ENDED, view=view) if view is not None:
+            return end_sentence(view, name)
+        case Refused(reason=Refusal.MISSING_ANSWERS, missing=missing):
+            return missing_sentence(missing, line)
+        case Refused(reason=Refusal.FOREIGN_MESSAGE):
+            return FOREIGN
+    return GONE
 
 
 async def respond(
-    interaction: discord.Interaction[Any], component: ComponentId, values: Sequence[str]
+    broker: Broker,
+    interaction: discord.Interaction[Any],
+    custom_id: CustomId,
+    values: Sequence[str],
 ) -> None:
     """Acknowledge the click at once, act on it, and tell the person what they need to know."""
     try:
         # Type 6: "got it", with no visible change; the broker's answer may take a moment.
         await interaction.response.defer()
     except discord.HTTPException:
-        log.warning("could not acknowledge a click on %s in time", component.pack(), exc_info=True)
+        log.warning("could not acknowledge a click on %s in time", custom_id, exc_info=True)
         return
-    client = interaction.client
-    if not isinstance(client, BridgeBot):
-        log.error("a click on %s reached a client without a broker", component.pack())
-        return
-    click = parse(interaction, component, values)
     try:
-        reply = await apply(client.broker, click)
+        click = parse(interaction, custom_id, values)
+        text = note(await broker.act(click.request_id, click.person, click.intent, click.origin))
+    except BadCustomId as error:
+        log.warning("refused a click: %s", error)
+        text = FOREIGN
     except Exception:
-        log.exception("handling a click on %s failed", component.pack())
-        reply = FAILED
+        log.exception("handling a click on %s failed", custom_id)
+        text = FAILED
     log.info(
         "discord: %s on %s by user %s",
-        component.action.name.lower(),
-        component.request_id,
-        click.person.id,
+        custom_id.action.name.lower(),
+        custom_id.request_id,
+        interaction.user.id,
     )
-    if reply:
+    if text:
         try:
             await interaction.followup.send(
-                shorten(reply, MAX_CONTENT), ephemeral=True, allowed_mentions=NO_PINGS
+                shorten(text, MAX_CONTENT), ephemeral=True, allowed_mentions=NO_PINGS
             )
         except discord.HTTPException:
-            log.warning("could not tell %s: %s", click.person.id, reply, exc_info=True)
-
-
-def already_ended(request: Request) -> str:
-    """Why a click came too late, with names safe to show in Discord markdown."""
-    return plain(describe_end(request))
-
-
-def _indices(values: Sequence[str]) -> tuple[int, ...]:
-    if not all(v.isdigit() for v in values):
-        raise ForeignMessage()
-    return tuple(int(v) for v in values)
-
-
-def _chosen(request: Request, question: int, draft: Selections) -> str:
-    """What a person is told after a choice: the choice, and what is left before Submit."""
-    asked = request.questions[question]
-    picked = ", ".join(asked.options[o].label for o in draft.get(question, ()))
-    missing = unanswered(request.questions, draft)
-    if missing:
-        rest = ", ".join(f"**{h}**" for h in missing)
-        return f"**{asked.header}**: {picked}. Still to answer: {rest}; then press **Submit**."
-    return f"**{asked.header}**: {picked}. Press **Submit** to send your answers."
+            log.warning("could not tell %s: %s", interaction.user.id, text, exc_info=True)

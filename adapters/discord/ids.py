@@ -1,21 +1,31 @@
-"""The one format of askbridge's Discord `custom_id`s, and the templates that read them back.
+"""The one format of askbridge's Discord `custom_id`s, and the DynamicItems that read it back.
 
-    ab:<request_id>:o:<question>:<option>   a button for one option of a single-select question
-    ab:<request_id>:m:<question>            the string select of a multi-select question
-    ab:<request_id>:s                       Submit
-    ab:<request_id>:c                       Cancel
+    ab:<request_id>:o:<question>:<option>   PICK an option of a single-select question (button)
+    ab:<request_id>:m:<question>            CHOOSE options of a multi-select question (select)
+    ab:<request_id>:s                       SUBMIT
+    ab:<request_id>:c                       CANCEL
 
-discord.py's `DynamicItem` matches these templates against every click, so a message posted
-before a restart keeps working: a click needs nothing but its `custom_id` and the store.
+discord.py matches each `DynamicItem`'s template against every click, so registering the two
+classes once in `setup_hook` serves every message askbridge ever posted, before a restart too:
+a click needs nothing but its `custom_id` and the store. The letters on the wire never change,
+so messages posted by older versions keep working.
 """
 
 from __future__ import annotations
 
 import enum
+import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol, Self, runtime_checkable
+
+import discord
+from discord import ui
 
 from core.broker import REQUEST_ID_PATTERN
+
+log = logging.getLogger("askbridge.discord")
 
 PREFIX = "ab"
 MAX_CUSTOM_ID = 100
@@ -37,18 +47,20 @@ _TEMPLATES = (re.compile(BUTTON_TEMPLATE), re.compile(SELECT_TEMPLATE))
 
 
 class Action(enum.StrEnum):
-    CHOOSE = "o"
-    PICK = "m"
+    """What a component does, named as `core.intents` names it; the value is its wire letter."""
+
+    PICK = "o"
+    CHOOSE = "m"
     SUBMIT = "s"
     CANCEL = "c"
 
 
-class BadComponentId(ValueError):
+class BadCustomId(ValueError):
     """A custom_id that askbridge did not make, or cannot make."""
 
 
 @dataclass(frozen=True)
-class ComponentId:
+class CustomId:
     """What a component stands for; `pack()` is its custom_id."""
 
     request_id: str
@@ -57,19 +69,19 @@ class ComponentId:
     option: int | None = None
 
     @classmethod
-    def choose(cls, request_id: str, question: int, option: int) -> ComponentId:
-        return cls(request_id, Action.CHOOSE, question, option)
+    def pick(cls, request_id: str, question: int, option: int) -> CustomId:
+        return cls(request_id, Action.PICK, question, option)
 
     @classmethod
-    def pick(cls, request_id: str, question: int) -> ComponentId:
-        return cls(request_id, Action.PICK, question)
+    def choose(cls, request_id: str, question: int) -> CustomId:
+        return cls(request_id, Action.CHOOSE, question)
 
     @classmethod
-    def submit(cls, request_id: str) -> ComponentId:
+    def submit(cls, request_id: str) -> CustomId:
         return cls(request_id, Action.SUBMIT)
 
     @classmethod
-    def cancel(cls, request_id: str) -> ComponentId:
+    def cancel(cls, request_id: str) -> CustomId:
         return cls(request_id, Action.CANCEL)
 
     def pack(self) -> str:
@@ -78,39 +90,122 @@ class ComponentId:
         custom_id = ":".join(parts)
         try:
             readable = unpack(custom_id) == self
-        except BadComponentId:
+        except BadCustomId:
             readable = False
         if not readable:
-            raise BadComponentId(
+            raise BadCustomId(
                 f"cannot make a custom_id for {self!r}: {custom_id!r} would not read back as it"
             )
         return custom_id
 
     @classmethod
-    def from_match(cls, match: re.Match[str]) -> ComponentId:
+    def from_match(cls, match: re.Match[str]) -> CustomId:
         """The id a template match stands for (the match of BUTTON_ or SELECT_TEMPLATE)."""
         groups = match.groupdict()
         request_id = groups["request_id"]
         question = int(groups["question"]) if groups.get("question") is not None else None
         if groups.get("control") is not None:
             return cls(request_id, Action(groups["control"]))
-        if groups.get("option") is not None:
-            assert question is not None
-            return cls.choose(request_id, question, int(groups["option"]))
         if question is None:
-            raise BadComponentId(f"{match.string!r} names no question")
-        return cls.pick(request_id, question)
+            raise BadCustomId(f"{match.string!r} names no question")
+        if groups.get("option") is not None:
+            return cls.pick(request_id, question, int(groups["option"]))
+        return cls.choose(request_id, question)
 
 
-def unpack(custom_id: str) -> ComponentId:
-    """The ComponentId of a custom_id, or BadComponentId quoting it."""
+def unpack(custom_id: str) -> CustomId:
+    """The CustomId of a custom_id, or BadCustomId quoting it."""
     if len(custom_id) <= MAX_CUSTOM_ID:
         for template in _TEMPLATES:
             match = template.fullmatch(custom_id)
             if match is not None:
-                return ComponentId.from_match(match)
-    raise BadComponentId(
+                return CustomId.from_match(match)
+    raise BadCustomId(
         f"{custom_id!r} is not an askbridge custom_id; expected "
         "'ab:<request_id>:o:<question>:<option>', 'ab:<request_id>:m:<question>', "
         "'ab:<request_id>:s' or 'ab:<request_id>:c'"
     )
+
+
+# --- the components, as discord.py DynamicItems -------------------------------------------
+
+Button = ui.Button[ui.LayoutView]
+Select = ui.Select[ui.LayoutView]
+
+
+@runtime_checkable
+class ClickHandler(Protocol):
+    """The client that acts on clicks (the runtime's); the items only hand clicks to it."""
+
+    async def handle_click(
+        self, interaction: discord.Interaction[Any], custom_id: CustomId, values: Sequence[str]
+    ) -> None: ...
+
+
+async def _hand_over(
+    interaction: discord.Interaction[Any], custom_id: CustomId, values: Sequence[str]
+) -> None:
+    client = interaction.client
+    if isinstance(client, ClickHandler):
+        await client.handle_click(interaction, custom_id, values)
+    else:
+        log.error("a click on %s reached a client that does not handle clicks", custom_id)
+
+
+class ActionButton(ui.DynamicItem[Button], template=BUTTON_TEMPLATE):
+    """An option of a single-select question, Submit or Cancel."""
+
+    def __init__(self, custom_id: CustomId, button: Button) -> None:
+        super().__init__(button)
+        self.parsed = custom_id
+
+    @classmethod
+    def make(cls, custom_id: CustomId, label: str, style: discord.ButtonStyle) -> Self:
+        return cls(custom_id, ui.Button(label=label, style=style, custom_id=custom_id.pack()))
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction[Any], item: ui.Item[Any], match: re.Match[str], /
+    ) -> Self:
+        if not isinstance(item, ui.Button):
+            raise TypeError(f"{match.string!r} should be a button, got {item!r}")
+        return cls(CustomId.from_match(match), item)
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        await _hand_over(interaction, self.parsed, ())
+
+
+class ChoiceSelect(ui.DynamicItem[Select], template=SELECT_TEMPLATE):
+    """The string select of a multi-select question; option values are option indices."""
+
+    def __init__(self, custom_id: CustomId, select: Select) -> None:
+        super().__init__(select)
+        self.parsed = custom_id
+
+    @classmethod
+    def make(
+        cls, custom_id: CustomId, placeholder: str, options: Sequence[discord.SelectOption]
+    ) -> Self:
+        select: Select = ui.Select(
+            custom_id=custom_id.pack(),
+            placeholder=placeholder,
+            min_values=1,
+            max_values=len(options),
+            options=list(options),
+        )
+        return cls(custom_id, select)
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction[Any], item: ui.Item[Any], match: re.Match[str], /
+    ) -> Self:
+        if not isinstance(item, ui.Select):
+            raise TypeError(f"{match.string!r} should be a string select, got {item!r}")
+        return cls(CustomId.from_match(match), item)
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        await _hand_over(interaction, self.parsed, tuple(self.item.values))
+
+
+DYNAMIC_ITEMS: tuple[type[ui.DynamicItem[Any]], ...] = (ActionButton, ChoiceSelect)
+"""Every DynamicItem class; the client registers them in `setup_hook`."""

@@ -1,4 +1,4 @@
-"""A request as a Discord message: one Components V2 container, rendered from the store.
+"""A request as a Discord message: one Components V2 container, rendered from its `RequestView`.
 
 While waiting: the context, then per question its header, text and options (descriptions in
 the text for buttons, as option descriptions in a select) followed by its controls, then
@@ -8,24 +8,25 @@ ended: no controls; each header with its answer, and who ended it and when (the 
 "decided by timeout"). 4 questions x 4 options come to 31 of Discord's 40 components; all
 texts together stay within Discord's 4000 characters: the texts the agent wrote are
 shortened to make room, never the policy, which is bounded on its own.
+
+Every text an agent or a person wrote goes through `markdown.escape` (or `line`, `prose`)
+here, or into a plain-text field (a button label, a select option).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 import discord
 from discord import ui
 
-from adapters.discord.approvals import matching, names, policy_lines, tally_lines, timestamp
-from adapters.discord.clicks import is_one_click
-from adapters.discord.codec import ComponentId
-from adapters.discord.items import ActionButton, ChoiceSelect
-from adapters.discord.text import close_fences, fit, shorten
-from core.errors import describe_end
-from core.models import Person, Request, Status, UserQuestion
+from adapters.discord.ids import ActionButton, ChoiceSelect, CustomId
+from adapters.discord.markdown import clip, fit, join_within, line, prose, shorten
+from core.models import Person, UserQuestion
+from core.view import RequestView, State, TallyRow, plain_name
 
 MAX_TEXT = 4000
 """All TextDisplays of a Components V2 message together."""
@@ -35,14 +36,16 @@ MAX_OPTION_TEXT = 100
 MAX_PLACEHOLDER = 150
 MAX_ANSWER = 300
 MAX_NAME = 100
+MAX_WHO = 300
+"""Who may answer, on the message: whole mentions only, then "and N more"."""
+MAX_REMINDER_WHO = 1500
+MAX_SUMMARY = 120
+"""One distinct answer in the tally."""
+MAX_VOTERS = 200
+MAX_TALLY_ROWS = 3
 
-COLOURS = {
-    Status.WAITING: discord.Colour.blurple(),
-    Status.ANSWERED: discord.Colour.green(),
-    Status.CANCELLED: discord.Colour.red(),
-    Status.EXPIRED: discord.Colour.light_grey(),
-    Status.WITHDRAWN: discord.Colour.light_grey(),
-}
+DISCORD_ANSWERER = re.compile(r"discord(?:(?P<role>-role):|:@?)(?P<id>[0-9]{1,20})")
+"""A Discord user (`discord:@<id>`, `discord:<id>`) or role (`discord-role:<id>`) answerer."""
 
 Item = ui.Item[Any]
 Style = discord.ButtonStyle
@@ -50,164 +53,229 @@ Fields = dict[tuple[object, ...], str]
 """Texts the agent wrote with no length limit, by where they go; these are what gets shortened."""
 
 
-def render(request: Request) -> ui.LayoutView:
+def render(view: RequestView) -> ui.LayoutView:
     """The whole message for the request's current state."""
-    items = _waiting(request) if request.status is Status.WAITING else _ended(request)
-    view = ui.LayoutView(timeout=None)
-    view.add_item(ui.Container(*items, accent_colour=COLOURS[request.status]))
-    return view
+    colour, items = (discord.Colour.blurple(), _waiting(view)) if view.waiting else _ended(view)
+    layout = ui.LayoutView(timeout=None)
+    layout.add_item(ui.Container(*items, accent_colour=colour))
+    return layout
 
 
 # --- waiting ------------------------------------------------------------------------------
 
 
-def _waiting(request: Request) -> list[Item]:
-    fields: Fields = {("context",): close_fences((request.context or "").strip())}
-    for q, question in enumerate(request.questions):
-        fields["question", q] = close_fences(question.question.strip())
+def _waiting(view: RequestView) -> list[Item]:
+    fields: Fields = {("context",): prose(view.context)}
+    for q, question in enumerate(view.questions):
+        fields["question", q] = prose(question.question.strip())
         if not question.multi_select:
             for o, option in enumerate(question.options):
-                fields["description", q, o] = shorten(option.description.strip(), MAX_OPTION_TEXT)
-    texts = _fitted(fields, lambda f: _waiting_texts(request, f))
+                fields["description", q, o] = shorten(line(option.description), MAX_OPTION_TEXT)
+    texts = _fitted(fields, lambda f: _waiting_texts(view, f))
 
     items: list[Item] = []
     if texts[0]:
         items.append(ui.TextDisplay(texts[0]))
-    for q, question in enumerate(request.questions):
+    for q, question in enumerate(view.questions):
         items.append(ui.TextDisplay(texts[q + 1]))
-        items.append(_controls(request, q, question))
+        items.append(_controls(view, q, question))
     items.append(ui.Separator())
     items.append(ui.TextDisplay(texts[-1]))
-    request_id = request.request_id
-    buttons = [ActionButton.make(ComponentId.cancel(request_id), "Cancel", Style.danger)]
-    if not is_one_click(request):
-        submit = ActionButton.make(ComponentId.submit(request_id), "Submit", Style.success)
+    request_id = view.request_id
+    buttons = [ActionButton.make(CustomId.cancel(request_id), "Cancel", Style.danger)]
+    if not view.one_click:
+        submit = ActionButton.make(CustomId.submit(request_id), "Submit", Style.success)
         buttons.insert(0, submit)
     items.append(ui.ActionRow(*buttons))
     return items
 
 
-def _waiting_texts(request: Request, fields: Fields) -> list[str]:
-    """[context, one text per question, the hint]; the context may be empty."""
+def _waiting_texts(view: RequestView, fields: Fields) -> list[str]:
+    """[context, one text per question, the policy and hint]; the context may be empty."""
     texts = [fields["context",]]
-    for q, question in enumerate(request.questions):
-        lines = [f"**{question.header}** · {fields['question', q]}".rstrip()]
+    for q, question in enumerate(view.questions):
+        lines = [f"**{line(question.header)}** · {fields['question', q]}".rstrip()]
         if not question.multi_select:
             for o, option in enumerate(question.options):
-                line = f"- **{shorten(option.label, MAX_BUTTON_LABEL)}**"
+                label = f"- **{shorten(line(option.label), MAX_BUTTON_LABEL)}**"
                 description = fields["description", q, o]
-                lines.append(f"{line} — {description}" if description else line)
+                lines.append(f"{label} — {description}" if description else label)
         texts.append("\n".join(lines))
-    texts.append("\n".join([*policy_lines(request), _hint(request)]))
+    texts.append("\n".join([*policy_lines(view), _hint(view)]))
     return texts
 
 
-def _hint(request: Request) -> str:
+def _hint(view: RequestView) -> str:
     cancel = "Cancel tells the agent not to wait."
-    if request.policy.quorum > 1:
-        if is_one_click(request):
+    if view.needs_votes:
+        if view.one_click:
             return f"-# One click votes; click another option to change your vote. {cancel}"
         return (
             "-# Your choices are yours alone until you press Submit, which casts your vote; "
             f"submit again to change it. {cancel}"
         )
-    if is_one_click(request):
+    if view.one_click:
         return f"-# One click answers. {cancel}"
     return f"-# Your choices are yours alone until you press Submit. {cancel}"
 
 
-def _controls(request: Request, q: int, question: UserQuestion) -> Item:
-    request_id = request.request_id
+def _controls(view: RequestView, q: int, question: UserQuestion) -> Item:
+    request_id = view.request_id
     if question.multi_select:
         options = [
             discord.SelectOption(
-                label=shorten(option.label, MAX_OPTION_TEXT),
+                label=clip(option.label, MAX_OPTION_TEXT),
                 value=str(o),
-                description=shorten(option.description.strip(), MAX_OPTION_TEXT) or None,
+                description=clip(option.description.strip(), MAX_OPTION_TEXT) or None,
             )
             for o, option in enumerate(question.options)
         ]
-        placeholder = shorten(f"{question.header}: choose one or more", MAX_PLACEHOLDER)
-        select = ChoiceSelect.make(ComponentId.pick(request_id, q), placeholder, options)
-        return ui.ActionRow(select)
-    style = Style.primary if is_one_click(request) else Style.secondary
+        placeholder = clip(f"{question.header}: choose one or more", MAX_PLACEHOLDER)
+        return ui.ActionRow(ChoiceSelect.make(CustomId.choose(request_id, q), placeholder, options))
+    style = Style.primary if view.one_click else Style.secondary
     return ui.ActionRow(
         *(
             ActionButton.make(
-                ComponentId.choose(request_id, q, o), shorten(option.label, MAX_BUTTON_LABEL), style
+                CustomId.pick(request_id, q, o), clip(option.label, MAX_BUTTON_LABEL), style
             )
             for o, option in enumerate(question.options)
         )
     )
 
 
+def policy_lines(view: RequestView) -> list[str]:
+    """Who may answer, how many must agree and the tally, and what the deadline does."""
+    lines: list[str] = []
+    if view.answerers:
+        lines.append(f"**Who may answer:** {who_may_answer(view.answerers)}")
+    if view.needs_votes:
+        lines.append(f"**Needs {view.quorum} matching votes**")
+        lines.extend(tally_lines(view, view.tally))
+    if view.deadline is not None:
+        when = timestamp(view.deadline, "R")
+        if view.default_answers is not None:
+            default = summary(view, view.default_answers)
+            lines.append(
+                f"⏳ If nobody decides {when}, the answer is **{default}** (decided by timeout)"
+            )
+        else:
+            lines.append(f"⏳ Expires {when} unless answered first")
+    return lines
+
+
 # --- ended --------------------------------------------------------------------------------
 
 
-def _ended(request: Request) -> list[Item]:
-    fields: Fields = {("context",): close_fences((request.context or "").strip())}
-    for q, question in enumerate(request.questions):
-        fields["question", q] = close_fences(question.question.strip())
-    texts = _fitted(fields, lambda f: _ended_texts(request, f))
-    return [ui.TextDisplay(text) for text in texts if text]
+def _ended(view: RequestView) -> tuple[discord.Colour, list[Item]]:
+    colour, end = ending(view)
+    fields: Fields = {("context",): prose(view.context)}
+    for q, question in enumerate(view.questions):
+        fields["question", q] = prose(question.question.strip())
+    texts = _fitted(fields, lambda f: _ended_texts(view, f, end))
+    return colour, [ui.TextDisplay(text) for text in texts if text]
 
 
-def _ended_texts(request: Request, fields: Fields) -> list[str]:
+def _ended_texts(view: RequestView, fields: Fields, end: str) -> list[str]:
     """[context, one text per question, how it ended]; the context may be empty."""
     texts = [fields["context",]]
-    answers = request.answers or {}
-    for q, question in enumerate(request.questions):
-        text = f"**{question.header}** · {fields['question', q]}".rstrip()
-        if question.header in answers:
-            text += f"\n→ **{shorten(answers[question.header], MAX_ANSWER)}**"
+    for q, question in enumerate(view.questions):
+        text = f"**{line(question.header)}** · {fields['question', q]}".rstrip()
+        if question.header in view.answers:
+            text += f"\n→ **{shorten(line(view.answers[question.header]), MAX_ANSWER)}**"
         texts.append(text)
-    texts.append("\n".join([ending(request), *_other_votes(request)]))
+    texts.append("\n".join([end, *_other_votes(view)]))
     return texts
 
 
-def ending(request: Request) -> str:
-    """Who ended the request, how, and when (in each reader's own time zone)."""
-    when = _timestamp(request.ended_at)
-    match request.status:
-        case Status.ANSWERED if request.decided_by_timeout:
-            return f"⏱️ Decided by timeout · {when}"
-        case Status.ANSWERED if request.policy.quorum > 1 and request.answers is not None:
-            voters = matching(request, request.answers) or (
-                [request.answered_by] if request.answered_by else []
-            )
-            return f"✅ Answered by {names(voters, bold=True)} · {when}"
-        case Status.ANSWERED:
-            return f"✅ Answered by {_name(request.answered_by)} · {when}"
-        case Status.CANCELLED:
-            return f"✖️ Cancelled by {_name(request.cancelled_by)} · {when}"
-        case Status.EXPIRED:
-            return f"⌛ Expired unanswered · {when}"
-        case Status.WITHDRAWN:
-            return f"↩️ Withdrawn by the agent · {when}"
+def ending(view: RequestView) -> tuple[discord.Colour, str]:
+    """Who ended the request, how, and when (in each reader's own time zone); and its colour."""
+    when = "" if view.ended_at is None else timestamp(view.ended_at, "f")
+    match view.state:
+        case State.DECIDED_BY_TIMEOUT:
+            return discord.Colour.green(), f"⏱️ Decided by timeout · {when}"
+        case State.ANSWERED:
+            return discord.Colour.green(), f"✅ Answered by {names(view.deciders, True)} · {when}"
+        case State.CANCELLED:
+            return discord.Colour.red(), f"✖️ Cancelled by {names(view.deciders, True)} · {when}"
+        case State.EXPIRED:
+            return discord.Colour.light_grey(), f"⌛ Expired unanswered · {when}"
         case _:
-            return describe_end(request)
+            return discord.Colour.light_grey(), f"↩️ Withdrawn by the agent · {when}"
 
 
-def _other_votes(request: Request) -> list[str]:
+def _other_votes(view: RequestView) -> list[str]:
     """The votes that did not decide the request, when several had to agree."""
-    if request.policy.quorum <= 1 or not request.votes:
-        return []
-    by_votes = request.status is Status.ANSWERED and not request.decided_by_timeout
-    decided = request.answers if by_votes else None
-    rows = tally_lines(request, skip=decided)
+    rows = view.other_votes if view.needs_votes else ()
     if not rows:
         return []
-    return ["-# Other votes:" if decided is not None else "-# Votes:", *rows]
+    decided = any(row.decided for row in view.tally)
+    return ["-# Other votes:" if decided else "-# Votes:", *tally_lines(view, rows)]
 
 
-def _name(person: Person | None) -> str:
-    if person is None:
-        return "someone"
-    return f"**{shorten(person.name or person.id, MAX_NAME)}**"
+# --- people, votes, reminders --------------------------------------------------------------
 
 
-def _timestamp(when: datetime | None) -> str:
-    return "" if when is None else timestamp(when, "f")
+def name(person: Person) -> str:
+    """A person's name, safe in Discord markdown."""
+    return shorten(line(plain_name(person)), MAX_NAME)
+
+
+def names(people: Sequence[Person], bold: bool = False) -> str:
+    shown = [f"**{name(p)}**" if bold else name(p) for p in people]
+    return join_within(shown, MAX_VOTERS) or "someone"
+
+
+def summary(view: RequestView, answers: Mapping[str, str]) -> str:
+    """One set of answers in a line: the label alone for a single question."""
+    return shorten(line(view.summary(answers)), MAX_SUMMARY)
+
+
+def tally_lines(view: RequestView, rows: Sequence[TallyRow]) -> list[str]:
+    """Each distinct answer with its count out of the quorum and its voters, most first."""
+    lines = [
+        f"- **{summary(view, row.answers)}** — {row.count}/{view.quorum} ({names(row.voters)})"
+        for row in rows[:MAX_TALLY_ROWS]
+    ]
+    if len(rows) > MAX_TALLY_ROWS:
+        lines.append(f"- and {len(rows) - MAX_TALLY_ROWS} more answers")
+    return lines
+
+
+def reminder(view: RequestView) -> str:
+    """The reply that nudges the answerers of a request that is still waiting."""
+    still = "this question is still waiting for an answer"
+    details: list[str] = []
+    if view.needs_votes:
+        details.append(f"{view.best_count} of {view.quorum} matching votes so far")
+    if view.deadline is not None:
+        verb = "is decided by timeout" if view.default_answers is not None else "expires"
+        details.append(f"it {verb} {timestamp(view.deadline, 'R')}")
+    tail = f" ({'; '.join(details)})" if details else ""
+    if view.answerers:
+        who = who_may_answer(view.answerers, MAX_REMINDER_WHO)
+        return f"⏰ Reminder for {who}: {still}{tail}."
+    return f"⏰ Reminder: {still}{tail}."
+
+
+def timestamp(when: datetime, style: Any = "f") -> str:
+    """A time each reader sees in their own time zone."""
+    return discord.utils.format_dt(when, style)
+
+
+# --- who may answer -----------------------------------------------------------------------
+
+
+def mention(entry: str) -> str:
+    """An answerer entry as Discord shows it: a user or role mention, else the entry itself
+    (a Slack user or a web name can answer elsewhere, not here)."""
+    found = DISCORD_ANSWERER.fullmatch(entry)
+    if found is None:
+        return f"`{entry}`"
+    return f"<@&{found['id']}>" if found["role"] else f"<@{found['id']}>"
+
+
+def who_may_answer(answerers: Sequence[str], limit: int = MAX_WHO) -> str:
+    return join_within((mention(a) for a in answerers), limit)
 
 
 # --- fitting ------------------------------------------------------------------------------

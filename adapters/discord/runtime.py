@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
+from typing import Any
 
 import aiohttp
 import discord
@@ -12,11 +14,11 @@ import discord.http
 import yarl
 from aiohttp import web
 
-from adapters.discord.bot import BridgeBot
-from adapters.discord.items import DYNAMIC_ITEMS
+from adapters.discord import clicks
+from adapters.discord.ids import DYNAMIC_ITEMS, CustomId
 from adapters.discord.surface import DiscordSurface
-from bots.runtime import StartupError
 from core.broker import Broker
+from core.errors import StartupError
 from core.surface import Surface
 
 log = logging.getLogger("askbridge.discord")
@@ -36,6 +38,39 @@ def invite_url(application_id: int) -> str:
     return discord.utils.oauth_url(application_id, permissions=PERMISSIONS, scopes=("bot",))
 
 
+class BridgeBot(discord.Client):
+    """A plain `discord.Client` with minimal intents; it hands every click to the broker."""
+
+    def __init__(self, broker: Broker) -> None:
+        intents = discord.Intents.none()
+        # Clicks (INTERACTION_CREATE) need no intent at all; `guilds` keeps the guild and role
+        # caches filled, for checking roles (a click's member carries its role ids in any case).
+        intents.guilds = True
+        # Nothing askbridge sends pings anyone unless it says so (only reminders do).
+        super().__init__(
+            intents=intents,
+            max_messages=None,
+            chunk_guilds_at_startup=False,
+            allowed_mentions=discord.AllowedMentions.none(),
+        )
+        self.broker = broker
+        self.connected = asyncio.Event()
+        """Set once the gateway session is up (READY): from then on clicks arrive."""
+
+    async def setup_hook(self) -> None:
+        # Runs once, inside login(), before the gateway connects: every message askbridge ever
+        # posted is served from here on, with no view to re-register.
+        self.add_dynamic_items(*DYNAMIC_ITEMS)
+
+    async def on_connect(self) -> None:
+        self.connected.set()
+
+    async def handle_click(
+        self, interaction: discord.Interaction[Any], custom_id: CustomId, values: Sequence[str]
+    ) -> None:
+        await clicks.respond(self.broker, interaction, custom_id, values)
+
+
 class DiscordRuntime:
     def __init__(
         self,
@@ -50,7 +85,7 @@ class DiscordRuntime:
         self._api_url = api_url.rstrip("/") if api_url else None
         self._gateway_url = gateway_url
         self._ready_timeout_s = ready_timeout_s
-        self.client = BridgeBot(broker, DYNAMIC_ITEMS)
+        self.client = BridgeBot(broker)
         self.surface: Surface = DiscordSurface(self.client)
         self._task: asyncio.Task[None] | None = None
         self._saved: tuple[str, yarl.URL] | None = None

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import discord
 
-from adapters.discord.approvals import pings, reminder_text
-from adapters.discord.render import render
-from adapters.discord.text import shorten
+from adapters.discord.markdown import shorten
+from adapters.discord.render import DISCORD_ANSWERER, reminder, render
 from core.errors import SurfaceUnavailable, UnknownTarget
-from core.models import MessageRef, Person, Request, Target
+from core.models import MessageRef, Request, Target
+from core.view import RequestView
 
 log = logging.getLogger("askbridge.discord")
 
@@ -25,6 +26,8 @@ TARGET_HELP = (
 )
 NO_PINGS = discord.AllowedMentions.none()
 MAX_CONTENT = 2000
+MAX_PINGS = 100
+"""Discord's limit on the users (and on the roles) one message may ping."""
 
 
 @dataclass(frozen=True)
@@ -69,14 +72,12 @@ class DiscordSurface:
         where = destination(target)
         try:
             channel = await self._channel(where)
-            sent = await channel.send(view=render(request), allowed_mentions=NO_PINGS)
+            view = render(RequestView.of(request))
+            sent = await channel.send(view=view, allowed_mentions=NO_PINGS)
         except discord.HTTPException as error:
             raise SurfaceUnavailable(_refusal(target, where, error)) from error
         return MessageRef(
-            platform=self.platform,
-            channel=str(sent.channel.id),
-            message_id=str(sent.id),
-            data={"jump_url": sent.jump_url},
+            platform=self.platform, channel=str(sent.channel.id), message_id=str(sent.id)
         )
 
     async def update(self, request: Request, message: MessageRef) -> None:
@@ -85,28 +86,10 @@ class DiscordSurface:
             int(message.message_id)
         )
         try:
-            await partial.edit(view=render(request), allowed_mentions=NO_PINGS)
+            await partial.edit(view=render(RequestView.of(request)), allowed_mentions=NO_PINGS)
         except discord.NotFound:
             # Deleted by someone: there is nothing left to keep up to date.
             log.info("the Discord message of %s is gone; not updating it", request.request_id)
-
-    async def notify(self, person: Person, message: MessageRef, text: str) -> None:
-        """A direct message to a Discord person, linking to the message it is about.
-
-        Ephemeral messages exist only as replies to a click, so a DM is the one private way
-        to reach someone later; people of other platforms are not reachable from here.
-        """
-        if person.platform != self.platform or not SNOWFLAKE.fullmatch(person.id):
-            return
-        link = message.data.get("jump_url")
-        try:
-            channel = await self._client.create_dm(discord.Object(id=int(person.id)))
-            content = f"{shorten(text, MAX_CONTENT - 200)}\n{link}" if link else text
-            await channel.send(shorten(content, MAX_CONTENT), allowed_mentions=NO_PINGS)
-        except discord.HTTPException as error:
-            raise SurfaceUnavailable(
-                f"could not send a Discord direct message to user {person.id}: {error.text}"
-            ) from error
 
     async def remind(self, request: Request, message: MessageRef) -> None:
         """A reply to the question that mentions its answerers, pinging them and nobody else.
@@ -114,6 +97,7 @@ class DiscordSurface:
         The broker calls this once per message of a request (the store records the
         reminder first), so a reminder is never repeated.
         """
+        view = RequestView.of(request)
         channel = self._client.get_partial_messageable(int(message.channel))
         # If the question was deleted, the reminder still goes out, as a plain message.
         reference = discord.MessageReference(
@@ -123,9 +107,9 @@ class DiscordSurface:
         )
         try:
             await channel.send(
-                shorten(reminder_text(request), MAX_CONTENT),
+                shorten(reminder(view), MAX_CONTENT),
                 reference=reference,
-                allowed_mentions=pings(request.policy.answerers),
+                allowed_mentions=pings(view.answerers),
             )
         except discord.HTTPException as error:
             raise SurfaceUnavailable(
@@ -136,11 +120,21 @@ class DiscordSurface:
     async def _channel(self, where: Destination) -> discord.abc.Messageable:
         if where.dm:
             return await self._client.create_dm(discord.Object(id=where.id))
-        # The guild, when cached, makes the message's jump link right; sending needs no cache.
-        cached = self._client.get_channel(where.id)
-        guild = getattr(cached, "guild", None)
-        guild_id = guild.id if isinstance(guild, discord.Guild) else None
-        return self._client.get_partial_messageable(where.id, guild_id=guild_id)
+        # Sending needs no cache: a thread is a channel of its own.
+        return self._client.get_partial_messageable(where.id)
+
+
+def pings(answerers: Sequence[str]) -> discord.AllowedMentions:
+    """Exactly the Discord users and roles among the answerers may be pinged; nobody else."""
+    found = [m for a in answerers if (m := DISCORD_ANSWERER.fullmatch(a)) is not None]
+    users = [discord.Object(id=int(m["id"])) for m in found if not m["role"]]
+    roles = [discord.Object(id=int(m["id"])) for m in found if m["role"]]
+    return discord.AllowedMentions(
+        everyone=False,
+        users=users[:MAX_PINGS] or False,
+        roles=roles[:MAX_PINGS] or False,
+        replied_user=False,
+    )
 
 
 def _refusal(target: Target, where: Destination, error: discord.HTTPException) -> str:

@@ -85,7 +85,7 @@ class SectionBlock(TypedDict):
 class ContextBlock(TypedDict):
     type: Literal["context"]
     block_id: str
-    elements: list[Mrkdwn]
+    elements: list[PlainText | Mrkdwn]
 
 
 class ActionsBlock(TypedDict):
@@ -94,7 +94,68 @@ class ActionsBlock(TypedDict):
     elements: list[Element]
 
 
-Block = SectionBlock | ContextBlock | ActionsBlock
+class TextStyle(TypedDict, total=False):
+    bold: bool
+    italic: bool
+
+
+class RichText(TypedDict):
+    type: Literal["text"]
+    text: str
+    style: NotRequired[TextStyle]
+
+
+class RichUser(TypedDict):
+    type: Literal["user"]
+    user_id: str
+
+
+class RichUsergroup(TypedDict):
+    type: Literal["usergroup"]
+    usergroup_id: str
+
+
+class RichDate(TypedDict):
+    type: Literal["date"]
+    timestamp: int
+    format: str
+    fallback: str
+
+
+class RichEmoji(TypedDict):
+    type: Literal["emoji"]
+    name: str
+
+
+RichInline = RichText | RichUser | RichUsergroup | RichDate | RichEmoji
+
+
+class RichSection(TypedDict):
+    type: Literal["rich_text_section"]
+    elements: list[RichInline]
+
+
+class RichList(TypedDict):
+    type: Literal["rich_text_list"]
+    style: Literal["bullet", "ordered"]
+    elements: list[RichSection]
+
+
+class RichPreformatted(TypedDict):
+    type: Literal["rich_text_preformatted"]
+    elements: list[RichText]
+
+
+RichElement = RichSection | RichList | RichPreformatted
+
+
+class RichTextBlock(TypedDict):
+    type: Literal["rich_text"]
+    block_id: str
+    elements: list[RichElement]
+
+
+Block = SectionBlock | ContextBlock | ActionsBlock | RichTextBlock
 
 
 class MessagePayload(TypedDict):

@@ -1,11 +1,10 @@
-"""A click in Slack becomes a broker call, and the broker's answer becomes feedback for the person.
+"""A click in Slack becomes one `Broker.act` call, and its outcome a private note.
 
-`parse` reads bolt's `body`; `Clicks.on_action` is the one bolt listener: it acknowledges every
-action at once (Slack shows a warning after 3 s otherwise) and does the slow work afterwards.
-Radio and checkbox changes stay in the person's Slack client until they press Submit, whose
-payload carries `state.values` for the whole message. Whoever is not among the request's
-answerers is told privately who is; a vote that does not decide the request yet is confirmed
-privately, with the count so far.
+`parse` reads bolt's `body` into who clicked, on which message, meaning what; `Clicks.on_action`
+is the one bolt listener: it acknowledges every action at once (Slack shows a warning after
+3 s otherwise) and does the work afterwards. Radio and checkbox changes stay in the person's
+Slack client until they press Submit, whose payload carries `state.values` for the whole
+message.
 """
 
 from __future__ import annotations
@@ -13,38 +12,44 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Coroutine, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, TypeVar
 
 from slack_bolt.context.ack.async_ack import AsyncAck
-from slack_sdk.webhook.async_client import AsyncWebhookClient
 
-from adapters.slack.action_ids import ActionId, BadActionId, Kind
 from adapters.slack.blockkit import StateValues
-from adapters.slack.groups import UserGroups
-from adapters.slack.render import not_eligible_note, vote_note
+from adapters.slack.ids import ActionId, BadActionId, Kind
+from adapters.slack.richtext import Line, Span, answerer, joined, shorten
 from adapters.slack.surface import PLATFORM, SlackSurface
 from core.broker import Broker
-from core.errors import AskbridgeError, NotEligible, NotFound
-from core.models import MessageRef, Person, Request, Selections
-from core.policy import may_answer
+from core.intents import Cancel, Counted, Drafted, Intent, Outcome, Pick, Refusal, Refused, Submit
+from core.models import MessageRef, Person, Selections
+from core.view import end_sentence, given, missing_sentence
 
 log = logging.getLogger("askbridge.slack")
 
 NO_LONGER_AVAILABLE = "This question is no longer available."
+FOREIGN = "This button does not belong to this question, so it was not counted."
 FAILED = "Something went wrong, so your click was not counted. Please try again."
 SHUTDOWN_GRACE_S = 5.0
+ACK_WITHIN_S = 2.0
+T = TypeVar("T")
+NOTE_ANSWER_BUDGET = 300
 
 
 @dataclass(frozen=True)
 class Interaction:
-    """One click as askbridge needs it: which element, who, on which message, in which install."""
+    """One click as askbridge needs it: who, on which message, in which install, and the
+    message's current choices."""
 
     action_id: str
     person: Person
     origin: MessageRef
-    state: StateValues = field(default_factory=dict)
+    state: StateValues
     response_url: str | None = None
+    sent_at: datetime | None = None
+    """The click's `action_ts`: a replayed or redelivered click carries the same one."""
 
 
 def parse(body: Mapping[str, Any]) -> Interaction:
@@ -76,20 +81,38 @@ def parse(body: Mapping[str, Any]) -> Interaction:
     origin = MessageRef(
         platform=PLATFORM, channel=str(container["channel_id"]), message_id=ts, data=claims
     )
-    user_id = str(user["id"])
-    person = Person(
-        platform=PLATFORM, id=user_id, name=str(user.get("username") or user.get("name") or "")
-    )
+    name = str(user.get("username") or user.get("name") or "")
     state = body.get("state")
     values = state.get("values") if isinstance(state, dict) else None
     response_url = body.get("response_url")
     return Interaction(
+        sent_at=_time(actions[0].get("action_ts")),
         action_id=str(actions[0].get("action_id", "")),
-        person=person,
+        person=Person(platform=PLATFORM, id=str(user["id"]), name=name),
         origin=origin,
         state=values if isinstance(values, dict) else {},
         response_url=response_url if isinstance(response_url, str) else None,
     )
+
+
+def _time(ts: object) -> datetime | None:
+    try:
+        return datetime.fromtimestamp(float(str(ts)), UTC)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def intent(action: ActionId, state: StateValues) -> Intent | None:
+    """What a click on an askbridge element means; None for a choice that stays in the client."""
+    match action.kind:
+        case Kind.CANCEL:
+            return Cancel()
+        case Kind.PICK:
+            question, option = action.choice()
+            return Pick(question, option)
+        case Kind.SUBMIT:
+            return Submit(selections(action.request_id, state))
+    return None
 
 
 def selections(request_id: str, state: StateValues) -> Selections:
@@ -115,105 +138,115 @@ def selections(request_id: str, state: StateValues) -> Selections:
     return chosen
 
 
+def note(outcome: Outcome) -> Line | None:
+    """What the person who clicked is told privately; None when the message says it all."""
+    if isinstance(outcome, Counted):
+        answers = shorten(given(outcome.receipt.answers), NOTE_ANSWER_BUDGET)
+        return [
+            Span(
+                f"Your vote is counted: {outcome.receipt.matching} of {outcome.receipt.quorum} "
+                f"so far for {answers}. You can change it until the question is decided."
+            )
+        ]
+    if isinstance(outcome, Drafted) or (
+        isinstance(outcome, Refused) and outcome.reason is Refusal.REPLAYED
+    ):
+        return None
+    if not isinstance(outcome, Refused):
+        return None
+    match outcome.reason:
+        case Refusal.UNKNOWN_REQUEST:
+            return [Span(NO_LONGER_AVAILABLE)]
+        case Refusal.FOREIGN_MESSAGE:
+            return [Span(FOREIGN)]
+        case Refusal.MISSING_ANSWERS:
+            return [Span(missing_sentence(outcome.missing))]
+        case Refusal.ALREADY_ENDED if outcome.view is not None:
+            return [Span(end_sentence(outcome.view, lambda p: p.name or p.id))]
+    return not_answerer(outcome)
+
+
+def not_answerer(outcome: Refused) -> Line:
+    """The note for someone who may not answer; names the groups Slack could not tell about."""
+    entries = outcome.view.answerers if outcome.view is not None else ()
+    line: Line = [
+        Span("Only these people may answer this question: "),
+        *joined((answerer(e) for e in entries), 1500),
+        Span(". Your click was not counted."),
+    ]
+    if outcome.unchecked:
+        line += [
+            Span(" askbridge could not check who is in "),
+            *joined((answerer(e) for e in outcome.unchecked), 500),
+            Span(" just now; if you are, please try again in a minute."),
+        ]
+    return line
+
+
 class Clicks:
-    """The bolt listener for every action, and the broker calls and feedback behind it."""
+    """The bolt listener for every action, and the broker call and note behind it."""
 
     def __init__(self, broker: Broker, surface: SlackSurface) -> None:
         self.broker = broker
         self.surface = surface
-        self.groups = UserGroups(surface.client, broker.clock)
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
 
     async def on_action(self, ack: AsyncAck, body: dict[str, Any]) -> None:
-        await ack()
         try:
             interaction = parse(body)
-        except ValueError as error:
-            log.warning("ignored a Slack action: %s", error)
-            return
-        try:
             action = ActionId.unpack(interaction.action_id)
         except BadActionId as error:
+            await ack()
             log.info("click on an element askbridge does not know: %s", error)
-            self._spawn(self._tell(interaction, NO_LONGER_AVAILABLE), "askbridge-slack-unknown")
+            gone: Line = [Span(NO_LONGER_AVAILABLE)]
+            told = self.surface.tell(
+                interaction.person, interaction.origin, gone, interaction.response_url
+            )
+            self._spawn(told, "askbridge-slack-unknown")
             return
-        if action.kind in (Kind.RADIO, Kind.CHECK):
+        except ValueError as error:
+            await ack()
+            log.warning("ignored a Slack action: %s", error)
+            return
+        meant = intent(action, interaction.state)
+        if meant is None:
+            await ack()
             return
         name = f"askbridge-slack-{action.kind.value}-{action.request_id}"
-        self._spawn(self._act(interaction, action), name)
+        acting = self._spawn(self._act(interaction, action.request_id, meant), name)
+        # Slack never redelivers a click it saw acknowledged, so the vote is recorded first
+        # (it takes milliseconds); only a store slower than ACK_WITHIN_S is acknowledged first.
+        await asyncio.wait({acting}, timeout=ACK_WITHIN_S)
+        await ack()
+        self._spawn(self._tell(interaction, acting), f"{name}-note")
 
-    async def _act(self, interaction: Interaction, action: ActionId) -> None:
-        person, origin, request_id = interaction.person, interaction.origin, action.request_id
-        unchecked: tuple[str, ...] = ()
-        voted: Request | None = None
+    async def _act(self, interaction: Interaction, request_id: str, meant: Intent) -> Line | None:
+        """Record the click; the note for the person who made it."""
         try:
-            # Where the click came from is the broker's to check (message, workspace, app);
-            # the request is read here only for the answerers a group lookup may concern.
-            request = await self.broker.get(request_id)
-            person, unchecked = await self._with_groups(person, request)
-            if action.kind is Kind.CANCEL:
-                await self.broker.cancel(request_id, person, origin)
-            elif action.kind is Kind.PICK:
-                question, option = action.choice()
-                voted = await self.broker.submit(request_id, person, {question: (option,)}, origin)
-            else:
-                chosen = selections(request_id, interaction.state)
-                voted = await self.broker.submit(request_id, person, chosen, origin)
-        except NotFound:
-            text = NO_LONGER_AVAILABLE
-        except NotEligible as error:
-            text = not_eligible_note(error.answerers, unchecked)
-        except AskbridgeError as error:
-            text = str(error)
+            outcome = await self.broker.act(
+                request_id,
+                interaction.person,
+                meant,
+                interaction.origin,
+                sent_at=interaction.sent_at,
+            )
         except Exception:
-            log.exception("handling a %s click on %s failed", action.kind.value, request_id)
-            text = FAILED
-        else:
-            if voted is None or voted.status.is_terminal:
-                return
-            # A vote toward a quorum: the message shows the tally; the voter learns it counted.
-            text = vote_note(voted, person)
-        await self._tell(interaction, text)
+            log.exception("handling a click on %s failed", request_id)
+            return [Span(FAILED)]
+        return note(outcome)
 
-    async def _with_groups(
-        self, person: Person, request: Request
-    ) -> tuple[Person, tuple[str, ...]]:
-        """`person` with the request's `slack-group:` answerers they are in, and the groups
-        that could not be checked; Slack is asked only when the groups could decide."""
-        policy = request.policy
-        if not policy.answerers or may_answer(policy, person):
-            return person, ()
-        found = await self.groups.membership(person.id, policy.answerers)
-        return person.model_copy(update={"groups": found.groups}), found.unchecked
-
-    async def _tell(self, interaction: Interaction, text: str) -> None:
-        """An ephemeral note; through the click's response_url when chat.postEphemeral fails."""
-        try:
-            await self.surface.notify(interaction.person, interaction.origin, text)
-            return
-        except Exception as error:
-            log.warning("chat.postEphemeral to %s failed: %s", interaction.person.id, error)
-        if not interaction.response_url:
-            return
-        try:
-            sent = await AsyncWebhookClient(interaction.response_url).send(
-                text=text, response_type="ephemeral", replace_original=False
-            )
-        except Exception as error:
-            log.warning("telling %s through response_url failed: %s", interaction.person.id, error)
-            return
-        if sent.status_code != 200:
-            log.warning(
-                "telling %s through response_url failed: HTTP %s %s",
-                interaction.person.id,
-                sent.status_code,
-                sent.body,
+    async def _tell(self, interaction: Interaction, acting: asyncio.Task[Line | None]) -> None:
+        line = await acting
+        if line is not None:
+            await self.surface.tell(
+                interaction.person, interaction.origin, line, interaction.response_url
             )
 
-    def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
+    def _spawn(self, work: Coroutine[Any, Any, T], name: str) -> asyncio.Task[T]:
         task = asyncio.create_task(work, name=name)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     async def close(self) -> None:
         """Let clicks already acknowledged finish; cancel what is left after a grace period."""

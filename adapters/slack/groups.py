@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from core.clock import Clock
+from core.surface import Membership
 
 log = logging.getLogger("askbridge.slack")
 
@@ -23,28 +22,17 @@ GROUP = "slack-group:"
 KEEP_FOR = timedelta(seconds=60)
 
 
-@dataclass(frozen=True)
-class Membership:
-    groups: tuple[str, ...]
-    """The answerers entries (`slack-group:S…`) the member is in."""
-    unchecked: tuple[str, ...] = ()
-    """Group entries Slack could not tell us about just now."""
-
-
 class UserGroups:
     """Members of each user group, fetched when first needed and kept for `keep_for`: a
     member added to a group may answer a minute later, without askbridge asking Slack on
     every click."""
 
-    def __init__(
-        self, client: AsyncWebClient, clock: Clock, keep_for: timedelta = KEEP_FOR
-    ) -> None:
+    def __init__(self, client: AsyncWebClient, keep_for: timedelta = KEEP_FOR) -> None:
         self.client = client
-        self.clock = clock
         self.keep_for = keep_for
         self._members: dict[str, tuple[datetime, frozenset[str]]] = {}
 
-    async def membership(self, user_id: str, answerers: Sequence[str]) -> Membership:
+    async def membership(self, user_id: str, answerers: Sequence[str], now: datetime) -> Membership:
         found: list[str] = []
         unchecked: list[str] = []
         for entry in answerers:
@@ -52,7 +40,7 @@ class UserGroups:
                 continue
             group = entry.removeprefix(GROUP)
             try:
-                members = await self.members(group)
+                members = await self.members(group, now)
             except SlackApiError as error:
                 log.warning(
                     "could not list the members of user group %s: %s (the app needs the "
@@ -70,8 +58,7 @@ class UserGroups:
                 found.append(entry)
         return Membership(tuple(found), tuple(unchecked))
 
-    async def members(self, group: str) -> frozenset[str]:
-        now = self.clock.now()
+    async def members(self, group: str, now: datetime) -> frozenset[str]:
         kept = self._members.get(group)
         if kept is not None and now - kept[0] < self.keep_for:
             return kept[1]

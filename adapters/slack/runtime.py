@@ -20,11 +20,11 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.action_ids import ANY_ACTION
-from adapters.slack.interactions import Clicks
+from adapters.slack.clicks import Clicks
+from adapters.slack.ids import ANY_ACTION
 from adapters.slack.surface import Install, SlackSurface
-from bots.runtime import StartupError
 from core.broker import Broker
+from core.errors import StartupError
 from core.surface import Surface
 
 log = logging.getLogger("askbridge.slack")

@@ -6,17 +6,24 @@ from __future__ import annotations
 import logging
 import re
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, cast
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
 
-from adapters.slack.blockkit import MessagePayload
-from adapters.slack.render import reminder_text, render
-from core.errors import SurfaceUnavailable, UnknownTarget
+from adapters.slack.blockkit import Block, MessagePayload
+from adapters.slack.groups import UserGroups
+from adapters.slack.render import answerers_line, render
+from adapters.slack.richtext import Line, Span, When, block, mrkdwn, section
+from core.errors import RetryLater, SurfaceUnavailable, UnknownTarget
 from core.models import MessageRef, Person, Request, Status, Target
+from core.surface import Membership
+from core.view import RequestView, given
 
 log = logging.getLogger("askbridge.slack")
 
@@ -66,6 +73,7 @@ class SlackSurface:
         self.client = client
         self.install: Install | None = None
         """Set by `SlackRuntime.start` once `auth.test` has answered."""
+        self.groups = UserGroups(client)
 
     def check_target(self, target: Target) -> None:
         channel, shown = target.channel, str(target)
@@ -102,7 +110,7 @@ class SlackSurface:
                 opened = await self.client.conversations_open(users=channel)
                 channel = opened["channel"]["id"]
             rev = new_rev()
-            payload = render(request, rev)
+            payload = render(RequestView.of(request), rev)
             response = await self.client.chat_postMessage(
                 channel=channel,
                 text=payload["text"],
@@ -149,34 +157,98 @@ class SlackSurface:
         """
         waiting = request.status is Status.WAITING
         rev = str(message.data.get("rev") or FIRST_REV) if waiting else new_rev()
-        payload = render(request, rev)
-        await self.client.chat_update(
-            channel=message.channel,
-            ts=message.message_id,
-            text=payload["text"],
-            blocks=_json(payload),
-        )
+        payload = render(RequestView.of(request), rev)
+        try:
+            await self.client.chat_update(
+                channel=message.channel,
+                ts=message.message_id,
+                text=payload["text"],
+                blocks=_json(payload),
+            )
+        except SlackApiError as error:
+            if error.response.status_code == 429:
+                wait = error.response.headers.get("Retry-After", "1")
+                raise RetryLater(float(wait), "Slack's chat.update") from error
+            raise
 
-    async def notify(self, person: Person, message: MessageRef, text: str) -> None:
+    async def tell(
+        self, person: Person, message: MessageRef, line: Line, response_url: str | None = None
+    ) -> None:
+        """A note only `person` sees, next to `message`; through the click's `response_url`
+        when chat.postEphemeral fails. Never raises: a lost note must not lose a click."""
         if person.platform != PLATFORM:
             return
-        await self.client.chat_postEphemeral(
-            channel=message.channel,
-            user=person.id,
-            text=text,
-            thread_ts=message.data.get("thread_ts"),
-        )
+        text, blocks = mrkdwn(line), _note_blocks(line)
+        try:
+            await self.client.chat_postEphemeral(
+                channel=message.channel,
+                user=person.id,
+                text=text,
+                blocks=blocks,
+                thread_ts=message.data.get("thread_ts"),
+            )
+            return
+        except Exception as error:
+            log.warning("chat.postEphemeral to %s failed: %s", person.id, error)
+        if not response_url:
+            return
+        try:
+            sent = await AsyncWebhookClient(response_url).send(
+                text=text, blocks=blocks, response_type="ephemeral", replace_original=False
+            )
+        except Exception as error:
+            log.warning("telling %s through response_url failed: %s", person.id, error)
+            return
+        if sent.status_code != 200:
+            log.warning(
+                "telling %s through response_url failed: HTTP %s %s",
+                person.id,
+                sent.status_code,
+                sent.body,
+            )
+
+    async def membership(self, person: Person, entries: Sequence[str], now: datetime) -> Membership:
+        """The `slack-group:` answerers `person` is in, asked of Slack (kept for a minute)."""
+        return await self.groups.membership(person.id, entries, now)
 
     async def remind(self, request: Request, message: MessageRef) -> None:
         """A reply in the message's thread (or in the thread it was posted in) that mentions
         the people who may answer; the broker sends it once."""
+        line = reminder_line(RequestView.of(request))
         await self.client.chat_postMessage(
             channel=message.channel,
             thread_ts=message.data.get("thread_ts") or message.message_id,
-            text=reminder_text(request),
+            text=mrkdwn(line),
+            blocks=_note_blocks(line),
             unfurl_links=False,
             unfurl_media=False,
         )
+
+
+def reminder_line(view: RequestView) -> Line:
+    """A nudge to the people who may answer (everyone when anyone may)."""
+    line: Line = [Span(":bell: ")]
+    if view.answerers:
+        line += [*answerers_line(view.answerers), Span(": this question is still waiting for you.")]
+    else:
+        line.append(Span("Reminder: this question is still waiting for an answer."))
+    if view.needs_votes:
+        line.append(
+            Span(f" It needs {view.quorum} matching votes; the most so far is {view.best_count}.")
+        )
+    if view.deadline is not None:
+        if view.default_answers is not None:
+            default = given(view.default_answers)
+            line += [Span(" If nobody decides by "), When(view.deadline)]
+            line.append(Span(f", the answer will be {default}."))
+        else:
+            line += [Span(" It expires "), When(view.deadline), Span(".")]
+    return line
+
+
+def _note_blocks(line: Line) -> list[dict[str, Any]]:
+    note: Block = block("ab-note", [section(line)])
+    return cast("list[dict[str, Any]]", [note])
 
 
 def _json(payload: MessagePayload) -> list[dict[str, Any]]:

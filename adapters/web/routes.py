@@ -5,44 +5,56 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from aiohttp import web
-from multidict import MultiDictProxy
 
-from adapters.web import pages
-from core.answers import unanswered
+from adapters.web import clicks, render
+from adapters.web.assets import LIVE_JS, STYLE_CSS
 from core.broker import Broker
-from core.errors import AlreadyEnded, MissingAnswers, NotEligible, NotFound
-from core.models import Person, Request, Selections, Status
+from core.errors import NotFound
+from core.models import Status
+from core.view import RequestView
 
-NAME_COOKIE = "askbridge_name"
-MAX_NAME_CHARS = 80
 CHANGES_WAIT_S = 25.0
+RECENTLY_ENDED = 10
 
 
 @dataclass(frozen=True)
 class WebPage:
     broker: Broker
     # Each form carries an HMAC of its request id, so another site cannot post answers.
-    secret: bytes
+    key: bytes
     # Set when the page is served beyond loopback: HTTP Basic auth with the API token.
     password: str | None = None
 
     def form_token(self, request_id: str) -> str:
-        return hmac.new(self.secret, request_id.encode(), hashlib.sha256).hexdigest()
+        signed = request_id.encode("utf-8", "replace")
+        return hmac.new(self.key, signed, hashlib.sha256).hexdigest()
+
+    def signed(self, request_id: str, given: object) -> bool:
+        """The form was made here for this request (`given` is its csrf field)."""
+        if not isinstance(given, str):
+            return False
+        expected = self.form_token(request_id).encode()
+        return hmac.compare_digest(given.encode("utf-8", "replace"), expected)
 
 
 WEB: web.AppKey[WebPage] = web.AppKey("web_page", WebPage)
 
 
-def add_web_routes(app: web.Application, broker: Broker, *, password: str | None = None) -> None:
-    app[WEB] = WebPage(broker, secrets.token_bytes(32), password)
+def add_web_routes(
+    app: web.Application, broker: Broker, *, key: bytes, password: str | None = None
+) -> None:
+    """Serve the page; `key` signs its forms (see `adapters.web.secret`)."""
+    app[WEB] = WebPage(broker, key, password)
     app.router.add_get("/", index)
     app.router.add_get("/q/{request_id}", show)
     app.router.add_post("/q/{request_id}", answer)
     app.router.add_get("/web/changes", changes)
+    app.router.add_get("/web/live.js", _asset(LIVE_JS, "text/javascript"))
+    app.router.add_get("/web/style.css", _asset(STYLE_CSS, "text/css"))
 
 
 def _page(request: web.Request) -> WebPage:
@@ -66,23 +78,12 @@ def _authorized(request: web.Request, password: str) -> bool:
     return hmac.compare_digest(given.encode(), password.encode())
 
 
-def _html(text: str, status: int = 200) -> web.Response:
-    response = web.Response(text=text, status=status, content_type="text/html")
-    response.headers["Cache-Control"] = "no-store"
-    response.headers["X-Frame-Options"] = "DENY"
-    response.headers["Content-Security-Policy"] = (
-        "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
-        "connect-src 'self'; form-action 'self'; frame-ancestors 'none'"
-    )
-    return response
-
-
 async def index(request: web.Request) -> web.Response:
-    web_page = _page(request)
-    broker = web_page.broker
-    waiting = await broker.list_requests(Status.WAITING)
-    recent = [r for r in await broker.list_requests(limit=20) if r.status.is_terminal]
-    return _html(pages.index(reversed(waiting), recent[:10], broker.hub.version))
+    broker = _page(request).broker
+    waiting = [RequestView.of(r) for r in reversed(await broker.list_requests(Status.WAITING))]
+    recent = await broker.list_requests(limit=2 * RECENTLY_ENDED)
+    ended = [RequestView.of(r) for r in recent if r.status.is_terminal][:RECENTLY_ENDED]
+    return render.response(render.index(waiting, ended, broker.version))
 
 
 async def show(request: web.Request) -> web.Response:
@@ -90,108 +91,50 @@ async def show(request: web.Request) -> web.Response:
     broker = web_page.broker
     request_id = request.match_info["request_id"]
     try:
-        found = await broker.get(request_id)
+        view = RequestView.of(await broker.get(request_id))
     except NotFound:
-        return _html(pages.not_found(request_id, broker.hub.version), status=404)
-    if found.status.is_terminal:
-        return _html(pages.outcome(found, broker.hub.version))
-    return _html(
-        pages.question_form(
-            found,
-            token=web_page.form_token(request_id),
-            version=broker.hub.version,
-            name=request.cookies.get(NAME_COOKIE, ""),
-        )
-    )
+        return render.response(render.not_found(request_id, broker.version), 404)
+    if not view.waiting:
+        return render.response(render.outcome(view, version=broker.version))
+    token = web_page.form_token(request_id)
+    name = request.cookies.get(clicks.NAME_COOKIE, "")
+    return render.response(render.form(view, token=token, version=broker.version, name=name))
 
 
 async def answer(request: web.Request) -> web.Response:
     web_page = _page(request)
     broker = web_page.broker
     request_id = request.match_info["request_id"]
-    form = await request.post()
-    given = form.get("csrf")
-    if not isinstance(given, str) or not hmac.compare_digest(
-        given, web_page.form_token(request_id)
-    ):
-        return _html(
-            pages.page(
-                "Out of date",
-                "<h1>This form is out of date</h1><p>askbridge restarted or the form came from "
-                f"elsewhere. <a href='/q/{request_id}'>Open the question again</a>.</p>",
-                version=broker.hub.version,
-            ),
-            status=403,
-        )
-    name = str(form.get("name") or "").strip()[:MAX_NAME_CHARS]
-    person = Person(platform="web", id=name or "local", name=name or "web user")
     try:
-        found = await broker.get(request_id)
-    except NotFound:
-        return _html(pages.not_found(request_id, broker.hub.version), status=404)
-    chosen = _selections(form, len(found.questions))
-    try:
-        if form.get("action") == "cancel":
-            await broker.cancel(request_id, person)
-        else:
-            missing = unanswered(found.questions, chosen)
-            if missing:
-                raise MissingAnswers(missing)
-            voted = await broker.submit(request_id, person, chosen)
-            if not voted.status.is_terminal:
-                return _html(
-                    pages.outcome(
-                        voted, broker.hub.version, note=_vote_note(voted, person), flash=True
-                    )
-                )
-    except NotEligible as error:
-        return _html(pages.outcome(found, broker.hub.version, note=str(error)), status=403)
-    except MissingAnswers as error:
-        body = pages.question_form(
-            found,
-            token=web_page.form_token(request_id),
-            version=broker.hub.version,
-            chosen=chosen,
-            missing=error.headers,
-            name=name,
-        )
-        return _html(body, status=422)
-    except AlreadyEnded as error:
-        return _html(pages.outcome(error.request, broker.hub.version, note=str(error)), status=409)
-    response = web.HTTPSeeOther(f"/q/{request_id}")
-    if name:
-        response.set_cookie(NAME_COOKIE, name, max_age=365 * 24 * 3600, samesite="Strict")
-    raise response
+        form = await request.post()
+    except ValueError:  # not UTF-8, a multipart body without its boundary…
+        return render.response(render.unreadable(broker.version), 400)
+    if not web_page.signed(request_id, form.get("csrf")):
+        return render.response(render.out_of_date(request_id, broker.version), 403)
+    click = clicks.parse(form)
+    outcome = await broker.act(request_id, click.person, click.intent)
+    token = web_page.form_token(request_id)
+    return clicks.respond(
+        outcome, click, request_id=request_id, token=token, version=broker.version
+    )
 
 
 async def changes(request: web.Request) -> web.Response:
     """Long-poll for the page's script: returns once anything changed, or after a while."""
     broker = _page(request).broker
     try:
-        since = int(request.query.get("since", "0"))
+        since = int(request.query.get("since", "0")[:20])
     except ValueError:
         since = 0
-    version = await broker.hub.wait_for_change(since, CHANGES_WAIT_S)
+    version = await broker.wait_for_change(since, CHANGES_WAIT_S)
     waiting = [r.request_id for r in await broker.list_requests(Status.WAITING)]
     return web.json_response({"version": version, "waiting": waiting})
 
 
-def _selections(
-    form: MultiDictProxy[str | bytes | bytearray | web.FileField], count: int
-) -> Selections:
-    chosen: Selections = {}
-    for index in range(count):
-        values = [v for v in form.getall(f"q{index}", []) if isinstance(v, str) and v.isdigit()]
-        if values:
-            chosen[index] = tuple(sorted({int(v) for v in values}))
-    return chosen
+def _asset(body: str, content_type: str) -> Callable[[web.Request], Awaitable[web.Response]]:
+    async def serve(request: web.Request) -> web.Response:
+        reply = web.Response(text=body, content_type=content_type)
+        reply.headers["X-Content-Type-Options"] = "nosniff"
+        return reply
 
-
-def _vote_note(request: Request, person: Person) -> str:
-    mine = next((v.answers for v in request.votes if v.person.key == person.key), {})
-    agreeing = sum(1 for v in request.votes if v.answers == mine)
-    choice = "; ".join(f"{header}: {answer}" for header, answer in mine.items())
-    return (
-        f"Your vote is counted: {agreeing} of {request.policy.quorum} so far for {choice}. "
-        "You can change it until the question is decided."
-    )
+    return serve

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core.errors import UnknownTarget
-from core.models import MessageRef, Person, Request, Target
+from core.models import MessageRef, Request, Target
 
 
 class WebSurface:
@@ -17,7 +17,5 @@ class WebSurface:
         return MessageRef(platform=self.platform, channel="", message_id=request.request_id)
 
     async def update(self, request: Request, message: MessageRef) -> None:
-        """The page renders from the store on every load; nothing to push."""
-
-    async def notify(self, person: Person, message: MessageRef, text: str) -> None:
-        """Web answers get their feedback in the HTTP response itself."""
+        """The page renders from the store on every load; nothing to push. A person's feedback
+        comes in the HTTP response to their own form."""

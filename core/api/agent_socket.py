@@ -18,6 +18,7 @@ from typing import Any
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
+from core.api.errors import parse_json
 from core.api.keys import BROKER, SOCKETS
 from core.broker import Broker
 from core.errors import AskbridgeError, InvalidQuestion
@@ -46,6 +47,12 @@ async def agent_socket(request: web.Request) -> web.WebSocketResponse:
                 work = _answer(broker, socket, frame[ASK], options)
             elif isinstance(frame.get(PERMISSION), dict):
                 work = _approve(broker, socket, frame[PERMISSION], options)
+            elif ASK in frame or PERMISSION in frame:
+                # A malformed ask must not leave its agent waiting for an answer forever.
+                kind = ASK if ASK in frame else PERMISSION
+                await _send(socket, {"error": f"{kind} must be an object", "request_id": None})
+                await _send(socket, interrupt())
+                continue
             else:
                 continue
             task = asyncio.create_task(work, name="askbridge-agent-request")
@@ -88,8 +95,8 @@ def _options(request: web.Request) -> dict[str, Any]:
 
 def _frame(text: str) -> dict[str, Any]:
     try:
-        frame = json.loads(text)
-    except json.JSONDecodeError:
+        frame = parse_json(text)
+    except ValueError:
         return {}
     return frame if isinstance(frame, dict) else {}
 
@@ -118,7 +125,7 @@ async def _approve(
         log.warning("permission prompt for %s failed: %s", prompt.get("tool_name"), error)
         await _send(socket, _error_frame(request_id, error))
         outcome = None
-    if outcome is None and not broker.hub.closed:
+    if outcome is None and not broker.closed:
         await _send(socket, permission_response(prompt, _nothing(request_id)))
     elif outcome is not None:
         await _send(socket, permission_response(prompt, outcome))
@@ -132,7 +139,7 @@ async def _ask_and_wait(
     outcome = asked
     while not outcome.status.is_terminal:
         outcome = await broker.wait(asked.request_id, WAIT_SLICE_S)
-        if broker.hub.closed:
+        if broker.closed:
             return None
     return outcome
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import weakref
 from datetime import UTC, datetime
@@ -10,8 +11,8 @@ from typing import Any
 from aiohttp import web
 
 from core.api.agent_socket import agent_socket, close_agent_sockets
-from core.api.auth import loopback_hosts_only, require_token
-from core.api.errors import Handler, error_response, json_errors
+from core.api.auth import loopback_hosts_only, require_token, same_origin_only
+from core.api.errors import Handler, error_response, json_errors, parse_json
 from core.api.keys import BROKER, SOCKETS
 from core.api.schema import request_schema
 from core.api.status import event_object, status_object
@@ -22,12 +23,13 @@ from core.models import Status
 MAX_WAIT_S = 300.0
 MAX_CONTEXT_CHARS = 500
 MAX_LIST = 1000
+BODY_READ_S = 10.0
 
 
 def api_middlewares(
     *, token: str | None, loopback_only: bool, signed_paths: tuple[str, ...] = ()
 ) -> list[Any]:
-    middlewares: list[Any] = [json_errors, require_token(token)]
+    middlewares: list[Any] = [json_errors, require_token(token), same_origin_only(signed_paths)]
     if loopback_only:
         middlewares.insert(0, loopback_hosts_only(signed_paths))
     return middlewares
@@ -50,7 +52,7 @@ def add_api_routes(app: web.Application, broker: Broker) -> None:
 
 async def healthz(request: web.Request) -> web.Response:
     broker = request.app[BROKER]
-    return web.json_response({"ok": True, "surfaces": sorted(broker.surfaces)})
+    return web.json_response({"ok": True, "surfaces": broker.platforms})
 
 
 async def schema(request: web.Request) -> web.Response:
@@ -116,11 +118,7 @@ async def withdraw_question(request: web.Request) -> web.Response:
 
 
 async def question_events(request: web.Request) -> web.Response:
-    broker = request.app[BROKER]
-    request_id = request.match_info["request_id"]
-    events = await broker.store.events(request_id)
-    if not events:
-        await broker.get(request_id)
+    events = await request.app[BROKER].events(request.match_info["request_id"])
     return web.json_response({"events": [event_object(e) for e in events]})
 
 
@@ -134,7 +132,7 @@ async def all_events(request: web.Request) -> web.Response:
         return error_response(400, "since must be an ISO 8601 time and limit a whole number")
     if since is not None and since.tzinfo is None:
         since = since.replace(tzinfo=UTC)
-    events = await request.app[BROKER].store.events(
+    events = await request.app[BROKER].events(
         request.query.get("request_id"), since, max(1, min(limit, 10_000))
     )
     return web.json_response({"events": [event_object(e) for e in events]})
@@ -142,8 +140,16 @@ async def all_events(request: web.Request) -> web.Response:
 
 async def read_json_object(request: web.Request) -> dict[str, Any]:
     try:
-        body = await request.json(loads=json.loads)
-    except json.JSONDecodeError as error:
+        async with asyncio.timeout(BODY_READ_S):
+            raw = await request.read()
+    except TimeoutError:
+        raise web.HTTPRequestTimeout(
+            text=json.dumps({"error": f"the request body did not arrive within {BODY_READ_S:g} s"}),
+            content_type="application/json",
+        ) from None
+    try:
+        body = parse_json(raw)
+    except ValueError as error:
         raise web.HTTPBadRequest(
             text=json.dumps({"error": f"request body is not valid JSON: {error}"}),
             content_type="application/json",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 from collections.abc import Awaitable, Callable
+from urllib.parse import urlsplit
 
 from aiohttp import web
 
@@ -62,3 +63,43 @@ def loopback_hosts_only(signed_paths: tuple[str, ...] = ()) -> Middleware:
         return await handler(request)
 
     return check
+
+
+def same_origin_only(signed_paths: tuple[str, ...] = ()) -> Middleware:
+    """Refuse what a web page on another site makes a browser send.
+
+    Browsers name the page's origin in `Origin` on every cross-site POST and WebSocket
+    handshake (and say `Sec-Fetch-Site: cross-site`); agents, the CLI and the client send
+    neither. A JSON route also takes only `application/json`, which a page on another site
+    cannot send without a CORS preflight that askbridge never grants.
+    """
+
+    @web.middleware
+    async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.path in signed_paths:
+            return await handler(request)
+        origin = request.headers.get("Origin")
+        if origin is not None and not _same_origin(origin, request.host):
+            return error_response(403, f"requests from {origin!r} are not accepted")
+        if request.headers.get("Sec-Fetch-Site") == "cross-site":
+            return error_response(403, "cross-site requests are not accepted")
+        if (
+            request.path.startswith(PROTECTED_PREFIX)
+            and request.method in ("POST", "PUT", "PATCH")
+            and request.match_info.http_exception is None
+            and request.content_type != "application/json"
+        ):
+            return error_response(
+                415, f"send the body as application/json, not {request.content_type!r}"
+            )
+        return await handler(request)
+
+    return check
+
+
+def _same_origin(origin: str, host: str) -> bool:
+    try:
+        parts = urlsplit(origin)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and parts.netloc.lower() == host.lower()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from aiohttp import web
 
@@ -20,6 +22,15 @@ from core.errors import (
 log = logging.getLogger("askbridge.api")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def parse_json(raw: bytes | str) -> Any:
+    """JSON from an agent, or ValueError saying why not: bad UTF-8, bad syntax, or nesting so
+    deep that the parser runs out of recursion."""
+    try:
+        return json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
 
 
 def error_response(status: int, message: str, **extra: object) -> web.Response:

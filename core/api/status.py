@@ -5,14 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from core.models import Person, Request, Status, Target
+from core.models import Person, Request, Target
 from core.store.base import Event
-
-ERRORS = {
-    Status.CANCELLED: "Interrupted",
-    Status.EXPIRED: "Timed out waiting for an answer",
-    Status.WITHDRAWN: "Withdrawn by the agent",
-}
+from core.view import AGENT_ERRORS
 
 
 def status_object(request: Request) -> dict[str, Any]:
@@ -42,8 +37,9 @@ def status_object(request: Request) -> dict[str, Any]:
         body["cancelled_by"] = person_object(request.cancelled_by)
     if request.decided_by_timeout:
         body["decided_by"] = "timeout"
-    if request.status in ERRORS:
-        body["error"] = ERRORS[request.status]
+    error = AGENT_ERRORS.get(request.status)
+    if error is not None:
+        body["error"] = error
     policy = request.policy
     body["answerers"] = list(policy.answerers)
     body["quorum"] = policy.quorum

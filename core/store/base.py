@@ -39,10 +39,15 @@ class Ending:
     event_data: dict[str, Any] = field(default_factory=dict)
 
 
+EVERY_REQUEST = "*"
+"""What `listen` reports when changes may have gone unheard: any request may have changed."""
+
+
 class VoteOutcome(enum.Enum):
     COUNTED = "counted"  # recorded; the request still waits for more matching votes
     DECIDED = "decided"  # this vote reached the quorum and answered the request
     CLOSED = "closed"  # the request had already ended; nothing was recorded
+    REPLAYED = "replayed"  # the person has a vote from a newer click; nothing was recorded
 
 
 class Store(Protocol):
@@ -53,7 +58,11 @@ class Store(Protocol):
 
     async def listen(self, on_change: Callable[[str], Coroutine[Any, Any, None]]) -> None:
         """Call `on_change(request_id)` when another process changes a request (if the store
-        can tell), so that waiters on this replica wake for answers given elsewhere."""
+        can tell), so that waiters on this replica wake for answers given elsewhere.
+
+        `on_change(EVERY_REQUEST)` ("*", never a request id) means changes may have gone
+        unheard, for instance while the store was reconnecting: any request may have changed.
+        The store keeps listening until `close()`, through lost connections."""
 
     async def create(self, request: Request) -> tuple[Request, bool]:
         """Insert `request` unless its id exists; return the stored one and whether it is new."""
@@ -62,6 +71,11 @@ class Store(Protocol):
         """Forget a request that was never shown to anyone (its posting failed)."""
 
     async def get(self, request_id: str) -> Request | None: ...
+
+    async def get_with_draft(
+        self, request_id: str, person: Person
+    ) -> tuple[Request | None, Selections]:
+        """The request and `person`'s draft of it, in one read."""
 
     async def list_requests(
         self, status: Status | None = None, limit: int = 100
@@ -77,9 +91,19 @@ class Store(Protocol):
     async def draft(self, request_id: str, person: Person) -> Selections: ...
 
     async def vote(
-        self, request_id: str, person: Person, answers: dict[str, str], quorum: int, at: datetime
+        self,
+        request_id: str,
+        person: Person,
+        answers: dict[str, str],
+        quorum: int,
+        at: datetime,
+        sent_at: datetime | None = None,
     ) -> tuple[Request, VoteOutcome]:
-        """Record (or change) a person's vote; answer the request once `quorum` votes agree."""
+        """Record (or change) a person's vote; answer the request once `quorum` votes agree.
+
+        `sent_at` is when the platform says the click happened: a vote from a click no newer
+        than the one behind the person's recorded vote (a replay, a redelivery) is ignored.
+        """
 
     async def finish(self, request_id: str, ending: Ending) -> tuple[Request, bool]:
         """Move a waiting request to a terminal state; return the request and whether we won."""

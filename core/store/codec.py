@@ -113,3 +113,10 @@ REQUEST_COLUMNS = (
     "request_id, questions, targets, context, status, created_at, expires_at, ended_at,"
     " answers, ended_by, policy, remind_at, reminded_at"
 )
+
+
+NEWER_CLICK = (
+    "excluded.sent_at IS NULL OR votes.sent_at IS NULL OR excluded.sent_at > votes.sent_at"
+)
+"""When a vote may replace a person's recorded one: unless it comes from a click that is no
+newer than the recorded vote's (a replayed or redelivered click). Shared by both dialects."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit, urlunsplit
+
 from core.errors import AskbridgeError
 from core.store.base import Store
 from core.store.sqlite import SQLiteStore
@@ -21,7 +23,29 @@ def open_store(url: str) -> Store:
         return PostgresStore(url)
     scheme = url.split(":", 1)[0] if ":" in url else url
     raise AskbridgeError(
-        f"ASKBRIDGE_DATABASE_URL={url!r} is not supported (scheme {scheme!r}); "
+        f"ASKBRIDGE_DATABASE_URL={shown_url(url)!r} is not supported (scheme {scheme!r}); "
         "use sqlite:///askbridge.db, sqlite:////absolute/path.db or "
         "postgresql://user:password@host:5432/database"
     )
+
+
+def shown_url(url: str) -> str:
+    """`url` fit for a log line: its password, if any, masked."""
+    password = url_password(url)
+    if password is None:
+        return url
+    parts = urlsplit(url)
+    netloc = parts.netloc.replace(f":{password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def url_password(url: str) -> str | None:
+    """The password written in a database URL, so it can be kept out of logs."""
+    try:
+        netloc = urlsplit(url).netloc
+    except ValueError:
+        return None
+    userinfo, at, _ = netloc.rpartition("@")
+    if not at or ":" not in userinfo:
+        return None
+    return userinfo.split(":", 1)[1] or None

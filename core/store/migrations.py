@@ -86,4 +86,12 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             "CREATE INDEX events_at ON events (at)",
         ),
     ),
+    (
+        3,
+        (
+            # The platform's time of the click a vote came from: a replayed or redelivered
+            # click is never newer than the vote it would overwrite.
+            "ALTER TABLE votes ADD COLUMN sent_at REAL",
+        ),
+    ),
 )

@@ -5,24 +5,32 @@ a vote locks its request row first, so concurrent votes on different replicas ar
 one after the other and a quorum is never missed. Each change is announced with NOTIFY, and
 every replica wakes its own waiters on it: an agent long-polling one replica hears an answer
 given through another.
+
+The listening connection is watched: when it closes, or stops answering a periodic `SELECT 1`
+(a network blip can leave it open but dead), it is replaced, with capped exponential backoff and
+jitter between failed attempts. NOTIFYs sent while it was down are lost, so once it is back
+`on_change(EVERY_REQUEST)` tells the broker that any request may have changed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import random
 import uuid
 from collections.abc import Callable, Coroutine, Sequence
 from datetime import datetime
 from typing import Any, TypeAlias
+from urllib.parse import urlsplit
 
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
 from core.models import MessageRef, Person, Request, Selections, Status, Vote
 from core.store import codec
-from core.store.base import Ending, Event, VoteOutcome
+from core.store.base import EVERY_REQUEST, Ending, Event, VoteOutcome
 from core.store.postgres_schema import MIGRATIONS
 
 log = logging.getLogger("askbridge.store")
@@ -30,18 +38,34 @@ log = logging.getLogger("askbridge.store")
 CHANNEL = "askbridge_changes"
 # Any constant: replicas starting together take turns migrating under this advisory lock.
 MIGRATION_LOCK = 0x61736B62
+CONNECT_TIMEOUT_S = 10.0
 Connection: TypeAlias = "asyncpg.Connection[Any] | PoolConnectionProxy[Any]"
+OnChange: TypeAlias = Callable[[str], Coroutine[Any, Any, None]]
 
 
 class PostgresStore:
-    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10) -> None:
+    """`reconnect_s` is (first delay, longest delay) between attempts to listen again;
+    `check_every_s` how often an idle listening connection must answer a `SELECT 1`."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        min_size: int = 1,
+        max_size: int = 10,
+        reconnect_s: tuple[float, float] = (0.5, 30.0),
+        check_every_s: float = 30.0,
+    ) -> None:
         self.url = url
         self._sizes = (min_size, max_size)
+        self._reconnect_s = reconnect_s
+        self._check_every_s = check_every_s
         self._pool: asyncpg.Pool[Any] | None = None
         self._listener: asyncpg.Connection[Any] | None = None
+        self._keeper: asyncio.Task[None] | None = None
         # Tells this replica's own NOTIFYs apart from other replicas'.
         self._instance = uuid.uuid4().hex[:12]
-        self._on_change: Callable[[str], Coroutine[Any, Any, None]] | None = None
+        self._on_change: OnChange | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
     @property
@@ -65,17 +89,103 @@ class PostgresStore:
                     await db.execute("INSERT INTO schema_version (version) VALUES ($1)", version)
 
     async def close(self) -> None:
+        """Stop listening (and reconnecting), then close every connection."""
+        tasks = [*self._tasks, *([self._keeper] if self._keeper else [])]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._keeper = None
         if self._listener is not None:
-            await self._listener.close()
+            # A connection that stopped answering cannot close gracefully; asyncpg then aborts it.
+            with contextlib.suppress(Exception):
+                await self._listener.close(timeout=CONNECT_TIMEOUT_S)
             self._listener = None
         if self._pool is not None:
             await self._pool.close()
             self._pool = None
 
-    async def listen(self, on_change: Callable[[str], Coroutine[Any, Any, None]]) -> None:
+    async def listen(self, on_change: OnChange) -> None:
         self._on_change = on_change
-        self._listener = await asyncpg.connect(self.url)
-        await self._listener.add_listener(CHANNEL, self._heard)
+        lost = await self._connect_listener()
+        self._keeper = asyncio.create_task(
+            self._keep_listening(on_change, lost), name="askbridge-pg-listen"
+        )
+
+    async def _connect_listener(self) -> asyncio.Event:
+        """Open the listening connection; return an event set when it closes."""
+        listener = await asyncpg.connect(self.url, timeout=CONNECT_TIMEOUT_S)
+        self._listener = listener  # from here on, close() closes it
+        lost = asyncio.Event()
+        listener.add_termination_listener(lambda _connection: lost.set())
+        try:
+            await listener.add_listener(CHANNEL, self._heard)
+        except Exception:
+            listener.terminate()
+            raise
+        return lost
+
+    async def _keep_listening(self, on_change: OnChange, lost: asyncio.Event) -> None:
+        """Replace the listening connection whenever it is lost, until `close()`."""
+        where = _where(self.url)
+        while True:
+            reason = await self._until_lost(lost)
+            log.warning(
+                "lost the connection listening for changes on PostgreSQL at %s (%s); "
+                "other replicas' answers will not wake waiters here until it is back",
+                where,
+                reason,
+            )
+            if self._listener is not None:
+                self._listener.terminate()
+                self._listener = None
+            lost, attempts = await self._reconnect(where)
+            log.info(
+                "listening for changes on PostgreSQL at %s again (after %d attempt(s))",
+                where,
+                attempts,
+            )
+            try:
+                await on_change(EVERY_REQUEST)
+            except Exception:
+                log.exception("waking waiters after listening again failed")
+
+    async def _until_lost(self, lost: asyncio.Event) -> str:
+        """Return why the listening connection is gone: it closed, or stopped answering."""
+        while True:
+            try:
+                async with asyncio.timeout(self._check_every_s):
+                    await lost.wait()
+                return "the connection was closed"
+            except TimeoutError:
+                pass
+            assert self._listener is not None
+            try:
+                async with asyncio.timeout(self._check_every_s):
+                    await self._listener.execute("SELECT 1")
+            except TimeoutError:
+                return f"it did not answer a check within {self._check_every_s:g}s"
+            except Exception as error:
+                return f"a check failed: {error!r}"
+
+    async def _reconnect(self, where: str) -> tuple[asyncio.Event, int]:
+        """Listen again, retrying with capped exponential backoff and jitter."""
+        delay, longest = self._reconnect_s
+        attempts = 1
+        while True:
+            try:
+                return await self._connect_listener(), attempts
+            except Exception as error:
+                # Jitter: replicas that lost the database together do not retry in step.
+                pause = random.uniform(delay / 2, delay)
+                log.warning(
+                    "listening on PostgreSQL at %s failed (%r); trying again in %.2gs",
+                    where,
+                    error,
+                    pause,
+                )
+            await asyncio.sleep(pause)
+            delay = min(delay * 2, longest)
+            attempts += 1
 
     def _heard(self, _connection: Connection, _pid: int, _channel: str, payload: object) -> None:
         instance, _, request_id = str(payload).partition(":")
@@ -123,6 +233,12 @@ class PostgresStore:
     async def get(self, request_id: str) -> Request | None:
         async with self.pool.acquire() as db:
             return await _load(db, request_id)
+
+    async def get_with_draft(
+        self, request_id: str, person: Person
+    ) -> tuple[Request | None, Selections]:
+        async with self.pool.acquire() as db:
+            return await _load(db, request_id), await _draft(db, request_id, person)
 
     async def list_requests(self, status: Status | None = None, limit: int = 100) -> list[Request]:
         where, args = ("WHERE status = $2", [status.value]) if status else ("", [])
@@ -187,7 +303,13 @@ class PostgresStore:
             return await _draft(db, request_id, person)
 
     async def vote(
-        self, request_id: str, person: Person, answers: dict[str, str], quorum: int, at: datetime
+        self,
+        request_id: str,
+        person: Person,
+        answers: dict[str, str],
+        quorum: int,
+        at: datetime,
+        sent_at: datetime | None = None,
     ) -> tuple[Request, VoteOutcome]:
         encoded = codec.dump_answers(answers)
         async with self.pool.acquire() as db, db.transaction():
@@ -197,17 +319,21 @@ class PostgresStore:
             outcome = VoteOutcome.CLOSED
             if status == Status.WAITING.value:
                 outcome = VoteOutcome.COUNTED
-                await db.execute(
-                    "INSERT INTO votes (request_id, person, voter, answers, at)"
-                    " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (request_id, person)"
+                written = await db.execute(
+                    "INSERT INTO votes (request_id, person, voter, answers, at, sent_at)"
+                    " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (request_id, person)"
                     " DO UPDATE SET voter = excluded.voter, answers = excluded.answers,"
-                    " at = excluded.at",
+                    f" at = excluded.at, sent_at = excluded.sent_at WHERE {codec.NEWER_CLICK}",
                     request_id,
                     person.key,
                     person.model_dump_json(),
                     encoded,
                     codec.epoch(at),
+                    None if sent_at is None else codec.epoch(sent_at),
                 )
+                if written.endswith(" 0"):
+                    outcome = VoteOutcome.REPLAYED
+            if outcome is VoteOutcome.COUNTED:
                 await _insert_event(db, Event(request_id, at, "vote", person, {"answers": answers}))
                 agreeing = await db.fetchval(
                     "SELECT count(*) FROM votes WHERE request_id = $1 AND answers = $2",
@@ -413,6 +539,12 @@ async def _insert_event(db: Connection, event: Event) -> None:
         codec.dump_person(event.actor),
         json.dumps(event.data),
     )
+
+
+def _where(url: str) -> str:
+    """Host, port and database of `url`, without its user, password or parameters."""
+    parts = urlsplit(url)
+    return parts.netloc.rpartition("@")[2] + parts.path
 
 
 def _at(value: float) -> datetime:

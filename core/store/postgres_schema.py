@@ -80,4 +80,12 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             "CREATE INDEX events_at ON events (at)",
         ),
     ),
+    (
+        2,
+        (
+            # The platform's time of the click a vote came from: a replayed or redelivered
+            # click is never newer than the vote it would overwrite.
+            "ALTER TABLE votes ADD COLUMN sent_at DOUBLE PRECISION",
+        ),
+    ),
 )

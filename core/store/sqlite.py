@@ -133,6 +133,14 @@ class SQLiteStore:
     async def get(self, request_id: str) -> Request | None:
         return await self._run(_load, self.db, request_id)
 
+    async def get_with_draft(
+        self, request_id: str, person: Person
+    ) -> tuple[Request | None, Selections]:
+        return await self._run(self._get_with_draft, request_id, person)
+
+    def _get_with_draft(self, request_id: str, person: Person) -> tuple[Request | None, Selections]:
+        return _load(self.db, request_id), _draft(self.db, request_id, person)
+
     async def list_requests(self, status: Status | None = None, limit: int = 100) -> list[Request]:
         return await self._run(self._list, status, limit)
 
@@ -200,31 +208,47 @@ class SQLiteStore:
         return await self._run(_draft, self.db, request_id, person)
 
     async def vote(
-        self, request_id: str, person: Person, answers: dict[str, str], quorum: int, at: datetime
+        self,
+        request_id: str,
+        person: Person,
+        answers: dict[str, str],
+        quorum: int,
+        at: datetime,
+        sent_at: datetime | None = None,
     ) -> tuple[Request, VoteOutcome]:
-        return await self._run(self._vote, request_id, person, answers, quorum, at)
+        return await self._run(self._vote, request_id, person, answers, quorum, at, sent_at)
 
     def _vote(
-        self, request_id: str, person: Person, answers: dict[str, str], quorum: int, at: datetime
+        self,
+        request_id: str,
+        person: Person,
+        answers: dict[str, str],
+        quorum: int,
+        at: datetime,
+        sent_at: datetime | None,
     ) -> tuple[Request, VoteOutcome]:
         encoded = codec.dump_answers(answers)
         with self._transaction() as db:
             cursor = db.execute(
-                "INSERT INTO votes (request_id, person, voter, answers, at)"
-                " SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM requests"
+                "INSERT INTO votes (request_id, person, voter, answers, at, sent_at)"
+                " SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM requests"
                 " WHERE request_id = ? AND status = 'waiting')"
                 " ON CONFLICT (request_id, person) DO UPDATE SET voter = excluded.voter,"
-                " answers = excluded.answers, at = excluded.at",
+                " answers = excluded.answers, at = excluded.at, sent_at = excluded.sent_at"
+                f" WHERE {codec.NEWER_CLICK}",
                 (
                     request_id,
                     person.key,
                     person.model_dump_json(),
                     encoded,
                     codec.epoch(at),
+                    None if sent_at is None else codec.epoch(sent_at),
                     request_id,
                 ),
             )
             outcome = VoteOutcome.CLOSED
+            if cursor.rowcount == 0 and _status(db, request_id) == Status.WAITING.value:
+                outcome = VoteOutcome.REPLAYED
             if cursor.rowcount == 1:
                 outcome = VoteOutcome.COUNTED
                 _insert_event(db, Event(request_id, at, "vote", person, {"answers": answers}))
@@ -449,6 +473,11 @@ def _insert_event(db: sqlite3.Connection, event: Event) -> None:
             json.dumps(event.data),
         ),
     )
+
+
+def _status(db: sqlite3.Connection, request_id: str) -> str | None:
+    row = _one(db, "SELECT status FROM requests WHERE request_id = ?", (request_id,))
+    return None if row is None else str(row[0])
 
 
 def _one(db: sqlite3.Connection, sql: str, args: Iterable[Any] = ()) -> tuple[Any, ...] | None:

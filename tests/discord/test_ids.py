@@ -8,28 +8,29 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.discord.codec import (
+from adapters.discord.ids import (
     BUTTON_TEMPLATE,
     MAX_CUSTOM_ID,
     SELECT_TEMPLATE,
     Action,
-    BadComponentId,
-    ComponentId,
+    ActionButton,
+    BadCustomId,
+    ChoiceSelect,
+    CustomId,
     unpack,
 )
-from adapters.discord.items import ActionButton, ChoiceSelect
 from core.broker import REQUEST_ID_PATTERN
 
 request_ids = st.from_regex(REQUEST_ID_PATTERN, fullmatch=True)
 indices = st.integers(min_value=0, max_value=3)
 
 
-def every_kind(request_id: str, question: int, option: int) -> list[ComponentId]:
+def every_kind(request_id: str, question: int, option: int) -> list[CustomId]:
     return [
-        ComponentId.choose(request_id, question, option),
-        ComponentId.pick(request_id, question),
-        ComponentId.submit(request_id),
-        ComponentId.cancel(request_id),
+        CustomId.pick(request_id, question, option),
+        CustomId.choose(request_id, question),
+        CustomId.submit(request_id),
+        CustomId.cancel(request_id),
     ]
 
 
@@ -50,7 +51,7 @@ def test_buttons_and_selects_have_disjoint_templates(
     """discord.py dispatches a click to every template that matches; exactly one must."""
     for component in every_kind(request_id, question, option):
         custom_id = component.pack()
-        is_select = component.action is Action.PICK
+        is_select = component.action is Action.CHOOSE
         assert (re.fullmatch(SELECT_TEMPLATE, custom_id) is not None) is is_select
         assert (re.fullmatch(BUTTON_TEMPLATE, custom_id) is not None) is not is_select
 
@@ -61,11 +62,11 @@ def test_the_dynamic_items_use_the_codecs_templates() -> None:
 
 
 def test_the_format() -> None:
-    assert ComponentId.choose("ask_db", 0, 1).pack() == "ab:ask_db:o:0:1"
-    assert ComponentId.pick("ask_db", 1).pack() == "ab:ask_db:m:1"
-    assert ComponentId.submit("ask.1-x").pack() == "ab:ask.1-x:s"
-    assert ComponentId.cancel("ask_db").pack() == "ab:ask_db:c"
-    longest = ComponentId.choose("x" * 64, 3, 3).pack()
+    assert CustomId.pick("ask_db", 0, 1).pack() == "ab:ask_db:o:0:1"
+    assert CustomId.choose("ask_db", 1).pack() == "ab:ask_db:m:1"
+    assert CustomId.submit("ask.1-x").pack() == "ab:ask.1-x:s"
+    assert CustomId.cancel("ask_db").pack() == "ab:ask_db:c"
+    longest = CustomId.pick("x" * 64, 3, 3).pack()
     assert len(longest) == 73
 
 
@@ -82,12 +83,12 @@ def test_the_format() -> None:
     ],
 )
 def test_ids_askbridge_did_not_make_are_refused_quoting_them(custom_id: str) -> None:
-    with pytest.raises(BadComponentId, match=re.escape(repr(custom_id))):
+    with pytest.raises(BadCustomId, match=re.escape(repr(custom_id))):
         unpack(custom_id)
 
 
 def test_ids_that_cannot_be_made_are_refused() -> None:
-    with pytest.raises(BadComponentId, match="cannot make a custom_id"):
-        ComponentId.choose("ask_db", 100, 0).pack()
-    with pytest.raises(BadComponentId, match="cannot make a custom_id"):
-        ComponentId.submit("has:colon").pack()
+    with pytest.raises(BadCustomId, match="cannot make a custom_id"):
+        CustomId.pick("ask_db", 100, 0).pack()
+    with pytest.raises(BadCustomId, match="cannot make a custom_id"):
+        CustomId.submit("has:colon").pack()

@@ -9,12 +9,13 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from adapters.discord.markdown import fit, join_within, shorten
 from adapters.discord.render import render
-from adapters.discord.text import fit, join_within, shorten
 from core.models import Person, Policy, Request, Status, Target, Vote
 from core.permissions import permission_questions
 from core.policy import ANSWERER
 from core.validation import parse_questions
+from core.view import RequestView
 from tests.conftest import DATABASE
 from tests.emulators.discord import validate_message
 from tests.emulators.discord.components import (
@@ -48,7 +49,7 @@ def request(questions: Any, context: str | None = None, **ending: Any) -> Reques
 
 def payload(req: Request) -> dict[str, Any]:
     """The message body discord.py sends for the rendered view."""
-    components: list[dict[str, Any]] = render(req).to_components()  # type: ignore[no-untyped-call]
+    components: list[dict[str, Any]] = render(RequestView.of(req)).to_components()  # type: ignore[no-untyped-call]
     return {"flags": COMPONENTS_V2, "components": components}
 
 

@@ -11,8 +11,8 @@ import discord.http
 import pytest
 
 from adapters.discord import DiscordRuntime, invite_url
-from bots.runtime import StartupError
 from bots.service import Service
+from core.errors import StartupError
 from tests.conftest import StartService
 from tests.emulators.discord import DiscordEmulator
 

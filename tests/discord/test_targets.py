@@ -6,7 +6,6 @@ import aiohttp
 import pytest
 
 from bots.service import Service
-from core.models import Person
 from tests.conftest import DATABASE, EXPECTED
 
 from .conftest import World, ask, outcome, posted
@@ -106,17 +105,3 @@ async def test_a_person_who_blocks_dms_fails_the_ask_clearly(
         assert response.status == 502
         error = (await response.json())["error"]
     assert f"user {shy.id} does not accept direct messages from the bot" in error
-
-
-async def test_notify_sends_a_direct_message_linking_to_the_question(
-    bridge: Service, world: World, http: aiohttp.ClientSession
-) -> None:
-    emulator, alice = world.emulator, world.alice
-    status = await ask(http, bridge.url, DEPLOY)
-    [ref] = (await bridge.broker.get(status["request_id"])).messages
-    person = Person(platform="discord", id=str(alice.id), name="Alice")
-    await bridge.broker.surfaces["discord"].notify(person, ref, "Your answer is needed.")
-
-    note = await emulator.wait_for_message(emulator.dm_channel(alice.id).id)
-    link = f"https://discord.com/channels/{world.guild.id}/{world.channel.id}/{ref.message_id}"
-    assert note.content == f"Your answer is needed.\n{link}"

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.slack.action_ids import ActionId, BadActionId, Kind
+from adapters.slack.ids import ActionId, BadActionId, Kind
 
 request_ids = st.from_regex(r"[A-Za-z0-9_.-]{1,64}", fullmatch=True)
 indices = st.integers(min_value=0, max_value=3)

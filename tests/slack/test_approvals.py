@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import sys
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -17,12 +16,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.slack.action_ids import ActionId
-from adapters.slack.render import ELLIPSIS, FENCE, formatted, render, summary
+from adapters.slack.ids import ActionId
+from adapters.slack.render import one_line, render
+from adapters.slack.richtext import ELLIPSIS, FENCE, prose
 from core.clock import ManualClock
 from core.models import Person, Policy, QuestionOption, Request, Status, UserQuestion, Vote
+from core.view import RequestView
 from tests.conftest import DEPLOY, story
-from tests.emulators.slack import Message, SlackEmulator, validate_blocks
+from tests.emulators.slack import Message, SlackEmulator, block_texts, validate_blocks
+from tests.hostile import nodes
 from tests.server_process import ServerProcess
 from tests.slack.conftest import (
     CHANNEL,
@@ -451,11 +453,18 @@ PROMPT = {
 
 
 def question_section(message: Message) -> str:
+    """The question's block, as a person reads it (styles and code fences in mrkdwn style)."""
     return next(
-        str(b["text"]["text"])
+        "\n".join(block_texts(b))
         for b in message.blocks
-        if b["type"] == "section" and "*Permission*" in b["text"]["text"]
+        if b["type"] == "rich_text" and "*Permission*" in "\n".join(block_texts(b))
     )
+
+
+def assert_only_text(message: Message) -> None:
+    """User text sits in rich text `text` elements only: it links nowhere and pings nobody."""
+    kinds = {n.get("type") for n in nodes(message.blocks)}
+    assert not kinds & {"link", "broadcast", "channel"}
 
 
 async def permission_over_slack(
@@ -480,7 +489,8 @@ async def test_a_permission_prompt_shows_the_input_as_code_and_allow_once_allows
     message, response = await permission_over_slack(bridge, PROMPT, "Allow once")
     section = question_section(message)
     assert section.startswith("*Permission*  Allow Bash to run a shell command?\nin /srv/app\n")
-    assert '```\n{\n  "command": "rm -rf build/ &amp;&amp; make release"\n}\n```' in section
+    # The input, exactly as the agent sent it, in a code block of its own.
+    assert '```\n{\n  "command": "rm -rf build/ && make release"\n}\n```' in section
     assert section.count(FENCE) == 2
     assert "Always allow" in message.visible_text
     assert "Deny" in message.visible_text
@@ -515,36 +525,25 @@ async def test_a_long_permission_input_is_shortened_inside_its_code_block(
         assert len(section) <= 3000
         assert section.count(FENCE) == 2
         # Cut inside the block, which is closed before the lines that follow it.
-        assert f"{ELLIPSIS}{FENCE}\n{below}" in section
-        assert "<" not in section
-        assert_whole_entities(section)
+        assert f"{ELLIPSIS}\n{FENCE}\n{below}" in section
+        assert_only_text(shown)
     assert bridge.slack.invalid_blocks_count == 0, bridge.slack.block_rejections
 
 
-def assert_whole_entities(text: str) -> None:
-    """Every `&` starts one of mrkdwn's three escapes: no cut split one."""
-    assert all(
-        text[i:].startswith(("&amp;", "&lt;", "&gt;")) for i, ch in enumerate(text) if ch == "&"
-    ), text
+@given(st.text(max_size=600))
+def test_code_in_a_question_becomes_code_blocks_that_cannot_stay_open(text: str) -> None:
+    elements = prose([], text)
+    kinds = [e["type"] for e in elements]
+    assert set(kinds) <= {"rich_text_section", "rich_text_preformatted"}
+    for element in elements:
+        for inline in element["elements"]:
+            assert inline["type"] == "text"
+            assert FENCE not in inline["text"]
 
 
-# ---- the renderer, for any approval -------------------------------------------------------------
-
-
-@given(st.text(max_size=600), st.integers(min_value=1, max_value=400))
-def test_formatted_text_never_leaves_a_code_block_open(text: str, limit: int) -> None:
-    shown = formatted(text, limit)
-    assert len(shown) <= limit
-    assert shown.count(FENCE) % 2 == 0
-    assert "<" not in shown
-    assert_whole_entities(shown)
-    if len(text) <= limit and text.count(FENCE) % 2 == 0 and not set(text) & set("&<>"):
-        assert shown == text
-
-
-def test_summary_leaves_code_out_of_notifications() -> None:
-    assert summary("Allow Bash?\nin /srv\n```\nrm -rf /\n```") == "Allow Bash? in /srv"
-    assert summary("```only code```") == "only code"
+def test_one_line_leaves_code_out_of_notifications() -> None:
+    assert one_line("Allow Bash?\nin /srv\n```\nrm -rf /\n```") == "Allow Bash? in /srv"
+    assert one_line("```only code```") == "only code"
 
 
 slack_ids = st.from_regex(r"U[A-Z0-9]{2,8}", fullmatch=True)
@@ -601,13 +600,14 @@ def approvals(draw: st.DrawFn) -> Request:
 @settings(max_examples=100, deadline=None)
 @given(approvals())
 def test_every_approval_render_is_valid_block_kit(request: Request) -> None:
-    payload = render(request, "0000beef")
+    payload = render(RequestView.of(request), "0000beef")
     assert validate_blocks(payload["blocks"]) == []
-    for block in payload["blocks"]:
-        texts = [block["text"]] if block["type"] == "section" else []
-        texts += block.get("elements", []) if block["type"] == "context" else []
-        for text in texts:
-            shown = str(text["text"])
-            assert shown.count(FENCE) % 2 == 0
-            # Mentions and dates are never cut in half.
-            assert re.sub(r"<(@U|!subteam\^S|!date\^)[^<>]*>", "", shown).count("<") == 0
+    mentioned = [
+        (node["type"], node.get("user_id") or node.get("usergroup_id"))
+        for node in nodes(payload["blocks"])
+        if node.get("type") in ("user", "usergroup")
+    ]
+    entries = set(request.policy.answerers) | {f"slack:{v.person.id}" for v in request.votes}
+    for kind, found in mentioned:
+        prefix = "slack" if kind == "user" else "slack-group"
+        assert f"{prefix}:{found}" in entries

@@ -8,10 +8,12 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.slack.action_ids import ActionId, Kind
 from adapters.slack.blockkit import MAX_BUTTON_TEXT, MAX_OPTION_DESCRIPTION, MAX_OPTION_TEXT
-from adapters.slack.render import escape, escaped, render, shorten
+from adapters.slack.ids import ActionId, Kind
+from adapters.slack.render import render
+from adapters.slack.richtext import inert, shorten
 from core.models import Person, QuestionOption, Request, Status, UserQuestion
+from core.view import RequestView
 from tests.emulators.slack import validate_blocks
 from tests.slack.conftest import Bridge, ask_body
 
@@ -37,7 +39,9 @@ async def test_long_texts_are_shortened_and_slack_accepts_every_message(bridge: 
     shown_label = long_label[: MAX_OPTION_TEXT - 1] + "…"
     assert shown_label in message.visible_text
     assert "Think it over." in message.visible_text
-    assert "&lt;with&gt; &amp; markup" in message.visible_text
+    # Shown as written, in a plain_text element that Slack never parses.
+    assert "Context <with> & markup" in message.visible_text
+    assert message.blocks[0]["elements"][0]["type"] == "plain_text"
     assert "…" in message.text
 
     alice = slack.person("U1")
@@ -107,7 +111,7 @@ def requests(draw: st.DrawFn) -> Request:
 @settings(max_examples=150, deadline=None)
 @given(requests(), st.text(alphabet="0123456789abcdef", min_size=8, max_size=8))
 def test_every_render_is_valid_block_kit(request: Request, rev: str) -> None:
-    payload = render(request, rev)
+    payload = render(RequestView.of(request), rev)
     assert validate_blocks(payload["blocks"]) == []
     assert 0 < len(payload["text"]) <= 3000
     if request.status is Status.WAITING:
@@ -137,8 +141,9 @@ def test_block_ids_change_with_every_render() -> None:
         targets=(),
         created_at=datetime(2030, 1, 1, tzinfo=UTC),
     )
-    first = {b["block_id"] for b in render(request, "00000001")["blocks"]}
-    second = {b["block_id"] for b in render(request, "00000002")["blocks"]}
+    view = RequestView.of(request)
+    first = {b["block_id"] for b in render(view, "00000001")["blocks"]}
+    second = {b["block_id"] for b in render(view, "00000002")["blocks"]}
     assert first.isdisjoint(second)
 
 
@@ -147,13 +152,12 @@ def test_shortening_keeps_within_the_limit(text: str, limit: int) -> None:
     short = shorten(text, limit)
     assert len(short) <= limit
     assert short == text or short.endswith("…")
-    cut = escaped(text, limit)
-    assert len(cut) <= limit
-    assert cut == escape(text) or cut.endswith("…")
-    # No broken entity: every `&` starts one of the three mrkdwn escapes.
+    # In mrkdwn, every `&` starts one of its three escapes and nothing can style or mention.
+    safe = inert(text)
     assert all(
-        cut[i:].startswith(("&amp;", "&lt;", "&gt;")) for i, ch in enumerate(cut) if ch == "&"
+        safe[i:].startswith(("&amp;", "&lt;", "&gt;")) for i, ch in enumerate(safe) if ch == "&"
     )
+    assert not set(safe) & set("<>*_~`")
 
 
 def test_the_limits_are_slacks() -> None:

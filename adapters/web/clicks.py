@@ -1,0 +1,109 @@
+"""A form posted from the answer page: what it means (`parse`), and the page that says what came
+of it (`respond`), one per outcome."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from aiohttp import web
+from multidict import MultiDictProxy
+
+from adapters.web import render
+from core.intents import (
+    Cancel,
+    Counted,
+    Decided,
+    Drafted,
+    Intent,
+    Outcome,
+    Refusal,
+    Refused,
+    Submit,
+)
+from core.models import Person
+from core.view import Receipt, RequestView, end_sentence, given
+
+NAME_COOKIE = "askbridge_name"
+MAX_NAME_CHARS = 80
+FIELD = re.compile(r"q(\d{1,2})")
+OPTION = re.compile(r"\d{1,2}")
+
+Form = MultiDictProxy[str | bytes | bytearray | web.FileField]
+
+
+@dataclass(frozen=True)
+class Click:
+    name: str
+    """What the person typed as their name; "" for none."""
+    intent: Intent
+
+    @property
+    def person(self) -> Person:
+        return Person(platform="web", id=self.name or "local", name=self.name or "web user")
+
+
+def parse(form: Form) -> Click:
+    """Cancel, or Submit with the options checked (`q<question>=<option>`)."""
+    name = form.get("name")
+    name = name.strip()[:MAX_NAME_CHARS] if isinstance(name, str) else ""
+    if form.get("action") == "cancel":
+        return Click(name, Cancel())
+    chosen: dict[int, set[int]] = {}
+    for key, value in form.items():
+        field = FIELD.fullmatch(key)
+        if field and isinstance(value, str) and OPTION.fullmatch(value):
+            chosen.setdefault(int(field[1]), set()).add(int(value))
+    return Click(name, Submit({q: tuple(sorted(o)) for q, o in chosen.items()}))
+
+
+def respond(
+    outcome: Outcome, click: Click, *, request_id: str, token: str, version: int
+) -> web.Response:
+    match outcome:
+        case Decided() | Drafted():
+            # See Other: reloading the page that follows does not post the form again.
+            reply = web.Response(status=303, headers={"Location": render.href(request_id)})
+        case Counted(view=view, receipt=receipt):
+            note = vote_note(receipt)
+            reply = render.response(render.outcome(view, version=version, note=note, flash=True))
+        case Refused(view=None):
+            return render.response(render.not_found(request_id, version), 404)
+        case Refused(reason=Refusal.MISSING_ANSWERS, view=RequestView() as view):
+            chosen, missing = outcome.selections, outcome.missing
+            page = render.form(
+                view, token=token, version=version, chosen=chosen, missing=missing, name=click.name
+            )
+            return render.response(page, 422)
+        case Refused(reason=Refusal.FOREIGN_MESSAGE, view=RequestView() as view):
+            note = "This form does not match the question any more; please choose again."
+            page = render.form(view, token=token, version=version, name=click.name, note=note)
+            return render.response(page, 400)
+        case Refused(reason=Refusal.NOT_ANSWERER, view=RequestView() as view):
+            note = not_answerer_note(view, outcome.unchecked)
+            return render.response(render.outcome(view, version=version, note=note), 403)
+        case Refused(view=RequestView() as view):
+            note = end_sentence(view)
+            return render.response(render.outcome(view, version=version, note=note), 409)
+    if click.name:
+        reply.set_cookie(
+            NAME_COOKIE, click.name, max_age=365 * 24 * 3600, samesite="Strict", httponly=True
+        )
+    return reply
+
+
+def vote_note(receipt: Receipt) -> str:
+    return (
+        f"Your vote is counted: {receipt.matching} of {receipt.quorum} so far for "
+        f"{given(receipt.answers)}. You can change it until the question is decided."
+    )
+
+
+def not_answerer_note(view: RequestView, unchecked: tuple[str, ...]) -> str:
+    note = f"Only these people may answer this question: {', '.join(view.answerers)}."
+    if unchecked:
+        note += (
+            f" askbridge could not check who is in {', '.join(unchecked)} just now; "
+            "if you are, please try again in a minute."
+        )
+    return note

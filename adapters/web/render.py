@@ -1,0 +1,245 @@
+"""HTML for the answer page, from `RequestView`: plain forms that work without a script.
+
+Every text that comes from an agent or a person goes through `escape` where it is placed, and
+sentences are built as plain text first, then escaped whole. The page has no inline script or
+style (`CSP`), so text that slipped through could still not run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from html import escape
+from urllib.parse import quote
+
+from aiohttp import web
+
+from core.view import RequestView, State, TallyRow, given, names
+
+CSP = (
+    "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+CANCEL_CONFIRM = "Cancel this question? The agent will be interrupted."
+
+
+def response(html: str, status: int = 200) -> web.Response:
+    reply = web.Response(text=html, status=status, content_type="text/html")
+    reply.headers.update(
+        {
+            "Cache-Control": "no-store",
+            "X-Frame-Options": "DENY",
+            "X-Content-Type-Options": "nosniff",
+            "Content-Security-Policy": CSP,
+        }
+    )
+    return reply
+
+
+def page(title: str, body: str, *, version: int, watching: str = "") -> str:
+    """A whole page; `watching`: the waiting request it shows, so the script can follow it."""
+    return (
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>{escape(title)} · askbridge</title>"
+        "<link rel='stylesheet' href='/web/style.css'>"
+        "<script src='/web/live.js' defer></script></head>"
+        f"<body data-version='{version}' data-request='{escape(watching)}'>{body}</body></html>"
+    )
+
+
+# --- pages ---------------------------------------------------------------------------------
+
+
+def index(waiting: Iterable[RequestView], ended: Iterable[RequestView], version: int) -> str:
+    waiting_items = "".join(_list_item(v) for v in waiting)
+    ended_items = "".join(_list_item(v) for v in ended)
+    body = (
+        "<h1>Questions from your agents</h1><div id='live'>"
+        + (
+            f"<ul class='requests' id='waiting'>{waiting_items}</ul>"
+            if waiting_items
+            else "<p id='waiting' class='hint'>No question is waiting. New ones appear here.</p>"
+        )
+        + (f"<h2>Recently ended</h2><ul class='requests'>{ended_items}</ul>" if ended_items else "")
+        + "</div>"
+    )
+    return page("Questions", body, version=version)
+
+
+def form(
+    view: RequestView,
+    *,
+    token: str,
+    version: int,
+    chosen: Mapping[int, Sequence[int]] | None = None,
+    missing: Sequence[str] = (),
+    name: str = "",
+    note: str = "",
+) -> str:
+    """The question as a form; `missing` headers are marked, `chosen` options kept checked."""
+    chosen = chosen or {}
+    parts = [*_top(view), *_hints(policy_lines(view)), _tally(view)]
+    if missing:
+        note = "Please answer " + ", ".join(f"“{h}”" for h in missing) + " before submitting."
+    if note:
+        parts.append(f"<p class='error' role='alert'>{escape(note)}</p>")
+    parts.append(f"<form method='post' action='{escape(href(view.request_id))}'>")
+    parts.append(f"<input type='hidden' name='csrf' value='{escape(token)}'>")
+    for index, question in enumerate(view.questions):
+        kind = "checkbox" if question.multi_select else "radio"
+        css = " class='missing'" if question.header in missing else ""
+        hint = "Choose any that apply." if question.multi_select else "Choose one."
+        parts.append(
+            f"<fieldset{css} data-header='{escape(question.header)}'>"
+            f"<legend><span class='tag'>{escape(question.header)}</span></legend>"
+            f"<p class='question'>{escape(question.question)} <span class='hint'>{hint}</span></p>"
+        )
+        for o_index, option in enumerate(question.options):
+            checked = " checked" if o_index in chosen.get(index, ()) else ""
+            parts.append(
+                f"<label class='option'><input type='{kind}' name='q{index}' value='{o_index}'"
+                f"{checked}> {escape(option.label)}"
+                f"<span class='desc'>{escape(option.description)}</span></label>"
+            )
+        parts.append("</fieldset>")
+    parts.append(
+        "<p><label>Your name <input name='name' autocomplete='name' "
+        f"value='{escape(name)}' placeholder='shown to the agent'></label></p>"
+        "<button class='primary' name='action' value='submit'>Submit</button>"
+        "<button class='danger' name='action' value='cancel' "
+        f"data-confirm='{CANCEL_CONFIRM}'>Cancel</button></form>"
+    )
+    title = view.questions[0].header
+    return page(title, "".join(parts), version=version, watching=view.request_id)
+
+
+def outcome(view: RequestView, *, version: int, note: str = "", flash: bool = False) -> str:
+    """How the request stands: the outcome line, the answers, the votes; `note` on top (a
+    receipt when `flash`, else why the click was not taken)."""
+    parts = _top(view)
+    if note:
+        parts.append(f"<p class='{'note' if flash else 'error'}' role='alert'>{escape(note)}</p>")
+    parts.append(f"<p id='outcome'><strong>{escape(outcome_line(view))}</strong></p>")
+    if view.answers:
+        rows = "".join(
+            f"<tr><th>{escape(header)}</th><td>{escape(answer)}</td></tr>"
+            for header, answer in view.answers.items()
+        )
+        parts.append(f"<table id='answers'>{rows}</table>")
+    if view.waiting:
+        parts.extend(_hints(policy_lines(view)))
+    parts.append(_tally(view))
+    parts.append("<p><a href='/'>All questions</a></p>")
+    watching = view.request_id if view.waiting else ""
+    return page(view.questions[0].header, "".join(parts), version=version, watching=watching)
+
+
+def not_found(request_id: str, version: int) -> str:
+    return _notice(
+        "No such question",
+        f"There is no question {request_id}. It may have been withdrawn before it was shown.",
+        version,
+    )
+
+
+def out_of_date(request_id: str, version: int) -> str:
+    body = (
+        "<h1>This form is out of date</h1><p>It came from another site, or askbridge's key for "
+        "forms changed since it was loaded. "
+        f"<a href='{escape(href(request_id))}'>Open the question again</a>.</p>"
+    )
+    return page("Out of date", body, version=version)
+
+
+def unreadable(version: int) -> str:
+    return _notice("Unreadable form", "The form could not be read; open it again.", version)
+
+
+# --- facts worded for the page ---------------------------------------------------------------
+
+
+def outcome_line(view: RequestView) -> str:
+    when = _when(view.ended_at)
+    match view.state:
+        case State.WAITING:
+            return "Waiting for an answer"
+        case State.DECIDED_BY_TIMEOUT:
+            return f"Decided by timeout at {when}"
+        case State.ANSWERED:
+            return f"Answered by {names(view.deciders)} at {when}"
+        case State.CANCELLED:
+            return f"Cancelled by {names(view.deciders)} at {when}; the agent was interrupted"
+        case _:
+            return f"{view.agent_error} at {when}"
+
+
+def policy_lines(view: RequestView) -> list[str]:
+    """Who may answer, how many must agree, and what the deadline does."""
+    lines = []
+    if view.answerers:
+        lines.append(f"Who may answer: {', '.join(view.answerers)}")
+    if view.needs_votes:
+        lines.append(f"{view.quorum} people must give the same answers.")
+    if view.deadline is not None:
+        when = _when(view.deadline)
+        if view.default_answers is None:
+            lines.append(f"Open until {when}; then it expires.")
+        else:
+            default = given(view.default_answers)
+            lines.append(f"If nobody decides by {when}, the answer is {default}.")
+    return lines
+
+
+def tally_line(row: TallyRow, quorum: int) -> str:
+    return f"{given(row.answers)} — {row.count}/{quorum} ({names(row.voters)})"
+
+
+# --- parts -------------------------------------------------------------------------------------
+
+
+def _top(view: RequestView) -> list[str]:
+    count = len(view.questions)
+    heading = view.questions[0].question if count == 1 else f"Your agent has {count} questions"
+    parts = [f"<h1>{escape(heading)}</h1>"]
+    if view.context:
+        parts.append(f"<p class='context'>{escape(view.context)}</p>")
+    return parts
+
+
+def _hints(lines: Iterable[str]) -> list[str]:
+    return [f"<p class='hint'>{escape(line)}</p>" for line in lines]
+
+
+def _tally(view: RequestView) -> str:
+    """Every answer given so far, when several people must agree; the deciding one marked."""
+    if not view.needs_votes or not view.tally:
+        return ""
+    rows = "".join(
+        f"<li{' class=decided' if row.decided else ''}>{escape(tally_line(row, view.quorum))}</li>"
+        for row in view.tally
+    )
+    return f"<h2>Votes</h2><ul id='tally'>{rows}</ul>"
+
+
+def _list_item(view: RequestView) -> str:
+    headers = " ".join(f"<span class='tag'>{escape(q.header)}</span>" for q in view.questions)
+    state = "" if view.waiting else f" — {outcome_line(view)}"
+    return (
+        f"<li><a href='{escape(href(view.request_id))}'>{escape(view.questions[0].question)}</a> "
+        f"{headers}<div class='hint'>{escape(view.context + state)}</div></li>"
+    )
+
+
+def _notice(title: str, text: str, version: int) -> str:
+    body = f"<h1>{escape(title)}</h1><p>{escape(text)}</p><p><a href='/'>All questions</a></p>"
+    return page(title, body, version=version)
+
+
+def href(request_id: str) -> str:
+    """The question's path, whatever the id holds."""
+    return f"/q/{quote(request_id, safe='')}"
+
+
+def _when(at: datetime | None) -> str:
+    return at.strftime("%Y-%m-%d %H:%M UTC") if at else ""

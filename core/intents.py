@@ -1,0 +1,102 @@
+"""What a click means, and what came of it: the one vocabulary of every surface.
+
+A surface parses its platform's interaction into a `Person`, the message it came from and an
+`Intent`; `Broker.act` turns that into an `Outcome`, and the surface words the outcome once.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from core.models import Selections
+from core.view import Receipt, RequestView
+
+
+@dataclass(frozen=True)
+class Pick:
+    """One click on an option: the whole answer when one click answers the request, else that
+    option chosen for its question."""
+
+    question: int
+    option: int
+
+
+@dataclass(frozen=True)
+class Choose:
+    """A selection for one question, kept as the person's draft until they submit."""
+
+    question: int
+    options: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Submit:
+    """Vote with the draft plus `selections` (a click that carries every answer needs no
+    draft)."""
+
+    selections: Selections = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Cancel:
+    """End the request without answers: the agent is interrupted."""
+
+
+Intent = Pick | Choose | Submit | Cancel
+
+
+class Refusal(enum.StrEnum):
+    UNKNOWN_REQUEST = "unknown_request"
+    FOREIGN_MESSAGE = "foreign_message"
+    ALREADY_ENDED = "already_ended"
+    NOT_ANSWERER = "not_answerer"
+    MISSING_ANSWERS = "missing_answers"
+    REPLAYED = "replayed"
+    """The person's vote came from a newer click: this one is a replay or a redelivery."""
+
+
+@dataclass(frozen=True)
+class Decided:
+    """The click ended the request (answered it, or cancelled it)."""
+
+    view: RequestView
+
+
+@dataclass(frozen=True)
+class Counted:
+    """A vote toward a quorum; the request still waits for more matching votes."""
+
+    view: RequestView
+    receipt: Receipt
+
+
+@dataclass(frozen=True)
+class Drafted:
+    """A choice kept until the person submits."""
+
+    view: RequestView
+    question: int
+    draft: Selections
+
+    @property
+    def unanswered(self) -> list[str]:
+        return self.view.unanswered(self.draft)
+
+
+@dataclass(frozen=True)
+class Refused:
+    """Nothing was recorded, and why. `view` is the request as it stands, when there is one."""
+
+    reason: Refusal
+    view: RequestView | None = None
+    missing: tuple[str, ...] = ()
+    """Headers left unanswered (MISSING_ANSWERS)."""
+    unchecked: tuple[str, ...] = ()
+    """Group answerers whose membership could not be checked just now (NOT_ANSWERER)."""
+    selections: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+    """What the person had chosen, so a form can be shown again as they left it."""
+
+
+Outcome = Decided | Counted | Drafted | Refused

@@ -1,0 +1,217 @@
+"""What a person sees of a request, as facts computed once: every surface renders from here.
+
+How the request ended and who ended it, the voters who agree and those who do not, the tally
+against the quorum, the policy (who may answer, the deadline and what it does), whether one
+click answers, what is still unanswered, a voter's receipt. No markup: each surface words
+these facts once, through its own escaping. The few sentences that read the same everywhere
+take a `name` function, so each surface still decides how a person's name is made safe.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from core.models import Person, Request, Selections, Status, UserQuestion
+
+
+class State(enum.StrEnum):
+    """How a request stands, with an answer decided by its deadline told apart."""
+
+    WAITING = "waiting"
+    ANSWERED = "answered"
+    DECIDED_BY_TIMEOUT = "decided_by_timeout"
+    CANCELLED = "cancelled"
+    EXPIRED = "expired"
+    WITHDRAWN = "withdrawn"
+
+
+AGENT_ERRORS: Mapping[Status, str] = {
+    Status.CANCELLED: "Interrupted",
+    Status.EXPIRED: "Timed out waiting for an answer",
+    Status.WITHDRAWN: "Withdrawn by the agent",
+}
+"""What the agent reads in `error` when its request ended without answers."""
+
+
+@dataclass(frozen=True)
+class TallyRow:
+    """One distinct set of answers, who gave it, and whether it is the request's answer."""
+
+    answers: Mapping[str, str]
+    voters: tuple[Person, ...]
+    decided: bool = False
+
+    @property
+    def count(self) -> int:
+        return len(self.voters)
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """What one voter learns after a vote that did not decide the request yet."""
+
+    answers: Mapping[str, str]
+    matching: int
+    quorum: int
+
+
+@dataclass(frozen=True)
+class RequestView:
+    request: Request
+    state: State
+    deciders: tuple[Person, ...]
+    """Who ended it: the agreeing voters, the one who answered, or the one who cancelled."""
+    tally: tuple[TallyRow, ...]
+    """Every distinct answer given so far, most votes first."""
+
+    @classmethod
+    def of(cls, request: Request) -> RequestView:
+        state = _state(request)
+        rows = tuple(
+            TallyRow(answers, tuple(people), state is State.ANSWERED and answers == request.answers)
+            for answers, people in request.tally()
+        )
+        deciders: tuple[Person, ...] = ()
+        if state is State.ANSWERED:
+            agreeing = next((row.voters for row in rows if row.decided), ())
+            answered_by = (request.answered_by,) if request.answered_by else ()
+            deciders = agreeing or answered_by
+        elif state is State.CANCELLED and request.cancelled_by is not None:
+            deciders = (request.cancelled_by,)
+        return cls(request, state, deciders, rows)
+
+    # --- what was asked -----------------------------------------------------------------
+
+    @property
+    def request_id(self) -> str:
+        return self.request.request_id
+
+    @property
+    def questions(self) -> tuple[UserQuestion, ...]:
+        return self.request.questions
+
+    @property
+    def context(self) -> str:
+        return (self.request.context or "").strip()
+
+    @property
+    def one_click(self) -> bool:
+        """One single-select question: a click on an option is the whole answer."""
+        questions = self.request.questions
+        return len(questions) == 1 and not questions[0].multi_select
+
+    # --- how it stands ------------------------------------------------------------------
+
+    @property
+    def waiting(self) -> bool:
+        return self.state is State.WAITING
+
+    @property
+    def answers(self) -> Mapping[str, str]:
+        return self.request.answers or {}
+
+    @property
+    def ended_at(self) -> datetime | None:
+        return self.request.ended_at
+
+    @property
+    def agent_error(self) -> str | None:
+        return AGENT_ERRORS.get(self.request.status)
+
+    @property
+    def other_votes(self) -> tuple[TallyRow, ...]:
+        """The rows that did not decide the request."""
+        return tuple(row for row in self.tally if not row.decided)
+
+    @property
+    def best_count(self) -> int:
+        """The most matching votes any one answer has so far."""
+        return max((row.count for row in self.tally), default=0)
+
+    def unanswered(self, selections: Selections) -> list[str]:
+        """Headers of the questions that have no selection yet, in order."""
+        return [q.header for i, q in enumerate(self.questions) if not selections.get(i)]
+
+    def receipt(self, person: Person) -> Receipt | None:
+        """`person`'s vote and how many agree with it, while the request still waits."""
+        if not self.waiting or self.quorum <= 1:
+            return None
+        mine = next((v for v in self.request.votes if v.person.key == person.key), None)
+        if mine is None:
+            return None
+        matching = sum(1 for v in self.request.votes if v.answers == mine.answers)
+        return Receipt(mine.answers, matching, self.quorum)
+
+    # --- the policy ---------------------------------------------------------------------
+
+    @property
+    def answerers(self) -> tuple[str, ...]:
+        return self.request.policy.answerers
+
+    @property
+    def quorum(self) -> int:
+        return self.request.policy.quorum
+
+    @property
+    def needs_votes(self) -> bool:
+        """Several people must agree: the tally is worth showing."""
+        return self.quorum > 1
+
+    @property
+    def deadline(self) -> datetime | None:
+        return self.request.expires_at
+
+    @property
+    def default_answers(self) -> Mapping[str, str] | None:
+        """What the deadline answers; None when it expires the request instead."""
+        return self.request.policy.timeout_answers
+
+    def summary(self, answers: Mapping[str, str]) -> str:
+        """One set of answers on a line: the label alone for a single question."""
+        if len(self.questions) == 1:
+            return answers.get(self.questions[0].header, "")
+        return given(answers)
+
+
+def given(answers: Mapping[str, str]) -> str:
+    """Answers on one line: `Header: label; Header: label`."""
+    return "; ".join(f"{header}: {label}" for header, label in answers.items())
+
+
+def plain_name(person: Person) -> str:
+    return person.name or person.id
+
+
+def names(people: Iterable[Person], name: Callable[[Person], str] = plain_name) -> str:
+    return ", ".join(name(p) for p in people) or "someone"
+
+
+def end_sentence(view: RequestView, name: Callable[[Person], str] = plain_name) -> str:
+    """Why a click came too late: how the request ended and who ended it."""
+    match view.state:
+        case State.DECIDED_BY_TIMEOUT:
+            return "This question was already decided by timeout."
+        case State.ANSWERED:
+            return f"This question was already answered by {names(view.deciders, name)}."
+        case State.CANCELLED:
+            return f"This question was cancelled by {names(view.deciders, name)}."
+        case State.EXPIRED:
+            return "This question expired before anyone answered."
+        case State.WITHDRAWN:
+            return "The agent withdrew this question."
+        case _:
+            return "This question is still waiting for an answer."
+
+
+def missing_sentence(headers: Sequence[str], quote: Callable[[str], str] = str) -> str:
+    shown = ", ".join(f'"{quote(h)}"' for h in headers)
+    return f"Please answer {shown} before submitting."
+
+
+def _state(request: Request) -> State:
+    if request.status is Status.ANSWERED and request.decided_by_timeout:
+        return State.DECIDED_BY_TIMEOUT
+    return State(request.status.value)

@@ -1,0 +1,75 @@
+"""Hostile text from agents and people is inert in every Slack message and note: it pings
+nobody, links nowhere, restyles nothing, and the payload passes Slack's checks."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from adapters.slack.clicks import note
+from adapters.slack.render import render
+from adapters.slack.richtext import Line, block, mrkdwn, section
+from adapters.slack.surface import reminder_line
+from core.intents import Counted, Refusal, Refused
+from core.models import Person, Request
+from core.view import Receipt, RequestView
+from tests.emulators.slack import Mentions, mentions, mrkdwn_markup, validate_blocks
+from tests.hostile import people, requests
+
+EXAMPLES = settings(max_examples=500, derandomize=True, deadline=None)
+
+
+def own_mentions(request: Request) -> Mentions:
+    """The mentions askbridge itself writes: Slack answerers, and Slack people by their id."""
+    users, groups = set(), set()
+    for entry in request.policy.answerers:
+        kind, _, value = entry.partition(":")
+        if kind == "slack":
+            users.add(value)
+        elif kind == "slack-group":
+            groups.add(value)
+    acted = [v.person for v in request.votes]
+    acted += [p for p in (request.answered_by, request.cancelled_by) if p is not None]
+    users.update(p.id for p in acted if p.platform == "slack")
+    return Mentions(users=frozenset(users), usergroups=frozenset(groups))
+
+
+def assert_inert(text: str, blocks: list[Any], request: Request) -> None:
+    """Only askbridge's own mentions, no broadcast, channel or link, no mrkdwn styling."""
+    assert validate_blocks(blocks) == []
+    found = mentions(text, blocks)
+    allowed = own_mentions(request)
+    assert found.users <= allowed.users
+    assert found.usergroups <= allowed.usergroups
+    assert not found.broadcasts
+    assert not found.channels
+    assert not found.links
+    assert not mrkdwn_markup(text).live, text
+
+
+@EXAMPLES
+@given(requests())
+def test_every_message_is_inert(request: Request) -> None:
+    view = RequestView.of(request)
+    payload = render(view, "r1")
+    assert_inert(payload["text"], json.loads(json.dumps(payload["blocks"])), request)
+    if view.waiting:
+        assert_note_inert(reminder_line(view), request)
+
+
+@EXAMPLES
+@given(requests(), people(), st.sampled_from(list(Refusal)))
+def test_every_note_is_inert(request: Request, person: Person, reason: Refusal) -> None:
+    view = RequestView.of(request)
+    assert_note_inert(note(Refused(reason, view, missing=(request.questions[0].header,))), request)
+    receipt = Receipt(request.answers or {"h": person.name}, 1, 2)
+    assert_note_inert(note(Counted(view, receipt)), request)
+
+
+def assert_note_inert(line: Line | None, request: Request) -> None:
+    if line is not None:
+        blocks = json.loads(json.dumps([block("ab-note", [section(line)])]))
+        assert_inert(mrkdwn(line), blocks, request)
