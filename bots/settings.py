@@ -7,6 +7,8 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from core.ask import MAX_SECONDS
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
@@ -21,7 +23,7 @@ class Settings(BaseSettings):
     api_token: SecretStr | None = None
     database_url: str = "sqlite:///askbridge.db"
     default_target: str = "web"
-    default_timeout_s: float | None = Field(default=None, gt=0)
+    default_timeout_s: float | None = Field(default=None, gt=0, le=MAX_SECONDS)
     web_ui: Literal["auto", "on", "off"] = "auto"
     max_body_bytes: int = Field(default=256 * 1024, ge=1024)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
