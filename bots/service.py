@@ -13,11 +13,11 @@ from bots.runtime import PlatformRuntime, StartupError
 from bots.settings import Settings
 from core.api import add_api_routes, api_middlewares
 from core.api.auth import is_loopback
-from core.ask import parse_target
 from core.broker import Broker
 from core.clock import Clock
 from core.errors import AskbridgeError
 from core.store import Store, open_store
+from core.targets import parse_target
 
 log = logging.getLogger("askbridge")
 

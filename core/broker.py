@@ -16,7 +16,7 @@ from typing import Any
 
 from core.answers import merge, to_answers
 from core.ask import REQUEST_ID_PATTERN as REQUEST_ID_PATTERN
-from core.ask import Ask, parse_target
+from core.ask import Ask
 from core.clock import Clock, SystemClock
 from core.errors import (
     AlreadyEnded,
@@ -34,6 +34,7 @@ from core.models import MessageRef, Person, Request, Selections, Status, Target,
 from core.policy import may_answer
 from core.store.base import Ending, Event, Store, VoteOutcome
 from core.surface import Surface
+from core.targets import parse_target
 
 log = logging.getLogger("askbridge.broker")
 

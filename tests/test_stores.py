@@ -11,9 +11,9 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from core.ask import parse_questions
 from core.clock import ManualClock
 from core.models import MessageRef, Person, Policy, Request, Status, Target
+from core.questions import parse_questions
 from core.store import Store, open_store
 from core.store.base import Ending, VoteOutcome
 from tests.conftest import DATABASE, StartService

@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 import aiohttp
 
 from bots.service import Service
-from core.ask import parse_questions
 from core.clock import ManualClock
 from core.models import Request, Target
+from core.questions import parse_questions
 from tests.conftest import DATABASE, EXPECTED
 from tests.emulators.discord import Message
 

@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from adapters.discord.render import render
 from adapters.discord.text import fit, join_within, shorten
-from core.ask import parse_questions
 from core.models import Person, Policy, Request, Status, Target, Vote
 from core.permissions import permission_questions
 from core.policy import ANSWERER
+from core.questions import parse_questions
 from tests.conftest import DATABASE
 from tests.emulators.discord import validate_message
 from tests.emulators.discord.components import (
