@@ -209,7 +209,12 @@ def request_body(
     **policy: Any,
 ) -> dict[str, Any]:
     """The body of `POST /v1/questions`, checked here by the server's own rules."""
+    fields = {"target": target, "timeout_s": timeout_s, "context": context, **policy}
+    fields["request_id"] = request_id
+    given = {key: value for key, value in fields.items() if value is not None}
     if isinstance(questions, Ask):
+        if given:
+            raise TypeError(f"an Ask carries its own fields; got {', '.join(given)} as well")
         return checked(questions).body()
     raw: dict[str, Any] = {
         "questions": [
@@ -218,10 +223,7 @@ def request_body(
         if isinstance(questions, list | tuple)
         else questions
     }
-    fields = {"target": target, "timeout_s": timeout_s, "context": context, **policy}
-    fields["request_id"] = request_id
-    raw.update({key: value for key, value in fields.items() if value is not None})
-    return checked(raw).body()
+    return checked({**raw, **given}).body()
 
 
 def checked(ask: Ask | Mapping[str, Any]) -> Ask:
