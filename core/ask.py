@@ -20,6 +20,7 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from core.answers import to_selections
@@ -111,6 +112,14 @@ class Ask(BaseModel):
             timeout_answers=timeout.answers if isinstance(timeout, TimeoutAnswers) else None,
             remind_after_s=self.remind_after_s,
         )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _questions_are_named(cls, raw: Any) -> Any:
+        # A missing `questions` is refused in the words of any other non-list.
+        if isinstance(raw, Mapping) and "questions" not in raw:
+            return {**raw, "questions": None}
+        return raw
 
     @field_validator("request_id", mode="before")
     @classmethod

@@ -104,6 +104,11 @@ def test_a_target_object_with_a_lone_surrogate_is_refused() -> None:
     assert problem.startswith("target.channel: must be valid Unicode text")
 
 
+def test_missing_questions_are_named_like_any_other_non_list() -> None:
+    assert problems({"target": "web"}) == ["questions: must be a list of 1-4 questions, got null"]
+    assert problems({"questions": "x"}) == ["questions: must be a list of 1-4 questions, got str"]
+
+
 def test_context_holds_at_most_500_characters_and_no_nul() -> None:
     assert Ask.parse(ask(context="é" * 500)).context == "é" * 500
     assert problems(ask(context="x" * 5000)) == [
