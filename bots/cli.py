@@ -21,6 +21,7 @@ from bots.client import (
     Expired,
     Interrupted,
     InvalidRequest,
+    checked,
     outcome,
 )
 from bots.logs import configure_logging
@@ -191,14 +192,12 @@ def _ask(settings: Settings, args: argparse.Namespace, parser: argparse.Argument
 
 
 async def _ask_and_wait(url: str, token: str | None, body: dict[str, Any]) -> dict[str, str]:
+    ask = checked(body)  # refused here, with the server's words, before anything is sent
     async with AskbridgeClient(url, token) as client:
-        created = await client.create(
-            body.pop("questions"), request_id=body.pop("request_id", None), **body
-        )
+        created = await client.create(ask)
         request_id = created["request_id"]
-        recreate = {**body, "questions": created["questions"], "request_id": request_id}
         try:
-            final = await client.wait(request_id, recreate=recreate)
+            final = await client.wait(request_id, recreate=ask.body())
         except asyncio.CancelledError:
             # Ctrl-C: take the question back so nobody answers into the void.
             with contextlib.suppress(ClientError):

@@ -10,11 +10,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import aiohttp
 
+from core.ask import Ask
+from core.errors import InvalidQuestion
 from core.models import UserQuestion, UserQuestionResponse
 
 log = logging.getLogger("askbridge.client")
@@ -99,9 +101,9 @@ class AskbridgeClient:
 
     async def ask(
         self,
-        questions: Sequence[UserQuestion | dict[str, Any]],
+        questions: Ask | Sequence[UserQuestion | dict[str, Any]],
         *,
-        target: str | dict[str, Any] | None = None,
+        target: str | dict[str, Any] | list[str | dict[str, Any]] | None = None,
         timeout_s: float | None = None,
         context: str | None = None,
         request_id: str | None = None,
@@ -109,8 +111,9 @@ class AskbridgeClient:
     ) -> UserQuestionResponse:
         """Ask and wait for the answers; raise Interrupted, Expired or Withdrawn otherwise.
 
+        `questions` is an `Ask`, or the questions with the other fields as keywords;
         `policy` takes the approval fields of the API: answerers, quorum, on_timeout,
-        remind_after_s.
+        remind_after_s. InvalidRequest, before anything is sent, when a rule refuses the ask.
         """
         body = request_body(questions, target, timeout_s, context, request_id, **policy)
         created = await self._call("POST", "/v1/questions", json=body, patience_s=CREATE_PATIENCE_S)
@@ -120,9 +123,9 @@ class AskbridgeClient:
 
     async def create(
         self,
-        questions: Sequence[UserQuestion | dict[str, Any]],
+        questions: Ask | Sequence[UserQuestion | dict[str, Any]],
         *,
-        target: str | dict[str, Any] | None = None,
+        target: str | dict[str, Any] | list[str | dict[str, Any]] | None = None,
         timeout_s: float | None = None,
         context: str | None = None,
         request_id: str | None = None,
@@ -198,22 +201,43 @@ class AskbridgeClient:
 
 
 def request_body(
-    questions: Sequence[UserQuestion | dict[str, Any]],
-    target: str | dict[str, Any] | None,
-    timeout_s: float | None,
-    context: str | None,
-    request_id: str | None,
+    questions: Ask | Sequence[UserQuestion | dict[str, Any]],
+    target: str | dict[str, Any] | list[str | dict[str, Any]] | None = None,
+    timeout_s: float | None = None,
+    context: str | None = None,
+    request_id: str | None = None,
     **policy: Any,
 ) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "request_id": request_id or f"ask_{uuid.uuid4()}",
+    """The body of `POST /v1/questions`, checked here by the server's own rules."""
+    fields = {"target": target, "timeout_s": timeout_s, "context": context, **policy}
+    fields["request_id"] = request_id
+    given = {key: value for key, value in fields.items() if value is not None}
+    if isinstance(questions, Ask):
+        if given:
+            raise TypeError(f"an Ask carries its own fields; got {', '.join(given)} as well")
+        return checked(questions).body()
+    raw: dict[str, Any] = {
         "questions": [
             q.model_dump(mode="json") if isinstance(q, UserQuestion) else q for q in questions
-        ],
+        ]
+        if isinstance(questions, list | tuple)
+        else questions
     }
-    fields = {"target": target, "timeout_s": timeout_s, "context": context, **policy}
-    body.update({key: value for key, value in fields.items() if value is not None})
-    return body
+    return checked({**raw, **given}).body()
+
+
+def checked(ask: Ask | Mapping[str, Any]) -> Ask:
+    """The ask as the server reads it (`Ask`), with a request_id made up when none is given so
+    that asking again is idempotent; InvalidRequest, with the server's text, when refused."""
+    if not isinstance(ask, Ask):
+        try:
+            ask = Ask.parse(ask)
+        except InvalidQuestion as error:
+            body = {"error": str(error), "details": error.details()}
+            raise InvalidRequest(str(error), 422, body) from None
+    if ask.request_id is None:
+        ask = ask.model_copy(update={"request_id": f"ask_{uuid.uuid4()}"})
+    return ask
 
 
 def outcome(status_object: dict[str, Any]) -> UserQuestionResponse:

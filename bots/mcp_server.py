@@ -7,13 +7,15 @@ waits for people to answer where the target says, and returns the answers keyed 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from bots.client import AskbridgeClient, ClientError
+from core.ask import Ask, TimeoutAnswers
+from core.errors import InvalidQuestion
 from core.models import UserQuestion
 
 INSTRUCTIONS = (
@@ -38,27 +40,37 @@ def build_server(url: str, token: str | None) -> MCPServer[Any]:
             "question: header (at most 12 characters, unique), question text, 2-4 options "
             "(label of 1-5 words, description), multiSelect. target: where to ask, e.g. "
             "'slack:C0123', 'discord:@456', 'web' (the server's default if omitted). "
-            "answerers/quorum: who may answer and how many must agree."
+            "answerers/quorum: who may answer and how many must agree; on_timeout: 'expire' or "
+            "{answers: {header: label}} given at the deadline; remind_after_s: one reminder."
         ),
     )
     async def ask_user_question(
         questions: list[UserQuestion],
-        target: str | None = None,
+        target: str | list[str] | None = None,
         context: str | None = None,
         timeout_s: float | None = None,
         answerers: list[str] | None = None,
         quorum: int | None = None,
+        on_timeout: Literal["expire"] | TimeoutAnswers | None = None,
+        remind_after_s: float | None = None,
     ) -> Answers:
+        fields = {
+            "questions": questions,
+            "target": target,
+            "context": context,
+            "timeout_s": timeout_s,
+            "answerers": answerers,
+            "quorum": quorum,
+            "on_timeout": on_timeout,
+            "remind_after_s": remind_after_s,
+        }
+        try:
+            ask = Ask.parse({key: value for key, value in fields.items() if value is not None})
+        except InvalidQuestion as error:
+            raise ToolError(str(error)) from error
         async with AskbridgeClient(url, token) as client:
             try:
-                created = await client.create(
-                    questions,
-                    target=target,
-                    context=context,
-                    timeout_s=timeout_s,
-                    answerers=answerers,
-                    quorum=quorum,
-                )
+                created = await client.create(ask)
                 final = await client.wait(created["request_id"])
             except ClientError as error:
                 raise ToolError(str(error)) from error

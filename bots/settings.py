@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from core.ask import MAX_SECONDS
 from core.store.factory import url_password
 
 
@@ -23,7 +24,7 @@ class Settings(BaseSettings):
     api_token: SecretStr | None = None
     database_url: str = "sqlite:///askbridge.db"
     default_target: str = "web"
-    default_timeout_s: float | None = Field(default=None, gt=0)
+    default_timeout_s: float | None = Field(default=None, gt=0, le=MAX_SECONDS)
     web_ui: Literal["auto", "on", "off"] = "auto"
     web_secret: SecretStr | None = None
     max_body_bytes: int = Field(default=256 * 1024, ge=1024)

@@ -6,7 +6,9 @@ from collections.abc import Mapping, Sequence
 
 from core.errors import MissingAnswers
 from core.models import Selections, UserQuestion
-from core.validation import MULTI_SELECT_SEPARATOR
+
+# Multi-select answers join the chosen labels with this, so no such label may contain it.
+MULTI_SELECT_SEPARATOR = ", "
 
 
 def unanswered(questions: Sequence[UserQuestion], selections: Selections) -> list[str]:

@@ -9,21 +9,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 from core.answers import merge, to_answers
+from core.ask import REQUEST_ID_PATTERN as REQUEST_ID_PATTERN
+from core.ask import Ask
 from core.clock import Clock, SystemClock
 from core.errors import (
     AlreadyEnded,
     AskbridgeError,
     Conflict,
-    InvalidQuestion,
     NotFound,
-    Problem,
     SurfaceUnavailable,
     UnknownTarget,
 )
@@ -43,17 +42,15 @@ from core.intents import (
 )
 from core.message_updates import BACKOFF_S, MessageUpdates
 from core.models import MessageRef, Person, Request, Selections, Status, Target, UserQuestion
-from core.policy import build_policy, may_answer
+from core.policy import may_answer
+from core.questions import MAX_QUESTIONS
 from core.store.base import EVERY_REQUEST, Ending, Event, Store, VoteOutcome
 from core.surface import GroupDirectory, Surface
 from core.targets import parse_target
-from core.validation import MAX_QUESTIONS, parse_questions
 from core.view import RequestView
 
 log = logging.getLogger("askbridge.broker")
 
-REQUEST_ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
-MAX_TIMEOUT_S = 30 * 24 * 3600.0
 EXPIRY_RETRY_S = 5.0
 
 
@@ -107,40 +104,12 @@ class Broker:
 
     # --- the agent's side -------------------------------------------------------------
 
-    async def ask(
-        self,
-        questions: Any,
-        *,
-        request_id: str | None = None,
-        target: Any = None,
-        timeout_s: float | None = None,
-        context: str | None = None,
-        use_default_timeout: bool = True,
-        answerers: Any = None,
-        quorum: Any = None,
-        on_timeout: Any = None,
-        remind_after_s: Any = None,
-    ) -> tuple[Request, bool]:
+    async def ask(self, ask: Ask) -> tuple[Request, bool]:
         """Create and post a request; return it and whether it is new (False: a repeat)."""
-        checked = parse_questions(questions)
-        policy = build_policy(
-            checked,
-            answerers=answerers,
-            quorum=quorum,
-            on_timeout=on_timeout,
-            remind_after_s=remind_after_s,
-        )
-        request_id = request_id if request_id is not None else f"ask_{uuid.uuid4()}"
-        if not isinstance(request_id, str) or not REQUEST_ID_PATTERN.fullmatch(request_id):
-            raise _invalid(
-                "request_id", "must be 1-64 letters, digits, '_', '.' or '-'", request_id
-            )
-        targets = [self._target(t) for t in _as_list(target, self.default_target)]
-        if timeout_s is None and use_default_timeout:
-            timeout_s = self.default_timeout_s
-        if timeout_s is not None and not 0 < timeout_s <= MAX_TIMEOUT_S:
-            rule = f"must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:.0f}"
-            raise _invalid("timeout_s", rule, timeout_s)
+        request_id = ask.request_id or f"ask_{uuid.uuid4()}"
+        targets = [self._target(t) for t in ask.target or (self.default_target,)]
+        timeout_s = self.default_timeout_s if ask.timeout_s is None else ask.timeout_s
+        policy = ask.policy
         now = self.clock.now()
         expires_at = None if timeout_s is None else now + timedelta(seconds=timeout_s)
         remind_at = None
@@ -150,9 +119,9 @@ class Broker:
                 remind_at = None
         draft = Request(
             request_id=request_id,
-            questions=checked,
+            questions=ask.questions,
             targets=tuple(targets),
-            context=context,
+            context=ask.context,
             created_at=now,
             expires_at=expires_at,
             policy=policy,
@@ -160,7 +129,7 @@ class Broker:
         )
         stored, created = await self.store.create(draft)
         if not created:
-            if stored.questions != checked:
+            if stored.questions != ask.questions:
                 raise Conflict(
                     f"request_id {request_id!r} already exists with other questions; "
                     "use a new request_id for a new question"
@@ -472,13 +441,3 @@ def _checked(questions: Sequence[UserQuestion], intent: Intent) -> Selections | 
             return None
         chosen[question] = picked if questions[question].multi_select else picked[-1:]
     return chosen
-
-
-def _as_list(target: Any, default: str) -> list[Any]:
-    if target is None or target == "":
-        return [default]
-    return list(target) if isinstance(target, list) else [target]
-
-
-def _invalid(field: str, rule: str, value: Any) -> AskbridgeError:
-    return InvalidQuestion([Problem(field, f"{rule}, got {value!r}")])

@@ -35,6 +35,10 @@ class InvalidQuestion(AskbridgeError):
             f"{lines}"
         )
 
+    def details(self) -> list[dict[str, str]]:
+        """The problems as the `details` of an error body or frame."""
+        return [{"location": p.location, "message": p.message} for p in self.problems]
+
 
 class UnknownTarget(AskbridgeError):
     """The target names a platform askbridge does not have, or one that is not configured."""

@@ -15,6 +15,7 @@ import tracemalloc
 from pathlib import Path
 
 from adapters.web import WebSurface
+from core.ask import Ask
 from core.broker import Broker
 from core.intents import Submit
 from core.models import Person, Request
@@ -34,7 +35,7 @@ async def measure(count: int, folder: Path) -> dict[str, float]:
         before = tracemalloc.get_traced_memory()[0]
         started = time.perf_counter()
         for index in range(count):
-            await broker.ask(questions, request_id=f"bench_{index}")
+            await broker.ask(Ask.parse({"questions": questions, "request_id": f"bench_{index}"}))
         created_s = time.perf_counter() - started
         waiters: list[asyncio.Task[Request]] = [
             asyncio.create_task(broker.wait(f"bench_{index}", 300)) for index in range(count)

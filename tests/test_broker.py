@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from core.ask import Ask
 from core.broker import Broker
 from core.clock import ManualClock
 from core.errors import NotFound, SurfaceUnavailable
@@ -99,16 +100,20 @@ def questions() -> list[dict[str, object]]:
     return copy.deepcopy(DATABASE["questions"])  # type: ignore[arg-type]
 
 
+def asking(request_id: str, **fields: object) -> Ask:
+    return Ask.parse({"questions": questions(), "request_id": request_id, **fields})
+
+
 async def test_a_failed_post_is_a_502_and_leaves_nothing_behind(
     broker: Broker, chat: ChatSurface
 ) -> None:
     chat.post_failures = 1
     with pytest.raises(SurfaceUnavailable, match="could not post the question to chat:C1"):
-        await broker.ask(questions(), request_id="ask_1")
+        await broker.ask(asking("ask_1"))
     with pytest.raises(NotFound):
         await broker.get("ask_1")
     # The agent may simply ask again with the same id.
-    request, created = await broker.ask(questions(), request_id="ask_1")
+    request, created = await broker.ask(asking("ask_1"))
     assert created
     assert request.messages == (MessageRef(platform="chat", channel="C1", message_id="1"),)
     kinds = [e.kind for e in await broker.store.events("ask_1")]
@@ -118,7 +123,7 @@ async def test_a_failed_post_is_a_502_and_leaves_nothing_behind(
 async def test_the_agent_is_answered_even_while_updates_fail(
     broker: Broker, chat: ChatSurface
 ) -> None:
-    request, _ = await broker.ask(questions(), request_id="ask_2")
+    request, _ = await broker.ask(asking("ask_2"))
     chat.update_failures = 2
     waiting = asyncio.create_task(broker.wait("ask_2", 30))
     answered = decided(
@@ -137,7 +142,7 @@ async def test_unrendered_messages_are_rendered_after_a_restart(
 ) -> None:
     first = Broker(store, default_target="chat:C1", render_backoff_s=(0.01,))
     first.add_surface(chat)
-    await first.ask(questions(), request_id="ask_3")
+    await first.ask(asking("ask_3"))
     chat.update_failures = 1_000_000
     decided(await first.act("ask_3", ADA, Cancel()))
     # The platform stays down until this broker stops: the message still shows the question.
@@ -155,7 +160,7 @@ async def test_unrendered_messages_are_rendered_after_a_restart(
 
 
 async def test_clicks_are_checked_against_the_request_and_its_message(broker: Broker) -> None:
-    request, _ = await broker.ask(questions(), request_id="ask_4")
+    request, _ = await broker.ask(asking("ask_4"))
     elsewhere = MessageRef(platform="chat", channel="C1", message_id="999")
     origin = request.messages[0]
     clicked = await broker.act("ask_4", ADA, Submit({0: (0,), 1: (0,)}), elsewhere)
@@ -175,7 +180,7 @@ async def test_clicks_are_checked_against_the_request_and_its_message(broker: Br
 async def test_drafts_are_per_person_and_single_select_keeps_the_last_choice(
     broker: Broker,
 ) -> None:
-    request, _ = await broker.ask(questions(), request_id="ask_5")
+    request, _ = await broker.ask(asking("ask_5"))
     grace = Person(platform="chat", id="U2", name="Grace")
     origin = request.messages[0]
     await broker.act("ask_5", ADA, Choose(0, (0,)), origin)
@@ -194,7 +199,7 @@ async def test_one_reminder_before_the_deadline_even_across_a_restart(
     first = Broker(store, clock=clock, default_target="chat:C1", render_backoff_s=(0,))
     first.add_surface(chat)
     await first.start()
-    await first.ask(questions(), request_id="ask_6", timeout_s=600, remind_after_s=300)
+    await first.ask(asking("ask_6", timeout_s=600, remind_after_s=300))
     chat.remind_failures = 1  # the first attempt fails; it is tried again
     await clock.advance(299)
     assert chat.reminders.empty()
@@ -217,7 +222,7 @@ async def test_one_reminder_before_the_deadline_even_across_a_restart(
 
 
 async def test_a_reminder_after_the_deadline_is_never_scheduled(broker: Broker) -> None:
-    request, _ = await broker.ask(questions(), request_id="ask_7", timeout_s=60, remind_after_s=90)
+    request, _ = await broker.ask(asking("ask_7", timeout_s=60, remind_after_s=90))
     assert request.remind_at is None
 
 
@@ -231,7 +236,7 @@ async def test_a_request_that_cannot_be_posted_everywhere_is_retracted(
     broker.add_surface(chat)
     broker.add_surface(other)
     with pytest.raises(SurfaceUnavailable, match="other:C2"):
-        await broker.ask(questions(), request_id="ask_8", target=["chat:C1", "other:C2"])
+        await broker.ask(asking("ask_8", target=["chat:C1", "other:C2"]))
     retracted, message = chat.updates.get_nowait()
     assert retracted.status is Status.WITHDRAWN
     assert message.message_id == "1"
@@ -240,7 +245,7 @@ async def test_a_request_that_cannot_be_posted_everywhere_is_retracted(
 
 
 async def test_a_late_click_hears_how_the_request_ended(broker: Broker) -> None:
-    await broker.ask(questions(), request_id="ask_9", quorum=2)
+    await broker.ask(asking("ask_9", quorum=2))
     grace = Person(platform="chat", id="U2", name="Grace")
     lin = Person(platform="chat", id="U3", name="Lin")
     first = await broker.act("ask_9", ADA, Submit({0: (0,), 1: (0,)}))
@@ -250,10 +255,11 @@ async def test_a_late_click_hears_how_the_request_ended(broker: Broker) -> None:
     assert "already answered by Ada, Grace" in refused(late)[1]
 
     await broker.ask(
-        questions(),
-        request_id="ask_10",
-        timeout_s=60,
-        on_timeout={"answers": {"Database": "SQLite", "Features": "Logging"}},
+        asking(
+            "ask_10",
+            timeout_s=60,
+            on_timeout={"answers": {"Database": "SQLite", "Features": "Logging"}},
+        )
     )
     assert isinstance(broker.clock, ManualClock)
     await broker.clock.advance(60)

@@ -11,6 +11,7 @@ import pytest
 
 from adapters.web import WebSurface
 from bots.service import Service
+from core.ask import Ask
 from core.broker import Broker
 from core.intents import Decided, Refusal, Refused, Submit
 from core.models import Person, Status
@@ -52,7 +53,7 @@ async def test_two_web_submissions_racing_give_one_answer(
 
 async def test_many_submissions_at_once_on_the_broker(service: Service) -> None:
     broker = service.broker
-    await broker.ask(copy.deepcopy(DATABASE["questions"]), request_id="ask_many")
+    await broker.ask(Ask.parse({**copy.deepcopy(DATABASE), "request_id": "ask_many"}))
     people = [Person(platform="web", id=f"p{i}", name=f"P{i}") for i in range(20)]
     results = await asyncio.gather(
         *(broker.act("ask_many", p, Submit({0: (i % 2,), 1: (0,)})) for i, p in enumerate(people))
@@ -81,7 +82,7 @@ async def test_two_processes_sharing_one_database_agree_on_one_winner(
         broker.add_surface(WebSurface())
         for round_ in range(rounds):
             request_id = f"ask_shared_{round_}"
-            await broker.ask(copy.deepcopy(DATABASE["questions"]), request_id=request_id)
+            await broker.ask(Ask.parse({**copy.deepcopy(DATABASE), "request_id": request_id}))
             endings = [
                 Ending(
                     Status.ANSWERED,

@@ -9,6 +9,7 @@ from typing import Any, cast
 
 import pytest
 
+from core.ask import Ask
 from core.broker import Broker
 from core.clock import ManualClock
 from core.intents import Cancel, Choose, Intent, Pick, Refused, Submit
@@ -99,7 +100,8 @@ async def test_a_click_reads_its_request_once_before_writing(
     intent: Intent,
     quorum: int,
 ) -> None:
-    asked, _ = await broker.ask(questions(), request_id=f"ask_{name}", quorum=quorum)
+    ask = Ask.parse({"questions": questions(), "request_id": f"ask_{name}", "quorum": quorum})
+    asked, _ = await broker.ask(ask)
     if name == "submit-draft":
         await broker.act(asked.request_id, ADA, Choose(1, (1,)), asked.messages[0])
     store.calls.clear()

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 import asyncpg
 import pytest
 
+from core.ask import Ask
 from core.broker import Broker
 from core.intents import Submit
 from core.models import MessageRef, Person, Request, Selections, Status, Target
@@ -131,7 +132,7 @@ async def test_a_terminated_listener_listens_again_and_wakes_waiters(
         own_role(admin, url) as (role, role_url),
         replica(role_url, **FAST) as two,
     ):
-        await one.ask([DEPLOY], request_id="deploy_1")
+        await one.ask(Ask.parse({"questions": [DEPLOY], "request_id": "deploy_1"}))
         waiter = asyncio.create_task(two.wait("deploy_1", 60))
 
         # The listener is killed, and may not come back until the answer was given.
@@ -153,7 +154,7 @@ async def test_a_terminated_listener_listens_again_and_wakes_waiters(
         assert answered.answers == {"Deploy": "Approve"}
 
         # Changes made after the reconnect are heard as they happen.
-        await one.ask([DEPLOY], request_id="deploy_2")
+        await one.ask(Ask.parse({"questions": [DEPLOY], "request_id": "deploy_2"}))
         waiter = asyncio.create_task(two.wait("deploy_2", 60))
         await one.act("deploy_2", ADA, Submit(APPROVE))
         assert (await asyncio.wait_for(waiter, 10)).status is Status.ANSWERED
@@ -232,7 +233,7 @@ async def test_a_listener_that_stops_answering_is_replaced(records: Records) -> 
         relayed = parts._replace(netloc=f"{parts.username}@127.0.0.1:{port}").geturl()
         try:
             async with replica(relayed, check_every_s=0.2, **FAST) as two:
-                await one.ask([DEPLOY], request_id="deploy_3")
+                await one.ask(Ask.parse({"questions": [DEPLOY], "request_id": "deploy_3"}))
                 waiter = asyncio.create_task(two.wait("deploy_3", 60))
                 relay.go_silent()
                 await one.act("deploy_3", ADA, Submit(APPROVE))  # its NOTIFY is dropped
@@ -251,7 +252,7 @@ async def test_wait_returns_the_request_as_it_is_when_its_timeout_passes() -> No
         deaf = Broker(PostgresStore(url))  # never listens
         await deaf.store.open()
         try:
-            await one.ask([DEPLOY], request_id="deploy_4")
+            await one.ask(Ask.parse({"questions": [DEPLOY], "request_id": "deploy_4"}))
             waiter = asyncio.create_task(deaf.wait("deploy_4", 0.5))
             await one.act("deploy_4", ADA, Submit(APPROVE))
             answered = await asyncio.wait_for(waiter, 10)

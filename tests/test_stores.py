@@ -13,9 +13,9 @@ import pytest
 
 from core.clock import ManualClock
 from core.models import MessageRef, Person, Policy, Request, Status, Target
+from core.questions import parse_questions
 from core.store import Store, open_store
 from core.store.base import Ending, VoteOutcome
-from core.validation import parse_questions
 from tests.conftest import DATABASE, StartService
 from tests.stores import database_url
 from tests.web_person import answer_on_web

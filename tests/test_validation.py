@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from core.answers import to_answers, to_selections
 from core.errors import InvalidQuestion, MissingAnswers
 from core.models import AskUserQuestion, UserQuestion, UserQuestionResponse
-from core.validation import parse_questions
+from core.questions import parse_questions
 from core.wire import ask_frame, parse_frame, question_response
 from tests.conftest import DATABASE
 

@@ -20,6 +20,7 @@ from aiohttp import WSCloseCode, WSMsgType, web
 
 from core.api.errors import parse_json
 from core.api.keys import BROKER, SOCKETS
+from core.ask import Ask
 from core.broker import Broker
 from core.errors import AskbridgeError, InvalidQuestion
 from core.models import Request, Status
@@ -33,7 +34,7 @@ WAIT_SLICE_S = 300.0
 
 async def agent_socket(request: web.Request) -> web.WebSocketResponse:
     broker = request.app[BROKER]
-    options = _options(request)
+    settings = _settings(request)
     socket = web.WebSocketResponse(heartbeat=30.0)
     await socket.prepare(request)
     request.app[SOCKETS].add(socket)
@@ -44,9 +45,9 @@ async def agent_socket(request: web.Request) -> web.WebSocketResponse:
                 continue
             frame = _frame(message.data)
             if isinstance(frame.get(ASK), dict):
-                work = _answer(broker, socket, frame[ASK], options)
+                work = _answer(broker, socket, frame[ASK], settings)
             elif isinstance(frame.get(PERMISSION), dict):
-                work = _approve(broker, socket, frame[PERMISSION], options)
+                work = _approve(broker, socket, frame[PERMISSION], settings)
             elif ASK in frame or PERMISSION in frame:
                 # A malformed ask must not leave its agent waiting for an answer forever.
                 kind = ASK if ASK in frame else PERMISSION
@@ -66,47 +67,51 @@ async def agent_socket(request: web.Request) -> web.WebSocketResponse:
     return socket
 
 
-def _options(request: web.Request) -> dict[str, Any]:
-    """Request settings from the query string: target, timeout_s, context and the policy."""
+def _settings(request: web.Request) -> dict[str, Any]:
+    """The ask fields the query string sets for every ask on this socket, as `Ask` reads
+    them from a JSON body: lists split at commas, numbers as JSON numbers, other text as is
+    (for `Ask` to refuse with the same words as over HTTP)."""
     query = request.query
-    targets = [t for value in query.getall("target", []) for t in value.split(",") if t]
-    target: list[str] | str | None = targets if len(targets) > 1 else None
-    if len(targets) == 1:
-        target = targets[0]
-    options: dict[str, Any] = {"target": target}
-    try:
-        for key in ("timeout_s", "remind_after_s"):
-            if key in query:
-                options[key] = float(query[key])
-        if "quorum" in query:
-            options["quorum"] = int(query["quorum"])
-    except ValueError as error:
-        raise web.HTTPBadRequest(
-            text=json.dumps({"error": "timeout_s, remind_after_s and quorum must be numbers"}),
-            content_type="application/json",
-        ) from error
-    answerers = [a for value in query.getall("answerers", []) for a in value.split(",") if a]
-    if answerers:
-        options["answerers"] = answerers
+    fields: dict[str, Any] = {}
+    for key in ("target", "answerers"):
+        values = [v for value in query.getall(key, []) for v in value.split(",") if v]
+        if values:
+            fields[key] = values[0] if key == "target" and len(values) == 1 else values
+    for key in ("timeout_s", "remind_after_s", "quorum"):
+        if key in query:
+            fields[key] = _number(query[key])
     if query.get("context"):
-        options["context"] = query["context"]
-    return options
+        fields["context"] = query["context"]
+    return fields
+
+
+def _number(text: str) -> Any:
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else text
 
 
 def _frame(text: str) -> dict[str, Any]:
     try:
         frame = parse_json(text)
     except ValueError:
+        # Not a frame askbridge can read (not JSON, or nested too deeply): ignored like any
+        # other output of the agent.
         return {}
     return frame if isinstance(frame, dict) else {}
 
 
 async def _answer(
-    broker: Broker, socket: web.WebSocketResponse, ask: dict[str, Any], options: dict[str, Any]
+    broker: Broker, socket: web.WebSocketResponse, frame: dict[str, Any], settings: dict[str, Any]
 ) -> None:
-    request_id = ask.get("request_id", ask.get("requestId"))
+    request_id = frame.get("request_id", frame.get("requestId"))
+    # The frame carries the question and its id (as the agent framework sends them); the
+    # connection's query string carries the settings.
+    sent = {key: frame[key] for key in ("questions", "request_id", "requestId") if key in frame}
     try:
-        outcome = await _ask_and_wait(broker, ask.get("questions"), request_id, options)
+        outcome = await _ask_and_wait(broker, Ask.parse({**settings, **sent}))
     except AskbridgeError as error:
         await _send(socket, _error_frame(request_id, error))
         await _send(socket, interrupt())
@@ -116,11 +121,13 @@ async def _answer(
 
 
 async def _approve(
-    broker: Broker, socket: web.WebSocketResponse, prompt: dict[str, Any], options: dict[str, Any]
+    broker: Broker, socket: web.WebSocketResponse, prompt: dict[str, Any], settings: dict[str, Any]
 ) -> None:
     request_id = f"perm_{uuid.uuid4()}"
+    questions = permission_questions(prompt)
     try:
-        outcome = await _ask_and_wait(broker, permission_questions(prompt), request_id, options)
+        ask = Ask.parse({**settings, "questions": questions, "request_id": request_id})
+        outcome = await _ask_and_wait(broker, ask)
     except AskbridgeError as error:
         log.warning("permission prompt for %s failed: %s", prompt.get("tool_name"), error)
         await _send(socket, _error_frame(request_id, error))
@@ -131,11 +138,9 @@ async def _approve(
         await _send(socket, permission_response(prompt, outcome))
 
 
-async def _ask_and_wait(
-    broker: Broker, questions: Any, request_id: Any, options: dict[str, Any]
-) -> Request | None:
+async def _ask_and_wait(broker: Broker, ask: Ask) -> Request | None:
     """The ended request; None when askbridge is shutting down first."""
-    asked, _ = await broker.ask(questions, request_id=request_id, **options)
+    asked, _ = await broker.ask(ask)
     outcome = asked
     while not outcome.status.is_terminal:
         outcome = await broker.wait(asked.request_id, WAIT_SLICE_S)
@@ -162,9 +167,11 @@ def _outcome_frame(request: Request) -> Any:
 
 
 def _error_frame(request_id: Any, error: AskbridgeError) -> dict[str, Any]:
-    frame: dict[str, Any] = {"error": str(error), "request_id": request_id}
+    """The same `error` (and `details`) as the HTTP API's body for the same ask."""
+    shown = request_id if isinstance(request_id, str) else None
+    frame: dict[str, Any] = {"error": str(error), "request_id": shown}
     if isinstance(error, InvalidQuestion):
-        frame["details"] = [{"location": p.location, "message": p.message} for p in error.problems]
+        frame["details"] = error.details()
     return frame
 
 

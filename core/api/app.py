@@ -14,14 +14,12 @@ from core.api.agent_socket import agent_socket, close_agent_sockets
 from core.api.auth import loopback_hosts_only, require_token, same_origin_only
 from core.api.errors import Handler, error_response, json_errors, parse_json
 from core.api.keys import BROKER, SOCKETS
-from core.api.schema import request_schema
 from core.api.status import event_object, status_object
+from core.ask import Ask, ask_schema
 from core.broker import Broker
-from core.errors import InvalidQuestion, Problem
 from core.models import Status
 
 MAX_WAIT_S = 300.0
-MAX_CONTEXT_CHARS = 500
 MAX_LIST = 1000
 BODY_READ_S = 10.0
 
@@ -56,29 +54,12 @@ async def healthz(request: web.Request) -> web.Response:
 
 
 async def schema(request: web.Request) -> web.Response:
-    return web.json_response(request_schema())
+    return web.json_response(ask_schema())
 
 
 async def create_question(request: web.Request) -> web.Response:
-    body = await read_json_object(request)
-    timeout_s = _number(body, "timeout_s")
-    context = body.get("context")
-    if context is not None and (not isinstance(context, str) or len(context) > MAX_CONTEXT_CHARS):
-        raise InvalidQuestion(
-            [Problem("context", f"must be a text of at most {MAX_CONTEXT_CHARS} characters")]
-        )
-    broker = request.app[BROKER]
-    asked, created = await broker.ask(
-        body.get("questions"),
-        request_id=body.get("request_id", body.get("requestId")),
-        target=body.get("target"),
-        timeout_s=timeout_s,
-        context=context,
-        answerers=body.get("answerers"),
-        quorum=body.get("quorum"),
-        on_timeout=body.get("on_timeout"),
-        remind_after_s=body.get("remind_after_s"),
-    )
+    ask = Ask.parse(await read_json_object(request))
+    asked, created = await request.app[BROKER].ask(ask)
     return web.json_response(status_object(asked), status=201 if created else 200)
 
 
@@ -148,27 +129,17 @@ async def read_json_object(request: web.Request) -> dict[str, Any]:
             content_type="application/json",
         ) from None
     try:
+        # Malformed JSON, bytes that are not UTF-8, nesting too deep, 4300-digit numbers…
         body = parse_json(raw)
     except ValueError as error:
-        raise web.HTTPBadRequest(
-            text=json.dumps({"error": f"request body is not valid JSON: {error}"}),
-            content_type="application/json",
-        ) from error
+        raise _bad_request(f"request body is not valid JSON: {error}") from error
     if not isinstance(body, dict):
-        raise web.HTTPBadRequest(
-            text=json.dumps({"error": "request body must be a JSON object"}),
-            content_type="application/json",
-        )
+        raise _bad_request("request body must be a JSON object")
     return body
 
 
-def _number(body: dict[str, Any], key: str) -> float | None:
-    value = body.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidQuestion([Problem(key, f"must be a number of seconds, got {value!r}")])
-    return float(value)
+def _bad_request(message: str) -> web.HTTPBadRequest:
+    return web.HTTPBadRequest(text=json.dumps({"error": message}), content_type="application/json")
 
 
 __all__ = ["BROKER", "Handler", "add_api_routes", "api_middlewares"]

@@ -39,11 +39,7 @@ def error_response(status: int, message: str, **extra: object) -> web.Response:
 
 def from_error(error: AskbridgeError) -> web.Response:
     if isinstance(error, InvalidQuestion):
-        return error_response(
-            422,
-            str(error),
-            details=[{"location": p.location, "message": p.message} for p in error.problems],
-        )
+        return error_response(422, str(error), details=error.details())
     if isinstance(error, UnknownTarget):
         return error_response(422, str(error))
     if isinstance(error, NotFound):

@@ -10,7 +10,7 @@ import aiohttp
 from bots.service import Service
 from core.clock import ManualClock
 from core.models import Request, Target
-from core.validation import parse_questions
+from core.questions import parse_questions
 from tests.conftest import DATABASE, EXPECTED
 from tests.emulators.discord import Message
 

@@ -20,7 +20,7 @@ from adapters.discord.render import DISCORD_ANSWERER, reminder, render
 from adapters.discord.surface import NO_PINGS
 from core.intents import Counted, Drafted, Outcome, Refusal, Refused
 from core.models import Person, Policy, Request, Status, Target, Vote
-from core.validation import parse_questions
+from core.questions import parse_questions
 from core.view import RequestView, State
 from tests.emulators.discord import AllowedMentions, live_markdown, mentioned_in, validate_message
 from tests.emulators.discord.components import TEXT_DISPLAY, walk

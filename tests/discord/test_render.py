@@ -14,7 +14,7 @@ from adapters.discord.render import render
 from core.models import Person, Policy, Request, Status, Target, Vote
 from core.permissions import permission_questions
 from core.policy import ANSWERER
-from core.validation import parse_questions
+from core.questions import parse_questions
 from core.view import RequestView
 from tests.conftest import DATABASE
 from tests.emulators.discord import validate_message

@@ -1,0 +1,281 @@
+"""The one validated model of an ask: what an agent sends, checked the same way on every path.
+
+The HTTP route, the agent WebSocket, the MCP tool, the CLI and the Python client all build an
+`Ask`, and `/v1/schema` is its JSON schema. Each broken rule becomes a `Problem` naming where
+(index and field), the rule and the bad value, because that text is the agent's tool error.
+Rules that depend on configuration (is the target's platform set up?) are the broker's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from core.answers import to_selections
+from core.errors import Problem
+from core.models import Policy, Target, UserQuestion
+from core.policy import ANSWERER
+from core.problems import broken, invalid, rule, shown, text_problem
+from core.questions import (
+    MAX_HEADER_CHARS,
+    MAX_LABEL_WORDS,
+    MAX_OPTIONS,
+    MIN_LABEL_WORDS,
+    MIN_OPTIONS,
+    Questions,
+)
+from core.targets import MAX_TARGETS, TargetInput, read_targets
+
+MAX_CONTEXT_CHARS = 500
+MAX_ANSWERERS = 50
+MAX_QUORUM = 50
+MAX_SECONDS = 30 * 24 * 3600.0
+REQUEST_ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+class TimeoutAnswers(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    answers: dict[str, str] = Field(description="header -> label(s), multi-select ', '-joined")
+
+
+Seconds = Annotated[float, Field(gt=0, le=MAX_SECONDS)]
+
+
+class Ask(BaseModel):
+    """One AskUserQuestion and everything that decides where, for whom and how long."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, title="AskUserQuestion request")
+
+    questions: Questions = Field(description="1-4 questions, each with 2-4 options")
+    request_id: Annotated[str, Field(pattern=f"^{REQUEST_ID_PATTERN.pattern}$")] | None = Field(
+        default=None,
+        validation_alias=AliasChoices("request_id", "requestId"),
+        description="The agent's id for this ask; repeating it is idempotent.",
+    )
+    target: tuple[Target, ...] = Field(
+        default=(),
+        description=f"where to ask: one target or a list of up to {MAX_TARGETS}; "
+        "absent: the server's default",
+    )
+    timeout_s: Seconds | None = Field(
+        default=None, description="the deadline in seconds; absent: the server's default"
+    )
+    context: Annotated[str, Field(max_length=MAX_CONTEXT_CHARS)] | None = Field(
+        default=None, description="a short line shown above the questions"
+    )
+    answerers: tuple[str, ...] = Field(
+        default=(),
+        description="who may answer: slack:U…, slack-group:S…, discord:@<id>, discord-role:<id>,"
+        " web:<name>; absent: anyone who sees the message",
+    )
+    quorum: int = Field(
+        default=1, ge=1, le=MAX_QUORUM, description="distinct people who must give the same answers"
+    )
+    on_timeout: Literal["expire"] | TimeoutAnswers = Field(
+        default="expire", description="what the deadline does: expire, or give these answers"
+    )
+    remind_after_s: Seconds | None = Field(
+        default=None, description="one reminder to the answerers after this many seconds"
+    )
+
+    @classmethod
+    def parse(cls, raw: Any) -> Ask:
+        """Read an ask as an agent sent it (a JSON object); InvalidQuestion names every problem."""
+        try:
+            return cls.model_validate(raw)
+        except ValidationError as error:
+            raise invalid(error) from None
+
+    def body(self) -> dict[str, Any]:
+        """The ask as the JSON body of `POST /v1/questions`; `Ask.parse` reads it back equal."""
+        return self.model_dump(mode="json", exclude_defaults=True)
+
+    @property
+    def policy(self) -> Policy:
+        timeout = self.on_timeout
+        return Policy(
+            answerers=self.answerers,
+            quorum=self.quorum,
+            timeout_answers=timeout.answers if isinstance(timeout, TimeoutAnswers) else None,
+            remind_after_s=self.remind_after_s,
+        )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _questions_are_named(cls, raw: Any) -> Any:
+        # A missing `questions` is refused in the words of any other non-list.
+        if isinstance(raw, Mapping) and "questions" not in raw:
+            return {**raw, "questions": None}
+        return raw
+
+    @field_validator("request_id", mode="before")
+    @classmethod
+    def _request_id(cls, raw: Any) -> Any:
+        if raw is None:
+            return None
+        if isinstance(raw, str) and (problem := text_problem(raw)) is not None:
+            raise rule(problem)
+        if not isinstance(raw, str) or not REQUEST_ID_PATTERN.fullmatch(raw):
+            raise rule(f"must be 1-64 letters, digits, '_', '.' or '-', got {shown(raw)}")
+        return raw
+
+    @field_validator("target", mode="before", json_schema_input_type=TargetInput)
+    @classmethod
+    def _targets(cls, raw: Any) -> tuple[Target, ...]:
+        return read_targets(raw)
+
+    @field_validator("timeout_s", mode="before")
+    @classmethod
+    def _timeout(cls, raw: Any) -> float | None:
+        return _seconds(raw, f"must be a number of seconds above 0 and at most {MAX_SECONDS:.0f}")
+
+    @field_validator("remind_after_s", mode="before")
+    @classmethod
+    def _reminder(cls, raw: Any) -> float | None:
+        return _seconds(raw, f"must be a positive number of seconds, at most {MAX_SECONDS:.0f}")
+
+    @field_validator("context", mode="before")
+    @classmethod
+    def _context(cls, raw: Any) -> Any:
+        wanted = f"must be a text of at most {MAX_CONTEXT_CHARS} characters"
+        if raw is None:
+            return None
+        if not isinstance(raw, str):
+            raise rule(f"{wanted}, got {shown(raw)}")
+        if (problem := text_problem(raw)) is not None:
+            raise rule(problem)
+        if "\x00" in raw:
+            # Kept as a text column by the PostgreSQL store, which cannot hold NUL.
+            at = raw.index("\x00")
+            raise rule(f"must not contain NUL characters, got one at character {at}")
+        if len(raw) > MAX_CONTEXT_CHARS:
+            raise rule(f"{wanted}, got {len(raw)} characters")
+        return raw
+
+    @field_validator(
+        "answerers",
+        mode="before",
+        json_schema_input_type=Annotated[list[str], Field(max_length=MAX_ANSWERERS)] | str | None,
+    )
+    @classmethod
+    def _answerers(cls, raw: Any) -> tuple[str, ...]:
+        if raw is None:
+            return ()
+        if isinstance(raw, str):
+            raw = [part for part in raw.split(",") if part.strip()]
+        if not isinstance(raw, list | tuple):
+            raise rule(f"must be a list of strings, got {shown(raw)}")
+        if len(raw) > MAX_ANSWERERS:
+            raise rule(f"must name at most {MAX_ANSWERERS} answerers, got {len(raw)}")
+        entries: list[str] = []
+        problems: list[Problem] = []
+        for index, entry in enumerate(raw):
+            text = entry.strip() if isinstance(entry, str) else entry
+            problem = text_problem(text) if isinstance(text, str) else None
+            if problem is None and (not isinstance(text, str) or not ANSWERER.fullmatch(text)):
+                problem = (
+                    "must be slack:U…, slack-group:S…, discord:@<user id>, "
+                    f"discord-role:<role id> or web:<name>, got {shown(entry)}"
+                )
+            if problem is not None:
+                problems.append(Problem(f"[{index}]", problem))
+            elif text not in entries:
+                entries.append(text)
+        if problems:
+            raise broken(*problems)
+        return tuple(entries)
+
+    @field_validator(
+        "quorum",
+        mode="before",
+        json_schema_input_type=Annotated[int, Field(ge=1, le=MAX_QUORUM)] | None,
+    )
+    @classmethod
+    def _quorum(cls, raw: Any) -> int:
+        count = 1 if raw is None else raw
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_QUORUM:
+            raise rule(f"must be a whole number from 1 to {MAX_QUORUM}, got {shown(raw)}")
+        return count
+
+    @field_validator("quorum")
+    @classmethod
+    def _quorum_can_be_reached(cls, count: int, info: ValidationInfo) -> int:
+        entries: tuple[str, ...] | None = info.data.get("answerers")
+        people = [e for e in entries or () if "-" not in e.split(":", 1)[0]]
+        if entries and len(people) == len(entries) and count > len(people):
+            raise rule(
+                f"{count} votes can never come from {len(people)} answerers; "
+                "lower the quorum or add answerers"
+            )
+        return count
+
+    @field_validator(
+        "on_timeout",
+        mode="before",
+        json_schema_input_type=Literal["expire"] | TimeoutAnswers | None,
+    )
+    @classmethod
+    def _on_timeout(cls, raw: Any) -> Any:
+        if raw is None or raw == "expire":
+            return "expire"
+        if isinstance(raw, TimeoutAnswers):
+            return raw
+        answers = raw.get("answers") if isinstance(raw, Mapping) else None
+        if not isinstance(answers, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in answers.items()
+        ):
+            raise rule(f'must be "expire" or {{"answers": {{header: label}}}}, got {shown(raw)}')
+        return {"answers": dict(answers)}
+
+    @field_validator("on_timeout")
+    @classmethod
+    def _timeout_answers_fit(
+        cls, value: Literal["expire"] | TimeoutAnswers, info: ValidationInfo
+    ) -> Literal["expire"] | TimeoutAnswers:
+        questions: tuple[UserQuestion, ...] | None = info.data.get("questions")
+        if isinstance(value, str) or questions is None:
+            return value
+        if to_selections(questions, value.answers) is None:
+            headers = ", ".join(shown(q.header) for q in questions)
+            raise broken(
+                Problem(
+                    ".answers",
+                    f"must answer every question ({headers}) with its option labels "
+                    f"(multi-select joined with ', '), got {shown(value.answers)}",
+                )
+            )
+        return value
+
+
+def ask_schema() -> dict[str, Any]:
+    """The JSON schema of an ask (`GET /v1/schema`), with the question rules it can state."""
+    schema = Ask.model_json_schema()
+    question = schema["$defs"]["UserQuestion"]["properties"]
+    question["header"].update(minLength=1, maxLength=MAX_HEADER_CHARS)
+    question["header"]["description"] = "unique within the ask; the answers are keyed by it"
+    question["options"].update(minItems=MIN_OPTIONS, maxItems=MAX_OPTIONS)
+    question["multi_select"]["description"] = "also read as multiSelect"
+    label = schema["$defs"]["QuestionOption"]["properties"]["label"]
+    label["description"] = f"{MIN_LABEL_WORDS}-{MAX_LABEL_WORDS} words, unique within the question"
+    return schema
+
+
+def _seconds(raw: Any, wanted: str) -> float | None:
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 < raw <= MAX_SECONDS:
+        raise rule(f"{wanted}, got {shown(raw)}")
+    return float(raw)

@@ -1,0 +1,75 @@
+"""How a broken rule of an ask is told: `Problem`s that name where, the rule and the bad value.
+
+Validators raise `broken(...)` / `rule(...)` with their own words; `invalid` is the one place
+where pydantic's errors, ours and its own, become the `InvalidQuestion` an agent reads.
+"""
+
+from __future__ import annotations
+
+import reprlib
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+from pydantic_core import PydanticCustomError
+
+from core.errors import InvalidQuestion, Problem
+
+# One 422 lists at most this many problems: a body of a thousand bad options gets a short answer.
+MAX_PROBLEMS = 20
+
+_RULES = "askbridge_rules"
+
+
+def invalid(error: ValidationError, where: str = "") -> InvalidQuestion:
+    """The one translation of pydantic's errors into the Problems an agent reads."""
+    problems: list[Problem] = []
+    for detail in error.errors():
+        at = where + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in detail["loc"])
+        if detail["type"] == _RULES:
+            found: Sequence[Problem] = detail["ctx"]["problems"]
+            problems += [Problem((at + p.location).lstrip("."), p.message) for p in found]
+            continue
+        value = detail.get("input")
+        missing = detail["type"] == "missing" or isinstance(value, Mapping)
+        got = "" if missing else f", got {shown(value)}"
+        problems.append(Problem(at.lstrip("."), f"{detail['msg'].lower()}{got}"))
+    if len(problems) > MAX_PROBLEMS:
+        more = len(problems) - MAX_PROBLEMS
+        problems = [*problems[:MAX_PROBLEMS], Problem("", f"and {more} more not listed here")]
+    return InvalidQuestion(problems)
+
+
+def shown(value: Any) -> str:
+    """A bad value as a problem quotes it: its repr, cut short when long or deeply nested."""
+    short = reprlib.Repr()
+    short.maxstring, short.maxother, short.maxlevel = 80, 80, 3
+    return short.repr(value)
+
+
+def broken(*problems: Problem) -> PydanticCustomError:
+    """Problems found in one field, located relative to it ("", "[1].header", ".answers")."""
+    return PydanticCustomError(_RULES, "the AskUserQuestion rules", {"problems": problems})
+
+
+def rule(message: str) -> PydanticCustomError:
+    return broken(Problem("", message))
+
+
+def text_problem(text: str) -> str | None:
+    """Why a text cannot be stored and shown on every platform, or None when it can."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return (
+            f"must be valid Unicode text, got a lone surrogate {text[error.start]!r} at "
+            f"character {error.start} (half of a UTF-16 pair; send the whole character)"
+        )
+    return None
+
+
+def texts(where: str, **named: str) -> Iterator[Problem]:
+    """A problem for each of the named texts that is not valid Unicode."""
+    for name, text in named.items():
+        if (problem := text_problem(text)) is not None:
+            yield Problem(f"{where}.{name}", problem)
