@@ -77,17 +77,17 @@ class Service:
             client_max_size=settings.max_body_bytes,
         )
         add_api_routes(app, self.broker)
-        if self.web_enabled:
-            self.broker.add_surface(WebSurface())
-            secret = settings.web_secret.get_secret_value() if settings.web_secret else None
-            key = form_key(configured=secret, api_token=token, database_url=settings.database_url)
-            add_web_routes(app, self.broker, key=key, password=None if loopback else token)
         for runtime in self.runtimes:
             runtime.mount(app)
 
         await self.store.open()
         lines = []
         try:
+            if self.web_enabled:
+                self.broker.add_surface(WebSurface())
+                secret = settings.web_secret.get_secret_value() if settings.web_secret else None
+                key = await form_key(self.broker, secret)
+                add_web_routes(app, self.broker, key=key, password=None if loopback else token)
             for runtime in self.runtimes:
                 lines.append(await runtime.start())
                 self.broker.add_surface(runtime.surface)

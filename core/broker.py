@@ -191,6 +191,10 @@ class Broker:
         """Wake every long-poll for good, so the server need not wait out their timeouts."""
         self.hub.close()
 
+    async def secret(self, name: str) -> bytes:
+        """A random secret every replica shares, made on first use (see `Store.secret`)."""
+        return await self.store.secret(name)
+
     @property
     def platforms(self) -> list[str]:
         return sorted(self._surfaces)

@@ -4,8 +4,7 @@ refused safely when forged or malformed, and answered with one page per outcome.
 from __future__ import annotations
 
 import logging
-import os
-import stat
+import sqlite3
 from collections.abc import AsyncIterator, Callable, Coroutine
 from html.parser import HTMLParser
 from pathlib import Path
@@ -16,13 +15,12 @@ import pytest
 from yarl import URL
 
 from adapters.web import form_key
-from adapters.web.routes import WebPage
-from adapters.web.secret import key_file
+from adapters.web.routes import KEY_NAME, WebPage
 from bots.service import Service
 from core.clock import ManualClock
-from core.errors import StartupError
 from tests.conftest import DEPLOY, settings_for
 from tests.server_process import ServerProcess
+from tests.stores import postgres_schema
 from tests.web_person import answer_on_web, read_form
 
 StartReplica = Callable[..., Coroutine[Any, Any, Service]]
@@ -69,10 +67,10 @@ async def submit(
 @pytest.mark.parametrize(
     "settings",
     [{}, {"api_token": TOKEN}, {"web_secret": WEB_SECRET}],
-    ids=["key file", "from the API token", "ASKBRIDGE_WEB_SECRET"],
+    ids=["kept in the store", "with an API token", "ASKBRIDGE_WEB_SECRET"],
 )
 async def test_a_form_survives_a_restart_and_works_on_another_replica(
-    replica: StartReplica, http: aiohttp.ClientSession, tmp_path: Path, settings: dict[str, Any]
+    replica: StartReplica, http: aiohttp.ClientSession, settings: dict[str, Any]
 ) -> None:
     first = await replica(**settings)
     await ask(http, first.url, settings.get("api_token"), quorum=2)
@@ -87,8 +85,22 @@ async def test_a_form_survives_a_restart_and_works_on_another_replica(
     restarted = await replica(**settings)
     status, _ = await submit(http, restarted.url, csrf, name="Lin")
     assert status == 303
-    kept = tmp_path / "askbridge.db.web-key"
-    assert kept.exists() == (settings == {})
+
+
+async def test_replicas_on_one_postgresql_database_share_the_form_key(
+    tmp_path: Path, http: aiohttp.ClientSession
+) -> None:
+    async with postgres_schema() as url:
+        services = [Service(settings_for(tmp_path, database_url=url)) for _ in range(2)]
+        for service in services:
+            await service.start()
+        try:
+            await ask(http, services[0].url)
+            csrf = (await read_form(http, services[0].url, "ask_deploy")).csrf
+            assert (await submit(http, services[1].url, csrf))[0] == 303
+        finally:
+            for service in services:
+                await service.stop()
 
 
 async def test_replicas_with_different_secrets_refuse_each_others_forms(
@@ -103,54 +115,17 @@ async def test_replicas_with_different_secrets_refuse_each_others_forms(
     assert "This form is out of date" in page
 
 
-async def test_the_key_is_kept_for_its_owner_and_never_logged(
-    replica: StartReplica,
-    http: aiohttp.ClientSession,
-    tmp_path: Path,
-    caplog: pytest.LogCaptureFixture,
+async def test_the_key_is_never_logged(
+    replica: StartReplica, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    await replica()
-    kept = tmp_path / "askbridge.db.web-key"
-    assert stat.S_IMODE(os.stat(kept).st_mode) == 0o600
-    key = kept.read_text().strip()
-    assert len(bytes.fromhex(key)) == 32
-    assert drafts_left(tmp_path) == []
+    service = await replica()
+    kept = await service.broker.secret(KEY_NAME)
+    assert len(kept) == 32
     await replica(web_secret=WEB_SECRET)
     logged = "\n".join(r.getMessage() for r in caplog.records)
-    assert "askbridge.db.web-key" in logged
-    assert key not in logged
+    assert kept.hex() not in logged
     assert WEB_SECRET not in logged
-
-
-async def test_a_damaged_key_file_is_named_at_startup(
-    replica: StartReplica, tmp_path: Path
-) -> None:
-    (tmp_path / "askbridge.db.web-key").write_text("not a key\n")
-    with pytest.raises(StartupError, match=r"askbridge\.db\.web-key does not hold a web page"):
-        await replica()
-
-
-def test_without_a_file_database_the_key_lives_as_long_as_the_process(
-    caplog: pytest.LogCaptureFixture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    postgres = "postgresql://askbridge:pw@db.example:5432/askbridge"
-    assert key_file(postgres) is None
-    assert key_file("sqlite:///:memory:") is None
-    assert key_file("sqlite:////srv/a.db") == Path("/srv/a.db.web-key")
-    with caplog.at_level(logging.WARNING, logger="askbridge.web"):
-        first = form_key(configured=None, api_token=None, database_url=postgres)
-        assert form_key(configured=None, api_token=None, database_url=postgres) != first
-    assert "set ASKBRIDGE_WEB_SECRET" in caplog.text
-    assert list(tmp_path.iterdir()) == []
-    derived = form_key(configured=None, api_token=TOKEN, database_url=postgres)
-    assert derived == form_key(configured=None, api_token=TOKEN, database_url="sqlite:///x.db")
-    assert TOKEN.encode() not in derived
-
-
-def drafts_left(directory: Path) -> list[str]:
-    return [p.name for p in directory.iterdir() if p.name.startswith(".askbridge")]
 
 
 async def test_a_form_outlives_a_crash(server: ServerProcess, http: aiohttp.ClientSession) -> None:
@@ -160,7 +135,8 @@ async def test_a_form_outlives_a_crash(server: ServerProcess, http: aiohttp.Clie
     await server.kill()
     url = await server.start(port=server.port)
     assert (await submit(http, url, csrf))[0] == 303
-    key = (server.database.parent / "askbridge.db.web-key").read_text().strip()
+    with sqlite3.connect(server.database) as db:
+        (key,) = db.execute("SELECT value FROM secrets").fetchone()
     assert not any(key in line for line in server.log)
 
 
@@ -280,7 +256,7 @@ async def test_late_and_unknown_answers(replica: StartReplica, http: aiohttp.Cli
     assert status == 409
     assert "This question was already answered by Ada." in page
 
-    key = form_key(configured=WEB_SECRET, api_token=None, database_url="sqlite:///:memory:")
+    key = await form_key(service.broker, WEB_SECRET)
     signed = {"csrf": WebPage(service.broker, key).form_token("ask_nope"), "q0": "0"}
     async with http.post(f"{service.url}/q/ask_nope", data=signed) as response:
         assert response.status == 404

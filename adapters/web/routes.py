@@ -7,11 +7,11 @@ import hashlib
 import hmac
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from importlib import resources
 
 from aiohttp import web
 
 from adapters.web import clicks, render
-from adapters.web.assets import LIVE_JS, STYLE_CSS
 from core.broker import Broker
 from core.errors import NotFound
 from core.models import Status
@@ -19,6 +19,16 @@ from core.view import RequestView
 
 CHANGES_WAIT_S = 25.0
 RECENTLY_ENDED = 10
+KEY_NAME = "web-form-key"
+"""Under which name the store keeps the random key, when ASKBRIDGE_WEB_SECRET is not set."""
+
+
+async def form_key(broker: Broker, configured: str | None) -> bytes:
+    """The key that signs the page's forms: from ASKBRIDGE_WEB_SECRET, else one random key kept
+    in the store, so a form outlives restarts and works on every replica."""
+    if configured:
+        return hmac.new(configured.encode(), b"askbridge web form key v1", hashlib.sha256).digest()
+    return await broker.secret(KEY_NAME)
 
 
 @dataclass(frozen=True)
@@ -47,14 +57,16 @@ WEB: web.AppKey[WebPage] = web.AppKey("web_page", WebPage)
 def add_web_routes(
     app: web.Application, broker: Broker, *, key: bytes, password: str | None = None
 ) -> None:
-    """Serve the page; `key` signs its forms (see `adapters.web.secret`)."""
+    """Serve the page; `key` (see `form_key`) signs its forms."""
     app[WEB] = WebPage(broker, key, password)
     app.router.add_get("/", index)
     app.router.add_get("/q/{request_id}", show)
     app.router.add_post("/q/{request_id}", answer)
     app.router.add_get("/web/changes", changes)
-    app.router.add_get("/web/live.js", _asset(LIVE_JS, "text/javascript"))
-    app.router.add_get("/web/style.css", _asset(STYLE_CSS, "text/css"))
+    # Served from files, never inline, so the page's Content-Security-Policy allows no inline
+    # style or script: text that slipped into the HTML could not run.
+    app.router.add_get("/web/live.js", _asset("live.js", "text/javascript"))
+    app.router.add_get("/web/style.css", _asset("style.css", "text/css"))
 
 
 def _page(request: web.Request) -> WebPage:
@@ -131,7 +143,9 @@ async def changes(request: web.Request) -> web.Response:
     return web.json_response({"version": version, "waiting": waiting})
 
 
-def _asset(body: str, content_type: str) -> Callable[[web.Request], Awaitable[web.Response]]:
+def _asset(name: str, content_type: str) -> Callable[[web.Request], Awaitable[web.Response]]:
+    body = resources.files("adapters.web").joinpath("static", name).read_text()
+
     async def serve(request: web.Request) -> web.Response:
         reply = web.Response(text=body, content_type=content_type)
         reply.headers["X-Content-Type-Options"] = "nosniff"

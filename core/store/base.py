@@ -126,6 +126,10 @@ class Store(Protocol):
 
     async def add_event(self, event: Event) -> None: ...
 
+    async def secret(self, name: str) -> bytes:
+        """A random 32-byte secret kept under `name`, made on first use; the same for every
+        replica on this store and after every restart."""
+
     async def events(
         self, request_id: str | None = None, since: datetime | None = None, limit: int = 1000
     ) -> list[Event]:

@@ -94,4 +94,12 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             "ALTER TABLE votes ADD COLUMN sent_at REAL",
         ),
     ),
+    (
+        4,
+        (
+            # Random secrets the service makes once and every replica shares (the web page's
+            # form key), so that nothing signed is invalidated by a restart.
+            "CREATE TABLE secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        ),
+    ),
 )

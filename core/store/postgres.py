@@ -19,6 +19,7 @@ import contextlib
 import json
 import logging
 import random
+import secrets
 import uuid
 from collections.abc import Callable, Coroutine, Sequence
 from datetime import datetime
@@ -39,6 +40,7 @@ CHANNEL = "askbridge_changes"
 # Any constant: replicas starting together take turns migrating under this advisory lock.
 MIGRATION_LOCK = 0x61736B62
 CONNECT_TIMEOUT_S = 10.0
+SECRET_BYTES = 32
 Connection: TypeAlias = "asyncpg.Connection[Any] | PoolConnectionProxy[Any]"
 OnChange: TypeAlias = Callable[[str], Coroutine[Any, Any, None]]
 
@@ -432,6 +434,16 @@ class PostgresStore:
             )
 
     # --- audit --------------------------------------------------------------------------
+
+    async def secret(self, name: str) -> bytes:
+        async with self.pool.acquire() as db:
+            await db.execute(
+                "INSERT INTO secrets (name, value) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                name,
+                secrets.token_hex(SECRET_BYTES),
+            )
+            value = await db.fetchval("SELECT value FROM secrets WHERE name = $1", name)
+        return bytes.fromhex(str(value))
 
     async def add_event(self, event: Event) -> None:
         async with self.pool.acquire() as db:

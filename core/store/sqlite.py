@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import sqlite3
 from collections.abc import Callable, Coroutine, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -24,6 +25,7 @@ from core.store.base import Ending, Event, VoteOutcome
 from core.store.migrations import MIGRATIONS
 
 T = TypeVar("T")
+SECRET_BYTES = 32
 
 PRAGMAS = (
     "PRAGMA journal_mode = WAL",
@@ -372,6 +374,19 @@ class SQLiteStore:
                 " AND channel = ? AND message_id = ?",
                 (status.value, request_id, message.platform, message.channel, message.message_id),
             )
+
+    async def secret(self, name: str) -> bytes:
+        return bytes.fromhex(await self._run(self._secret, name))
+
+    def _secret(self, name: str) -> str:
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO secrets (name, value) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                (name, secrets.token_hex(SECRET_BYTES)),
+            )
+            row = _one(db, "SELECT value FROM secrets WHERE name = ?", (name,))
+        assert row is not None
+        return str(row[0])
 
     # --- audit --------------------------------------------------------------------------
 
