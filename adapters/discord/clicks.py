@@ -20,7 +20,7 @@ import discord
 
 from adapters.discord.ids import Action, BadCustomId, CustomId
 from adapters.discord.markdown import line, shorten
-from adapters.discord.render import name, summary, who_may_answer
+from adapters.discord.render import name, summary, answerers_text
 from core.broker import Broker
 from core.intents import (
     Cancel,
@@ -123,7 +123,7 @@ def note(outcome: Outcome) -> str | None:
             return f"{chosen} Press **Submit** to send your answers."
         case Refused(reason=Refusal.NOT_ANSWERER, view=view) if view is not None:
             return (
-                f"Only {who_may_answer(view.answerers)} may answer this question, so your "
+                f"Only {answerers_text(view.answerers)} may answer this question, so your "
                 "click was not counted. Ask one of them to decide."
             )
         case Refused(reason=Refusal.ALREADY_ENDED, view=view) if view is not None:

@@ -147,7 +147,7 @@ def policy_lines(view: RequestView) -> list[str]:
     """Who may answer, how many must agree and the tally, and what the deadline does."""
     lines: list[str] = []
     if view.answerers:
-        lines.append(f"**Who may answer:** {who_may_answer(view.answerers)}")
+        lines.append(f"**Who may answer:** {answerers_text(view.answerers)}")
     if view.needs_votes:
         lines.append(f"**Needs {view.quorum} matching votes**")
         lines.extend(tally_lines(view, view.tally))
@@ -252,7 +252,7 @@ def reminder(view: RequestView) -> str:
         details.append(f"it {verb} {timestamp(view.deadline, 'R')}")
     tail = f" ({'; '.join(details)})" if details else ""
     if view.answerers:
-        who = who_may_answer(view.answerers, MAX_REMINDER_WHO)
+        who = answerers_text(view.answerers, MAX_REMINDER_WHO)
         return f"⏰ Reminder for {who}: {still}{tail}."
     return f"⏰ Reminder: {still}{tail}."
 
@@ -274,7 +274,7 @@ def mention(entry: str) -> str:
     return f"<@&{found['id']}>" if found["role"] else f"<@{found['id']}>"
 
 
-def who_may_answer(answerers: Sequence[str], limit: int = MAX_WHO) -> str:
+def answerers_text(answerers: Sequence[str], limit: int = MAX_WHO) -> str:
     return join_within((mention(a) for a in answerers), limit)
 
 
