@@ -40,7 +40,7 @@ from core.intents import (
     Refused,
     Submit,
 )
-from core.message_updates import BACKOFF_S, MessageUpdates
+from core.message_updates import BACKOFF_S, SWEEP_S, MessageUpdates
 from core.models import MessageRef, Person, Request, Selections, Status, Target, UserQuestion
 from core.policy import may_answer
 from core.questions import MAX_QUESTIONS
@@ -64,6 +64,7 @@ class Broker:
         default_target: str = "web",
         unconfigured: Mapping[str, str] | None = None,
         render_backoff_s: Sequence[float] = BACKOFF_S,
+        render_sweep_s: float = SWEEP_S,
     ) -> None:
         self.store = store
         self.clock: Clock = clock or SystemClock()
@@ -73,7 +74,9 @@ class Broker:
         self._surfaces: dict[str, Surface] = {}
         # platform -> how to enable it, for the error when a target names it
         self._unconfigured = dict(unconfigured or {})
-        self.messages = MessageUpdates(store, self._surfaces, backoff_s=render_backoff_s)
+        self.messages = MessageUpdates(
+            store, self._surfaces, backoff_s=render_backoff_s, sweep_s=render_sweep_s
+        )
         self._deadline_moved = asyncio.Event()
         self._expiry: asyncio.Task[None] | None = None
 

@@ -251,6 +251,28 @@ async def test_a_tally_update_keeps_everyones_unsubmitted_choices(bridge: Bridge
     ]
 
 
+async def test_a_replayed_click_never_changes_a_vote(bridge: Bridge) -> None:
+    slack = bridge.slack
+    message = await ask_deploy(bridge, "ask_replay", quorum=2)
+    alice, bob = slack.person("U1"), slack.person("U2")
+    approve = await alice.click_button(message, "Approve")
+    approve.assert_acked()
+    await slack.wait_for_ephemeral("U1", contains="1 of 2 so far for Deploy: Approve.")
+    (await alice.click_button(message, "Reject")).assert_acked()
+    await slack.wait_for_ephemeral("U1", contains="1 of 2 so far for Deploy: Reject.", after=1)
+
+    # The earlier click, replayed within Slack's five minutes with its valid signature.
+    (await slack.replay(approve)).assert_acked()
+    # Had the replay counted, Alice would agree with Bob now, and his vote would decide.
+    (await bob.click_button(message, "Approve")).assert_acked()
+    await slack.wait_for_ephemeral("U2", contains="1 of 2 so far for Deploy: Approve.")
+    found = await bridge.status("ask_replay")
+    assert found["status"] == "waiting"
+    assert voters(found) == [("U1", {"Deploy": "Reject"}), ("U2", APPROVE)]
+    assert (await bridge.event_kinds("ask_replay")).count("vote") == 3
+    assert len(slack.ephemerals("U1")) == 2, "the replay is not answered"
+
+
 # ---- deadlines and reminders --------------------------------------------------------------------
 
 
