@@ -14,13 +14,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import discord
 
 from adapters.discord.ids import Action, BadCustomId, CustomId
 from adapters.discord.markdown import line, shorten
-from adapters.discord.render import name, summary, answerers_text
+from adapters.discord.render import answerers_text, name, summary
 from core.broker import Broker
 from core.intents import (
     Cancel,
@@ -54,6 +55,8 @@ class Click:
     person: Person
     origin: MessageRef
     intent: Intent
+    sent_at: datetime
+    """When Discord made the interaction (its id is a timestamp): a redelivery is no newer."""
 
 
 def parse(
@@ -85,7 +88,8 @@ def parse(
             intent = Submit()
         case Action.CANCEL:
             intent = Cancel()
-    return Click(custom_id.request_id, person, origin, intent)
+    sent_at = discord.utils.snowflake_time(interaction.id)
+    return Click(custom_id.request_id, person, origin, intent, sent_at)
 
 
 def groups(user: discord.User | discord.Member, guild_id: int | None) -> tuple[str, ...]:
@@ -105,7 +109,7 @@ def groups(user: discord.User | discord.Member, guild_id: int | None) -> tuple[s
 def note(outcome: Outcome) -> str | None:
     """What the person who clicked is told privately; None when the message itself shows it."""
     match outcome:
-        case Decided():
+        case Decided() | Refused(reason=Refusal.REPLAYED):
             return None
         case Counted(view=view, receipt=receipt):
             return (
@@ -150,7 +154,10 @@ async def respond(
         return
     try:
         click = parse(interaction, custom_id, values)
-        text = note(await broker.act(click.request_id, click.person, click.intent, click.origin))
+        outcome = await broker.act(
+            click.request_id, click.person, click.intent, click.origin, sent_at=click.sent_at
+        )
+        text = note(outcome)
     except BadCustomId as error:
         log.warning("refused a click: %s", error)
         text = FOREIGN
