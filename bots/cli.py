@@ -109,6 +109,12 @@ def _parser() -> argparse.ArgumentParser:
         help="the answer the deadline gives (repeat per question) instead of expiring",
     )
     ask.add_argument("--remind-after", type=float, metavar="SECONDS", help="remind once")
+    ask.add_argument(
+        "--allow-other", action="store_true", help="people may answer in their own words"
+    )
+    ask.add_argument(
+        "--allow-notes", action="store_true", help="people may add a note to their answer"
+    )
     ask.add_argument("--url", help="the server (ASKBRIDGE_URL, else ASKBRIDGE_HOST:PORT)")
 
     mcp = commands.add_parser(
@@ -244,6 +250,8 @@ def _ask_body(args: argparse.Namespace) -> dict[str, Any]:
         ("quorum", args.quorum),
         ("on_timeout", {"answers": timeout_answers} if timeout_answers else None),
         ("remind_after_s", args.remind_after),
+        ("allow_other", args.allow_other or None),
+        ("allow_notes", args.allow_notes or None),
     ):
         if value is not None:
             body[key] = value

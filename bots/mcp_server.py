@@ -28,6 +28,9 @@ INSTRUCTIONS = (
 class Answers(BaseModel):
     answers: dict[str, str] = Field(description="header -> chosen label(s), ', '-joined")
     answered_by: str = Field(description="who answered, or 'timeout' for a default decision")
+    notes: dict[str, str] = Field(
+        default_factory=dict, description="header -> a note the person added to that answer"
+    )
 
 
 def build_server(url: str, token: str | None) -> MCPServer[Any]:
@@ -41,7 +44,9 @@ def build_server(url: str, token: str | None) -> MCPServer[Any]:
             "(label of 1-5 words, description), multiSelect. target: where to ask, e.g. "
             "'slack:C0123', 'discord:@456', 'web' (the server's default if omitted). "
             "answerers/quorum: who may answer and how many must agree; on_timeout: 'expire' or "
-            "{answers: {header: label}} given at the deadline; remind_after_s: one reminder."
+            "{answers: {header: label}} given at the deadline; remind_after_s: one reminder; "
+            "allow_other: people may answer in their own words; allow_notes: people may add a "
+            "note to their answer."
         ),
     )
     async def ask_user_question(
@@ -53,6 +58,8 @@ def build_server(url: str, token: str | None) -> MCPServer[Any]:
         quorum: int | None = None,
         on_timeout: Literal["expire"] | TimeoutAnswers | None = None,
         remind_after_s: float | None = None,
+        allow_other: bool | None = None,
+        allow_notes: bool | None = None,
     ) -> Answers:
         fields = {
             "questions": questions,
@@ -63,6 +70,8 @@ def build_server(url: str, token: str | None) -> MCPServer[Any]:
             "quorum": quorum,
             "on_timeout": on_timeout,
             "remind_after_s": remind_after_s,
+            "allow_other": allow_other,
+            "allow_notes": allow_notes,
         }
         try:
             ask = Ask.parse({key: value for key, value in fields.items() if value is not None})
@@ -80,6 +89,7 @@ def build_server(url: str, token: str | None) -> MCPServer[Any]:
         return Answers(
             answers=final["answers"],
             answered_by=voter.get("name") or voter.get("id") or final.get("decided_by", ""),
+            notes=final.get("notes") or {},
         )
 
     return server

@@ -1,11 +1,13 @@
-"""Turning a person's selections into the answers map the agent receives, and back."""
+"""Turning a person's selections (and words of their own) into the answers map the agent
+receives, and back."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from core.errors import MissingAnswers
-from core.models import Selections, UserQuestion
+from core.models import Policy, Selections, UserQuestion
 
 # Multi-select answers join the chosen labels with this, so no such label may contain it.
 MULTI_SELECT_SEPARATOR = ", "
@@ -25,15 +27,7 @@ def to_answers(questions: Sequence[UserQuestion], selections: Selections) -> dic
     missing = unanswered(questions, selections)
     if missing:
         raise MissingAnswers(missing)
-    answers: dict[str, str] = {}
-    for index, question in enumerate(questions):
-        chosen = sorted(set(selections[index]))
-        if not question.multi_select:
-            chosen = chosen[-1:]
-        answers[question.header] = MULTI_SELECT_SEPARATOR.join(
-            question.options[o].label for o in chosen
-        )
-    return answers
+    return {q.header: answer_text(q, selections[i], "") for i, q in enumerate(questions)}
 
 
 def to_selections(
@@ -53,7 +47,107 @@ def to_selections(
     return selections
 
 
+MAX_TYPED_CHARS = 2000
+
+
+def typed_problem(text: str) -> str | None:
+    """Why words a person typed cannot be an answer or a note; None when they can."""
+    shown = text.strip()
+    if not shown:
+        return "Please type something, or leave the field out."
+    if len(shown) > MAX_TYPED_CHARS:
+        return f"Please keep it to {MAX_TYPED_CHARS} characters (this is {len(shown)})."
+    if any((ord(c) < 32 and c != "\n") or 127 <= ord(c) < 160 for c in shown):
+        return "Please remove the control characters."
+    return None
+
+
+def with_typed(
+    question: UserQuestion, chosen: Sequence[int], typed: str
+) -> tuple[tuple[int, ...], str]:
+    """The options and the words of one's own that an answer stands for.
+
+    What was typed is read as the agent would read it: an option's label is that option (so a
+    field prefilled with what the person picked means those options), anything else is their
+    own words, instead of the options of a single-select question, or after those of a
+    multi-select one.
+    """
+    labels = [option.label for option in question.options]
+    text = typed.strip()
+    if not question.multi_select:
+        if not text:
+            return tuple(chosen)[-1:], ""
+        return ((labels.index(text),), "") if text in labels else ((), text)
+    picked = set(chosen)
+    own = []
+    for part in (p.strip() for p in text.split(MULTI_SELECT_SEPARATOR)):
+        if part in labels:
+            picked.add(labels.index(part))
+        elif part:
+            own.append(part)
+    return tuple(sorted(picked)), MULTI_SELECT_SEPARATOR.join(own)
+
+
+def answer_text(question: UserQuestion, chosen: Sequence[int], own: str) -> str:
+    """One question's answer: its chosen labels in the order given, then the person's words."""
+    picked = sorted(set(chosen)) if question.multi_select else sorted(set(chosen))[-1:]
+    parts = [question.options[o].label for o in picked]
+    if own:
+        parts = [own] if not question.multi_select else [*parts, own]
+    return MULTI_SELECT_SEPARATOR.join(parts)
+
+
 def merge(base: Selections, update: Selections) -> Selections:
     merged = dict(base)
     merged.update(update)
     return merged
+
+
+@dataclass(frozen=True)
+class Ballot:
+    """One person's vote as the agent will read it, or why it cannot be taken."""
+
+    answers: dict[str, str] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
+    missing: tuple[str, ...] = ()
+    problems: dict[int, str] = field(default_factory=dict)
+    """Question index (-1: the note) -> what is wrong with what was typed there."""
+
+    @property
+    def ok(self) -> bool:
+        return not self.missing and not self.problems
+
+
+def ballot(
+    questions: Sequence[UserQuestion],
+    chosen: Selections,
+    typed: Mapping[int, str],
+    note: str,
+    policy: Policy,
+) -> Ballot:
+    """The answers (and note) a submission gives, checked: every question answered, typed words
+    allowed and well formed. A note belongs to the first question's answer."""
+    answers: dict[str, str] = {}
+    missing: list[str] = []
+    problems: dict[int, str] = {}
+    for index, question in enumerate(questions):
+        options, own = with_typed(question, chosen.get(index, ()), typed.get(index, ""))
+        if own and not policy.allow_other:
+            problems[index] = (
+                "Please choose one of the options; this question takes no other answer."
+            )
+        elif own and (problem := typed_problem(own)) is not None:
+            problems[index] = problem
+        elif not options and not own:
+            missing.append(question.header)
+        else:
+            answers[question.header] = answer_text(question, options, own)
+    notes: dict[str, str] = {}
+    if note.strip() and questions:
+        if not policy.allow_notes:
+            problems[-1] = "This question takes no notes."
+        elif (problem := typed_problem(note)) is not None:
+            problems[-1] = problem
+        else:
+            notes[questions[0].header] = note.strip()
+    return Ballot(answers, notes, tuple(missing), problems)

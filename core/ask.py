@@ -90,6 +90,17 @@ class Ask(BaseModel):
     remind_after_s: Seconds | None = Field(
         default=None, description="one reminder to the answerers after this many seconds"
     )
+    allow_other: bool = Field(
+        default=False,
+        validation_alias=AliasChoices("allow_other", "allowOther"),
+        description="people may answer in their own words instead of (single-select) or "
+        "besides (multi-select) the options",
+    )
+    allow_notes: bool = Field(
+        default=False,
+        validation_alias=AliasChoices("allow_notes", "allowNotes"),
+        description="people may attach a short note to their answer",
+    )
 
     @classmethod
     def parse(cls, raw: Any) -> Ask:
@@ -111,6 +122,8 @@ class Ask(BaseModel):
             quorum=self.quorum,
             timeout_answers=timeout.answers if isinstance(timeout, TimeoutAnswers) else None,
             remind_after_s=self.remind_after_s,
+            allow_other=self.allow_other,
+            allow_notes=self.allow_notes,
         )
 
     @model_validator(mode="before")

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from core.answers import merge, to_answers
+from core.answers import ballot, merge
 from core.ask import REQUEST_ID_PATTERN as REQUEST_ID_PATTERN
 from core.ask import Ask
 from core.clock import Clock, SystemClock
@@ -202,6 +202,14 @@ class Broker:
     def platforms(self) -> list[str]:
         return sorted(self._surfaces)
 
+    async def answer_form(self, request_id: str, person: Person) -> tuple[RequestView, Selections]:
+        """The request and what `person` has chosen so far: what a form for typing an answer
+        (a Slack or Discord modal) is prefilled with. NotFound when there is no such request."""
+        request, draft = await self.store.get_with_draft(request_id, person)
+        if request is None:
+            raise NotFound(f"no request with request_id {request_id!r}")
+        return RequestView.of(request), draft
+
     async def list_requests(self, status: Status | None = None, limit: int = 100) -> list[Request]:
         return await self.store.list_requests(status, limit)
 
@@ -263,18 +271,35 @@ class Broker:
                 question = intent.question
                 saved = await self.store.save_draft(request_id, person, chosen, self.clock.now())
                 return Drafted(view, question, saved)
-        return await self._vote(view, person, merge(draft, chosen), sent_at)
+        return await self._vote(view, person, merge(draft, chosen), intent, sent_at)
 
     async def _vote(
-        self, view: RequestView, person: Person, chosen: Selections, sent_at: datetime | None
+        self,
+        view: RequestView,
+        person: Person,
+        chosen: Selections,
+        submitted: Intent,
+        sent_at: datetime | None,
     ) -> Outcome:
-        missing = view.unanswered(chosen)
-        if missing:
-            return Refused(Refusal.MISSING_ANSWERS, view, tuple(missing), selections=chosen)
+        typed, note = (
+            (submitted.typed, submitted.note) if isinstance(submitted, Submit) else ({}, "")
+        )
+        vote = ballot(view.questions, chosen, typed, note, view.request.policy)
+        if vote.problems:
+            return Refused(
+                Refusal.BAD_TEXT, view, vote.missing, selections=chosen, problems=vote.problems
+            )
+        if vote.missing:
+            return Refused(Refusal.MISSING_ANSWERS, view, vote.missing, selections=chosen)
         request_id = view.request_id
-        answers = to_answers(view.questions, chosen)
         voted, outcome = await self.store.vote(
-            request_id, person, answers, view.quorum, self.clock.now(), sent_at
+            request_id,
+            person,
+            vote.answers,
+            view.quorum,
+            self.clock.now(),
+            sent_at,
+            notes=vote.notes,
         )
         now = RequestView.of(voted)
         if outcome is VoteOutcome.CLOSED:
@@ -435,7 +460,9 @@ def _checked(questions: Sequence[UserQuestion], intent: Intent) -> Selections | 
             given: Selections = {question: (option,)}
         case Choose(question=question, options=options):
             given = {question: options}
-        case Submit(selections=selections):
+        case Submit(selections=selections, typed=typed):
+            if any(not 0 <= q < len(questions) for q in typed):
+                return None
             given = dict(selections)
         case _:
             return {}

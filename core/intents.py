@@ -34,9 +34,12 @@ class Choose:
 @dataclass(frozen=True)
 class Submit:
     """Vote with the draft plus `selections` (a click that carries every answer needs no
-    draft)."""
+    draft), plus what the person typed: per question (`typed`, read as the agent reads an
+    answer: labels are options, other words are their own) and a `note` on the answer."""
 
     selections: Selections = field(default_factory=dict)
+    typed: Mapping[int, str] = field(default_factory=dict)
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,9 @@ class Refusal(enum.StrEnum):
     ALREADY_ENDED = "already_ended"
     NOT_ANSWERER = "not_answerer"
     MISSING_ANSWERS = "missing_answers"
+    BAD_TEXT = "bad_text"
+    """What the person typed cannot be taken (empty, too long, or not allowed): see
+    `problems`."""
     REPLAYED = "replayed"
     """The person's vote came from a newer click: this one is a replay or a redelivery."""
 
@@ -97,6 +103,12 @@ class Refused:
     """Group answerers whose membership could not be checked just now (NOT_ANSWERER)."""
     selections: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
     """What the person had chosen, so a form can be shown again as they left it."""
+    problems: Mapping[int, str] = field(default_factory=dict)
+    """BAD_TEXT: question index (NOTE for the note) -> what is wrong with what was typed."""
+
+
+NOTE = -1
+"""The key of the note in `Refused.problems`."""
 
 
 Outcome = Decided | Counted | Drafted | Refused

@@ -108,12 +108,18 @@ class Policy(_Wire):
     # Answers that decide the request when its deadline passes; None: it expires.
     timeout_answers: dict[str, str] | None = None
     remind_after_s: float | None = None
+    # A person may answer in their own words instead of (or besides) the options, and may
+    # attach a note to their answer.
+    allow_other: bool = False
+    allow_notes: bool = False
 
 
 class Vote(_Wire):
     person: Person
     answers: dict[str, str]
     at: datetime
+    notes: dict[str, str] = Field(default_factory=dict)
+    """header -> the voter's note on that answer."""
 
 
 class Request(_Wire):
@@ -135,10 +141,6 @@ class Request(_Wire):
     votes: tuple[Vote, ...] = ()
     remind_at: datetime | None = None
     reminded_at: datetime | None = None
-
-    @property
-    def ended_by(self) -> Person | None:
-        return self.answered_by or self.cancelled_by
 
     @property
     def decided_by_timeout(self) -> bool:

@@ -118,6 +118,19 @@ class RequestView:
         return self.request.ended_at
 
     @property
+    def notes(self) -> dict[str, str]:
+        """header -> the notes the deciding voters gave with the answer (each note named by its
+        voter when several agreed)."""
+        deciding = {p.key for p in self.deciders} if self.state is State.ANSWERED else set()
+        given_with = [v for v in self.request.votes if v.person.key in deciding and v.notes]
+        found: dict[str, str] = {}
+        for vote in given_with:
+            for header, note in vote.notes.items():
+                line = note if len(given_with) == 1 else f"{plain_name(vote.person)}: {note}"
+                found[header] = f"{found[header]}\n{line}" if header in found else line
+        return found
+
+    @property
     def agent_error(self) -> str | None:
         return AGENT_ERRORS.get(self.request.status)
 

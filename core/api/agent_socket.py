@@ -82,6 +82,9 @@ def _settings(request: web.Request) -> dict[str, Any]:
             fields[key] = _number(query[key])
     if query.get("context"):
         fields["context"] = query["context"]
+    for key in ("allow_other", "allow_notes"):
+        if key in query:
+            fields[key] = query[key]
     return fields
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from core.models import Person, Request, Target
 from core.store.base import Event
-from core.view import AGENT_ERRORS
+from core.view import AGENT_ERRORS, RequestView
 
 
 def status_object(request: Request) -> dict[str, Any]:
@@ -31,6 +31,15 @@ def status_object(request: Request) -> dict[str, Any]:
             for q in request.questions
             if q.header in request.answers
         }
+        notes = RequestView.of(request).notes
+        if notes:
+            body["notes"] = notes
+            # The shape Claude Code takes its answers' notes in.
+            body["annotations"] = {
+                q.question: {"notes": notes[q.header]}
+                for q in request.questions
+                if q.header in notes
+            }
     if request.answered_by is not None:
         body["answered_by"] = person_object(request.answered_by)
     if request.cancelled_by is not None:
@@ -43,13 +52,22 @@ def status_object(request: Request) -> dict[str, Any]:
     policy = request.policy
     body["answerers"] = list(policy.answerers)
     body["quorum"] = policy.quorum
+    if policy.allow_other:
+        body["allow_other"] = True
+    if policy.allow_notes:
+        body["allow_notes"] = True
     if policy.timeout_answers is not None:
         body["on_timeout"] = {"answers": policy.timeout_answers}
     if request.remind_at is not None:
         body["remind_at"] = iso(request.remind_at)
         body["reminded_at"] = iso(request.reminded_at)
     body["votes"] = [
-        {"voter": person_object(v.person), "answers": v.answers, "at": iso(v.at)}
+        {
+            "voter": person_object(v.person),
+            "answers": v.answers,
+            "at": iso(v.at),
+            **({"notes": v.notes} if v.notes else {}),
+        }
         for v in request.votes
     ]
     body["messages"] = [

@@ -8,7 +8,7 @@ same moment exactly one wins, whatever process or replica they reached.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -98,8 +98,10 @@ class Store(Protocol):
         quorum: int,
         at: datetime,
         sent_at: datetime | None = None,
+        notes: Mapping[str, str] | None = None,
     ) -> tuple[Request, VoteOutcome]:
-        """Record (or change) a person's vote; answer the request once `quorum` votes agree.
+        """Record (or change) a person's vote, with their `notes` (header -> note); answer the
+        request once `quorum` votes agree.
 
         `sent_at` is when the platform says the click happened: a vote from a click no newer
         than the one behind the person's recorded vote (a replay, a redelivery) is ignored.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -67,10 +67,16 @@ def dump_answers(answers: dict[str, str]) -> str:
 
 
 def load_vote(row: Sequence[Any]) -> Vote:
-    voter, answers, at = row
+    voter, answers, at, notes = row
     return Vote(
-        person=Person.model_validate_json(voter), answers=json.loads(answers), at=from_epoch(at)
+        person=Person.model_validate_json(voter),
+        answers=json.loads(answers),
+        at=from_epoch(at),
+        notes=json.loads(notes) if notes else {},
     )
+
+
+VOTE_COLUMNS = "voter, answers, at, notes"
 
 
 def load_request(
@@ -120,3 +126,11 @@ NEWER_CLICK = (
 )
 """When a vote may replace a person's recorded one: unless it comes from a click that is no
 newer than the recorded vote's (a replayed or redelivered click). Shared by both dialects."""
+
+
+def vote_data(answers: Mapping[str, str], notes: Mapping[str, str] | None) -> dict[str, Any]:
+    """What the audit trail records of a vote: its answers, and its notes when it has any."""
+    data: dict[str, Any] = {"answers": dict(answers)}
+    if notes:
+        data["notes"] = dict(notes)
+    return data

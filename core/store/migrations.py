@@ -102,4 +102,11 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             "CREATE TABLE secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
         ),
     ),
+    (
+        5,
+        (
+            # A voter's notes on their answers, as JSON: header -> note.
+            "ALTER TABLE votes ADD COLUMN notes TEXT",
+        ),
+    ),
 )

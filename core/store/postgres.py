@@ -21,7 +21,7 @@ import logging
 import random
 import secrets
 import uuid
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeAlias
 from urllib.parse import urlsplit
@@ -312,6 +312,7 @@ class PostgresStore:
         quorum: int,
         at: datetime,
         sent_at: datetime | None = None,
+        notes: Mapping[str, str] | None = None,
     ) -> tuple[Request, VoteOutcome]:
         encoded = codec.dump_answers(answers)
         async with self.pool.acquire() as db, db.transaction():
@@ -322,21 +323,24 @@ class PostgresStore:
             if status == Status.WAITING.value:
                 outcome = VoteOutcome.COUNTED
                 written = await db.execute(
-                    "INSERT INTO votes (request_id, person, voter, answers, at, sent_at)"
-                    " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (request_id, person)"
+                    "INSERT INTO votes (request_id, person, voter, answers, at, sent_at, notes)"
+                    " VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (request_id, person)"
                     " DO UPDATE SET voter = excluded.voter, answers = excluded.answers,"
-                    f" at = excluded.at, sent_at = excluded.sent_at WHERE {codec.NEWER_CLICK}",
+                    " at = excluded.at, sent_at = excluded.sent_at, notes = excluded.notes"
+                    f" WHERE {codec.NEWER_CLICK}",
                     request_id,
                     person.key,
                     person.model_dump_json(),
                     encoded,
                     codec.epoch(at),
                     None if sent_at is None else codec.epoch(sent_at),
+                    json.dumps(dict(notes)) if notes else None,
                 )
                 if written.endswith(" 0"):
                     outcome = VoteOutcome.REPLAYED
             if outcome is VoteOutcome.COUNTED:
-                await _insert_event(db, Event(request_id, at, "vote", person, {"answers": answers}))
+                data = codec.vote_data(answers, notes)
+                await _insert_event(db, Event(request_id, at, "vote", person, data))
                 agreeing = await db.fetchval(
                     "SELECT count(*) FROM votes WHERE request_id = $1 AND answers = $2",
                     request_id,
@@ -524,7 +528,7 @@ async def _votes(db: Connection, request_ids: Sequence[str]) -> dict[str, list[V
     found: dict[str, list[Vote]] = {}
     if request_ids:
         rows = await db.fetch(
-            "SELECT request_id, voter, answers, at FROM votes"
+            f"SELECT request_id, {codec.VOTE_COLUMNS} FROM votes"
             " WHERE request_id = ANY($1::text[]) ORDER BY at",
             list(request_ids),
         )

@@ -11,7 +11,7 @@ import asyncio
 import json
 import secrets
 import sqlite3
-from collections.abc import Callable, Coroutine, Iterable, Iterator
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import datetime
@@ -217,8 +217,11 @@ class SQLiteStore:
         quorum: int,
         at: datetime,
         sent_at: datetime | None = None,
+        notes: Mapping[str, str] | None = None,
     ) -> tuple[Request, VoteOutcome]:
-        return await self._run(self._vote, request_id, person, answers, quorum, at, sent_at)
+        return await self._run(
+            self._vote, request_id, person, answers, quorum, at, sent_at, dict(notes or {})
+        )
 
     def _vote(
         self,
@@ -228,15 +231,17 @@ class SQLiteStore:
         quorum: int,
         at: datetime,
         sent_at: datetime | None,
+        notes: dict[str, str],
     ) -> tuple[Request, VoteOutcome]:
         encoded = codec.dump_answers(answers)
         with self._transaction() as db:
             cursor = db.execute(
-                "INSERT INTO votes (request_id, person, voter, answers, at, sent_at)"
-                " SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM requests"
+                "INSERT INTO votes (request_id, person, voter, answers, at, sent_at, notes)"
+                " SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM requests"
                 " WHERE request_id = ? AND status = 'waiting')"
                 " ON CONFLICT (request_id, person) DO UPDATE SET voter = excluded.voter,"
-                " answers = excluded.answers, at = excluded.at, sent_at = excluded.sent_at"
+                " answers = excluded.answers, at = excluded.at, sent_at = excluded.sent_at,"
+                " notes = excluded.notes"
                 f" WHERE {codec.NEWER_CLICK}",
                 (
                     request_id,
@@ -245,6 +250,7 @@ class SQLiteStore:
                     encoded,
                     codec.epoch(at),
                     None if sent_at is None else codec.epoch(sent_at),
+                    json.dumps(notes) if notes else None,
                     request_id,
                 ),
             )
@@ -253,7 +259,8 @@ class SQLiteStore:
                 outcome = VoteOutcome.REPLAYED
             if cursor.rowcount == 1:
                 outcome = VoteOutcome.COUNTED
-                _insert_event(db, Event(request_id, at, "vote", person, {"answers": answers}))
+                data = codec.vote_data(answers, notes)
+                _insert_event(db, Event(request_id, at, "vote", person, data))
                 row = _one(
                     db,
                     "SELECT count(*) FROM votes WHERE request_id = ? AND answers = ?",
@@ -443,7 +450,7 @@ def _votes(db: sqlite3.Connection, request_ids: list[str]) -> dict[str, list[Vot
         return {}
     marks = ", ".join("?" for _ in request_ids)
     rows = db.execute(
-        f"SELECT request_id, voter, answers, at FROM votes WHERE request_id IN ({marks})"
+        f"SELECT request_id, {codec.VOTE_COLUMNS} FROM votes WHERE request_id IN ({marks})"
         " ORDER BY at",
         tuple(request_ids),
     ).fetchall()
