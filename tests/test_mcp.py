@@ -67,7 +67,7 @@ async def test_an_mcp_client_gets_the_answers(
         await answer_on_web(http, service.url, request_id, picks, name="Grace")
         result = await asyncio.wait_for(call, 30)
     assert not result.is_error, text_of(result)
-    assert result.structured_content == {"answers": EXPECTED, "answered_by": "Grace"}
+    assert result.structured_content == {"answers": EXPECTED, "answered_by": "Grace", "notes": {}}
 
 
 async def test_a_cancel_or_a_bad_question_is_a_tool_error(
