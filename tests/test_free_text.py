@@ -28,6 +28,7 @@ DATABASE_Q, FEATURES_Q = parse_questions(copy.deepcopy(DATABASE["questions"]))
 
 class Chat:
     platform = "chat"
+    answerer_kinds: tuple[str, ...] = ("chat",)
 
     def check_target(self, target: Target) -> None:
         pass

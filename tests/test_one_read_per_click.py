@@ -44,6 +44,7 @@ class RecordingStore:
 
 class Chat:
     platform = "chat"
+    answerer_kinds: tuple[str, ...] = ("chat",)
 
     def check_target(self, target: Target) -> None:
         pass

@@ -29,9 +29,11 @@ from urllib.parse import urlsplit
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
+from core.errors import StartupError
 from core.models import MessageRef, Person, Request, Selections, Status, Vote
 from core.store import codec
 from core.store.base import EVERY_REQUEST, Ending, Event, VoteOutcome
+from core.store.factory import shown_url
 from core.store.postgres_schema import MIGRATIONS
 
 log = logging.getLogger("askbridge.store")
@@ -77,9 +79,16 @@ class PostgresStore:
         return self._pool
 
     async def open(self) -> None:
-        self._pool = await asyncpg.create_pool(
-            self.url, min_size=self._sizes[0], max_size=self._sizes[1]
-        )
+        try:
+            self._pool = await asyncpg.create_pool(
+                self.url, min_size=self._sizes[0], max_size=self._sizes[1]
+            )
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+            raise StartupError(
+                f"cannot connect to PostgreSQL at ASKBRIDGE_DATABASE_URL={shown_url(self.url)} "
+                f"({type(error).__name__}: {error}); check that the server runs, the database "
+                "exists and the user may log in"
+            ) from error
         async with self.pool.acquire() as db, db.transaction():
             await db.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
             await db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER)")

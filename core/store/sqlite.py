@@ -19,6 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
+from core.errors import StartupError
 from core.models import MessageRef, Person, Request, Selections, Status, Vote
 from core.store import codec
 from core.store.base import Ending, Event, VoteOutcome
@@ -50,7 +51,13 @@ class SQLiteStore:
     # --- lifecycle ----------------------------------------------------------------------
 
     async def open(self) -> None:
-        await self._run(self._open)
+        try:
+            await self._run(self._open)
+        except (OSError, sqlite3.Error) as error:
+            raise StartupError(
+                f"cannot open the SQLite database {self.path!r} ({error}); check "
+                "ASKBRIDGE_DATABASE_URL, and that its directory is writable"
+            ) from error
 
     def _open(self) -> None:
         if self.path != ":memory:":
