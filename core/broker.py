@@ -213,8 +213,14 @@ class Broker:
             raise NotFound(f"no request with request_id {request_id!r}")
         return RequestView.of(request), draft
 
-    async def list_requests(self, status: Status | None = None, limit: int = 100) -> list[Request]:
-        return await self.store.list_requests(status, limit)
+    async def list_requests(
+        self, status: Status | None = None, limit: int = 100, older_than: str | None = None
+    ) -> list[Request]:
+        """Newest first; `older_than`: the page after that request (see `Store.list_requests`)."""
+        return await self.store.list_requests(status, limit, older_than)
+
+    async def count_requests(self, status: Status, older_than: str | None = None) -> int:
+        return await self.store.count_requests(status, older_than)
 
     async def withdraw(self, request_id: str) -> Request:
         await self.get(request_id)

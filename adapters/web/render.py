@@ -51,20 +51,39 @@ def page(title: str, body: str, *, version: int, watching: str = "") -> str:
 # --- pages ---------------------------------------------------------------------------------
 
 
-def index(waiting: Iterable[RequestView], ended: Iterable[RequestView], version: int) -> str:
+def index(
+    waiting: Sequence[RequestView],
+    ended: Iterable[RequestView],
+    version: int,
+    *,
+    more: int = 0,
+    paged: bool = False,
+) -> str:
+    """Waiting questions, newest first; `more`: how many older ones wait beyond the last, which
+    a link pages to; `paged`: this is such a page, not the newest."""
     waiting_items = "".join(_list_item(v) for v in waiting)
     ended_items = "".join(_list_item(v) for v in ended)
-    body = (
-        "<h1>Questions from your agents</h1><div id='live'>"
-        + (
-            f"<ul class='requests' id='waiting'>{waiting_items}</ul>"
-            if waiting_items
-            else "<p id='waiting' class='hint'>No question is waiting. New ones appear here.</p>"
+    parts = ["<h1>Questions from your agents</h1><div id='live'>"]
+    if paged:
+        parts.append("<p><a href='/'>Newest questions</a></p>")
+    if waiting_items:
+        parts.append(f"<ul class='requests' id='waiting'>{waiting_items}</ul>")
+    elif paged:
+        parts.append("<p id='waiting' class='hint'>No older question is waiting.</p>")
+    else:
+        parts.append(
+            "<p id='waiting' class='hint'>No question is waiting. New ones appear here.</p>"
         )
-        + (f"<h2>Recently ended</h2><ul class='requests'>{ended_items}</ul>" if ended_items else "")
-        + "</div>"
-    )
-    return page("Questions", body, version=version)
+    if more and waiting:
+        older = f"/?before={quote(waiting[-1].request_id, safe='')}"
+        parts.append(
+            f"<p id='more'>{escape(more_line(more))} "
+            f"<a href='{escape(older)}' rel='next'>Older questions</a></p>"
+        )
+    if ended_items:
+        parts.append(f"<h2>Recently ended</h2><ul class='requests'>{ended_items}</ul>")
+    parts.append("</div>")
+    return page("Questions", "".join(parts), version=version)
 
 
 def form(
@@ -189,6 +208,10 @@ def policy_lines(view: RequestView) -> list[str]:
             default = given(view.default_answers)
             lines.append(f"If nobody decides by {when}, the answer is {default}.")
     return lines
+
+
+def more_line(more: int) -> str:
+    return f"And {more} more {'question is' if more == 1 else 'questions are'} waiting."
 
 
 def tally_line(row: TallyRow, quorum: int) -> str:
