@@ -250,3 +250,29 @@ async def test_the_list_says_how_many_more_wait_and_pages_to_them(
     await expect(more).to_have_count(0)
     await page.get_by_role("link", name="Newest questions").click()
     await expect(items.first).to_contain_text("question 119")
+
+
+async def test_answer_in_ones_own_words_with_a_note(
+    service: Service, http: aiohttp.ClientSession, page: Page, tmp_path: Path
+) -> None:
+    await create(http, service, "ask_words", allow_other=True, allow_notes=True)
+    await page.goto(f"{service.url}/q/ask_words")
+    database = page.locator("fieldset[data-header='Database']")
+    features = page.locator("fieldset[data-header='Features']")
+    await database.get_by_label("Or in your own words").fill("Neither — use MySQL 8")
+    await features.get_by_label("Caching").check()
+    await features.get_by_label("Or in your own words").fill("tracing")
+    await page.get_by_label("A note with your answer").fill("Ask ops before the switch.")
+    await page.get_by_label("Your name").fill("Lin")
+    await page.get_by_role("button", name="Submit").click()
+
+    await expect(page.locator("#outcome")).to_contain_text("Answered by Lin")
+    answers = page.locator("#answers")
+    await expect(answers).to_contain_text("Neither — use MySQL 8")
+    await expect(answers).to_contain_text("Caching, tracing")
+    await expect(answers.locator(".their-note")).to_have_text("Ask ops before the switch.")
+    await page.screenshot(path=str(tmp_path / "own-words.png"), full_page=True)
+    async with http.get(f"{service.url}/v1/questions/ask_words") as response:
+        found = await response.json()
+    assert found["answers"] == {"Database": "Neither — use MySQL 8", "Features": "Caching, tracing"}
+    assert found["notes"] == {"Database": "Ask ops before the switch."}
