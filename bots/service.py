@@ -77,7 +77,7 @@ class Service:
             middlewares=api_middlewares(token=token, loopback_only=loopback, signed_paths=signed),
             client_max_size=settings.max_body_bytes,
         )
-        add_api_routes(app, self.broker)
+        add_api_routes(app, self.broker, orphan_grace_s=settings.permission_grace_s)
         for runtime in self.runtimes:
             runtime.mount(app)
 

@@ -13,7 +13,9 @@ from aiohttp import web
 from core.api.agent_socket import agent_socket, close_agent_sockets
 from core.api.auth import loopback_hosts_only, require_token, same_origin_only
 from core.api.errors import Handler, error_response, json_errors, parse_json
-from core.api.keys import BROKER, SOCKETS
+from core.api.keys import BROKER, ORPHANS, SOCKETS
+from core.api.orphans import GRACE_S as ORPHAN_GRACE_S
+from core.api.orphans import Orphans
 from core.api.status import event_object, status_object
 from core.ask import Ask, ask_schema
 from core.broker import Broker
@@ -34,10 +36,18 @@ def api_middlewares(
     return middlewares
 
 
-def add_api_routes(app: web.Application, broker: Broker) -> None:
+async def _close_orphans(app: web.Application) -> None:
+    await app[ORPHANS].close()
+
+
+def add_api_routes(
+    app: web.Application, broker: Broker, *, orphan_grace_s: float = ORPHAN_GRACE_S
+) -> None:
     app[BROKER] = broker
     app[SOCKETS] = weakref.WeakSet()
+    app[ORPHANS] = Orphans(broker, orphan_grace_s)
     app.on_shutdown.append(close_agent_sockets)
+    app.on_cleanup.append(_close_orphans)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/v1/schema", schema)
     app.router.add_post("/v1/questions", create_question)
