@@ -8,8 +8,10 @@ import contextlib
 import json
 import logging
 import os
+import re
 import signal
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,8 @@ from bots.client import (
 from bots.logs import configure_logging
 from bots.service import Service
 from bots.settings import Settings, unknown_variables
-from core.errors import StartupError
+from core.errors import AskbridgeError, StartupError
+from core.store import open_store
 from core.version import VERSION
 
 log = logging.getLogger("askbridge")
@@ -61,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
         return _audit(settings, args)
     if args.command == "mcp":
         return _mcp(settings, args)
+    if args.command == "prune":
+        return _prune(settings, args)
     parser.print_help(sys.stderr)
     return EXIT_USAGE
 
@@ -126,6 +131,16 @@ def _parser() -> argparse.ArgumentParser:
         "mcp", help="serve the ask_user_question tool to an MCP client over stdio"
     )
     mcp.add_argument("--url", help="the server (ASKBRIDGE_URL, else ASKBRIDGE_HOST:PORT)")
+
+    prune = commands.add_parser(
+        "prune",
+        help="delete requests that ended long ago, with their votes and audit trail",
+        description="Works on the database of ASKBRIDGE_DATABASE_URL; never deletes a request "
+        "that is still waiting.",
+    )
+    prune.add_argument(
+        "--older-than", required=True, metavar="AGE", help="e.g. 90d, 12h, 30m (days by default)"
+    )
 
     audit = commands.add_parser("audit", help="print the audit trail as JSON lines")
     audit.add_argument("request_id", nargs="?", help="only this request id")
@@ -303,6 +318,36 @@ def _audit(settings: Settings, args: argparse.Namespace) -> int:
         return EXIT_USAGE if 400 <= error.status < 500 else EXIT_ERROR
     for event in events:
         _print_json(event)
+    return EXIT_ANSWERED
+
+
+AGE = re.compile(r"(\d+(?:\.\d+)?)([dhms]?)")
+AGE_UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1, "": 86400}
+
+
+def _prune(settings: Settings, args: argparse.Namespace) -> int:
+    age = AGE.fullmatch(args.older_than.strip())
+    if age is None:
+        sys.stderr.write(
+            f"askbridge prune: --older-than takes 90d, 12h, 30m or 45s, got {args.older_than!r}\n"
+        )
+        return EXIT_USAGE
+    keep = timedelta(seconds=float(age[1]) * AGE_UNITS[age[2]])
+
+    async def prune() -> int:
+        store = open_store(settings.database_url)
+        await store.open()
+        try:
+            return await store.prune(datetime.now(UTC) - keep)
+        finally:
+            await store.close()
+
+    try:
+        pruned = asyncio.run(prune())
+    except AskbridgeError as error:
+        sys.stderr.write(f"askbridge prune: {error}\n")
+        return EXIT_ERROR
+    sys.stderr.write(f"askbridge prune: deleted {pruned} requests that ended over {keep} ago\n")
     return EXIT_ANSWERED
 
 

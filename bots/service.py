@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from aiohttp import web
 
@@ -24,6 +26,7 @@ from core.version import VERSION
 log = logging.getLogger("askbridge")
 
 SHUTDOWN_GRACE_S = 5.0
+PRUNE_EVERY_S = 3600.0
 
 
 @dataclass
@@ -34,6 +37,7 @@ class Service:
     broker: Broker = field(init=False)
     runtimes: list[PlatformRuntime] = field(init=False, default_factory=list)
     _runner: web.AppRunner | None = field(init=False, default=None)
+    _retention: asyncio.Task[None] | None = field(init=False, default=None)
     port: int = field(init=False, default=0)
 
     @property
@@ -109,6 +113,10 @@ class Service:
             await self.stop()
             raise
         self.port = self._runner.addresses[0][1]
+        if settings.retention_days is not None:
+            keep = timedelta(days=settings.retention_days)
+            await self.broker.prune(keep)
+            self._retention = asyncio.create_task(self._prune_forever(keep), name="askbridge-prune")
         self._log_ready(lines, token)
 
     def _log_ready(self, lines: list[str], token: str | None) -> None:
@@ -137,7 +145,19 @@ class Service:
                 self.settings.default_target,
             )
 
+    async def _prune_forever(self, keep: timedelta) -> None:
+        while True:
+            await asyncio.sleep(PRUNE_EVERY_S)
+            try:
+                await self.broker.prune(keep)
+            except Exception:
+                log.exception("pruning old requests failed; trying again in an hour")
+
     async def stop(self) -> None:
+        if self._retention is not None:
+            self._retention.cancel()
+            await asyncio.gather(self._retention, return_exceptions=True)
+            self._retention = None
         if hasattr(self, "broker"):
             # Wakes long-polls first, so that the server does not wait out their timeouts.
             self.broker.close_waiters()

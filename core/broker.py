@@ -197,6 +197,13 @@ class Broker:
         """Wake every long-poll for good, so the server need not wait out their timeouts."""
         self.hub.close()
 
+    async def prune(self, older_than: timedelta) -> int:
+        """Forget requests that ended longer than `older_than` ago, with their audit trail."""
+        pruned = await self.store.prune(self.clock.now() - older_than)
+        if pruned:
+            log.info("pruned %d requests that ended over %s ago", pruned, older_than)
+        return pruned
+
     async def secret(self, name: str) -> bytes:
         """A random secret every replica shares, made on first use (see `Store.secret`)."""
         return await self.store.secret(name)

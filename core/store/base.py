@@ -72,6 +72,11 @@ class Store(Protocol):
 
     async def get(self, request_id: str) -> Request | None: ...
 
+    async def prune(self, ended_before: datetime) -> int:
+        """Delete requests that ended before `ended_before`, with their votes, drafts, messages
+        and audit events (and the events of requests whose posting failed by then); never a
+        waiting request. Returns how many requests went."""
+
     async def get_with_draft(
         self, request_id: str, person: Person
     ) -> tuple[Request | None, Selections]:

@@ -245,6 +245,27 @@ class PostgresStore:
         async with self.pool.acquire() as db:
             return await _load(db, request_id)
 
+    async def prune(self, ended_before: datetime) -> int:
+        before = codec.epoch(ended_before)
+        async with self.pool.acquire() as db, db.transaction():
+            ids = [
+                row[0]
+                for row in await db.fetch(
+                    "SELECT request_id FROM requests"
+                    " WHERE status <> 'waiting' AND ended_at < $1 FOR UPDATE",
+                    before,
+                )
+            ]
+            for table in ("drafts", "votes", "messages", "events", "requests"):
+                await db.execute(f"DELETE FROM {table} WHERE request_id = ANY($1::text[])", ids)
+            # Requests whose posting failed left only their events.
+            await db.execute(
+                "DELETE FROM events e WHERE at < $1"
+                " AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.request_id = e.request_id)",
+                before,
+            )
+        return len(ids)
+
     async def get_with_draft(
         self, request_id: str, person: Person
     ) -> tuple[Request | None, Selections]:
