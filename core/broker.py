@@ -391,7 +391,14 @@ class Broker:
     async def _expire_forever(self) -> None:
         while True:
             self._deadline_moved.clear()
-            deadline = await self.store.next_deadline()
+            try:
+                deadline = await self.store.next_deadline()
+            except Exception:
+                log.exception(
+                    "reading the next deadline failed; trying again in %.0fs", EXPIRY_RETRY_S
+                )
+                await asyncio.sleep(EXPIRY_RETRY_S)
+                continue
             sleeper = None if deadline is None else self.clock.sleep_until(deadline)
             moved = self._deadline_moved.wait()
             waits = [asyncio.ensure_future(c) for c in (sleeper, moved) if c is not None]
