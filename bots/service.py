@@ -12,11 +12,12 @@ from aiohttp import web
 from adapters.web import WebSurface, add_web_routes, form_key
 from bots.platforms import HINTS, platform_runtimes
 from bots.settings import Settings
-from core.api import add_api_routes, api_middlewares
+from core.api import add_api_routes, add_health_routes, api_middlewares
 from core.api.auth import is_loopback
 from core.broker import Broker
 from core.clock import Clock
 from core.errors import AskbridgeError, StartupError
+from core.metrics import Metrics
 from core.store import Store, open_store
 from core.store.factory import shown_url
 from core.surface import PlatformRuntime
@@ -35,6 +36,7 @@ class Service:
     clock: Clock | None = None
     store: Store = field(init=False)
     broker: Broker = field(init=False)
+    metrics: Metrics = field(init=False, default_factory=Metrics)
     runtimes: list[PlatformRuntime] = field(init=False, default_factory=list)
     _runner: web.AppRunner | None = field(init=False, default=None)
     _retention: asyncio.Task[None] | None = field(init=False, default=None)
@@ -74,14 +76,18 @@ class Service:
             default_timeout_s=settings.default_timeout_s,
             default_target=settings.default_target,
             unconfigured=hints,
+            metrics=self.metrics,
         )
-        self.runtimes = platform_runtimes(settings, self.broker)
+        self.runtimes = platform_runtimes(settings, self.broker, self.metrics)
         signed = tuple(path for runtime in self.runtimes for path in runtime.signed_paths)
         app = web.Application(
-            middlewares=api_middlewares(token=token, loopback_only=loopback, signed_paths=signed),
+            middlewares=api_middlewares(
+                token=token, loopback_only=loopback, signed_paths=signed, metrics=self.metrics
+            ),
             client_max_size=settings.max_body_bytes,
         )
         add_api_routes(app, self.broker, orphan_grace_s=settings.permission_grace_s)
+        add_health_routes(app, self.broker, self.runtimes)
         for runtime in self.runtimes:
             runtime.mount(app)
 

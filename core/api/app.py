@@ -13,14 +13,15 @@ from aiohttp import web
 from core.api.agent_socket import agent_socket, close_agent_sockets
 from core.api.auth import loopback_hosts_only, require_token, same_origin_only
 from core.api.errors import Handler, error_response, json_errors, parse_json
+from core.api.health import count_requests
 from core.api.keys import BROKER, ORPHANS, SOCKETS
 from core.api.orphans import GRACE_S as ORPHAN_GRACE_S
 from core.api.orphans import Orphans
 from core.api.status import event_object, status_object
 from core.ask import Ask, ask_schema
 from core.broker import Broker
+from core.metrics import Metrics
 from core.models import Status
-from core.version import VERSION
 
 MAX_WAIT_S = 300.0
 MAX_LIST = 1000
@@ -28,11 +29,18 @@ BODY_READ_S = 10.0
 
 
 def api_middlewares(
-    *, token: str | None, loopback_only: bool, signed_paths: tuple[str, ...] = ()
+    *,
+    token: str | None,
+    loopback_only: bool,
+    signed_paths: tuple[str, ...] = (),
+    metrics: Metrics | None = None,
 ) -> list[Any]:
     middlewares: list[Any] = [json_errors, require_token(token), same_origin_only(signed_paths)]
     if loopback_only:
         middlewares.insert(0, loopback_hosts_only(signed_paths))
+    if metrics is not None:
+        # Outermost, so that refusals by the others are counted too.
+        middlewares.insert(0, count_requests(metrics))
     return middlewares
 
 
@@ -48,7 +56,6 @@ def add_api_routes(
     app[ORPHANS] = Orphans(broker, orphan_grace_s)
     app.on_shutdown.append(close_agent_sockets)
     app.on_cleanup.append(_close_orphans)
-    app.router.add_get("/healthz", healthz)
     app.router.add_get("/v1/schema", schema)
     app.router.add_post("/v1/questions", create_question)
     app.router.add_get("/v1/questions", list_questions)
@@ -57,11 +64,6 @@ def add_api_routes(
     app.router.add_get("/v1/questions/{request_id}/events", question_events)
     app.router.add_get("/v1/events", all_events)
     app.router.add_get("/v1/agent", agent_socket)
-
-
-async def healthz(request: web.Request) -> web.Response:
-    broker = request.app[BROKER]
-    return web.json_response({"ok": True, "version": VERSION, "surfaces": broker.platforms})
 
 
 async def schema(request: web.Request) -> web.Response:
@@ -86,7 +88,8 @@ async def get_question(request: web.Request) -> web.Response:
         return error_response(400, f"wait must be a number of seconds (0-300), got {wait!r}")
     if not seconds >= 0:
         return error_response(400, f"wait must be a number of seconds (0-300), got {wait!r}")
-    found = await broker.wait(request_id, min(seconds, MAX_WAIT_S))
+    with broker.metrics.long_poll():
+        found = await broker.wait(request_id, min(seconds, MAX_WAIT_S))
     return web.json_response(status_object(found))
 
 

@@ -56,6 +56,9 @@ class Store(Protocol):
 
     async def close(self) -> None: ...
 
+    async def ping(self) -> None:
+        """Raise when the database cannot be reached or does not answer (for `/readyz`)."""
+
     async def listen(self, on_change: Callable[[str], Coroutine[Any, Any, None]]) -> None:
         """Call `on_change(request_id)` when another process changes a request (if the store
         can tell), so that waiters on this replica wake for answers given elsewhere.

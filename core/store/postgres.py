@@ -115,6 +115,10 @@ class PostgresStore:
             await self._pool.close()
             self._pool = None
 
+    async def ping(self) -> None:
+        async with self.pool.acquire(timeout=CONNECT_TIMEOUT_S) as db:
+            await db.fetchval("SELECT max(version) FROM schema_version")
+
     async def listen(self, on_change: OnChange) -> None:
         self._on_change = on_change
         lost = await self._connect_listener()

@@ -83,6 +83,9 @@ class SQLiteStore:
             self._db = None
         self._thread.shutdown(wait=True)
 
+    async def ping(self) -> None:
+        await self._run(_one, self.db, "SELECT max(version) FROM schema_version")
+
     @property
     def db(self) -> sqlite3.Connection:
         if self._db is None:
