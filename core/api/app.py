@@ -12,11 +12,12 @@ from aiohttp import web
 
 from core.api.agent_socket import agent_socket, close_agent_sockets
 from core.api.auth import loopback_hosts_only, require_token, same_origin_only
+from core.api.bodies import json_body
 from core.api.errors import Handler, error_response, json_errors, parse_json
 from core.api.keys import BROKER, ORPHANS, SOCKETS
 from core.api.orphans import GRACE_S as ORPHAN_GRACE_S
 from core.api.orphans import Orphans
-from core.api.status import event_object, status_object
+from core.api.status import AuditEvent, EventList, Health, QuestionList, StatusObject
 from core.ask import Ask, ask_schema
 from core.broker import Broker
 from core.models import Status
@@ -61,7 +62,7 @@ def add_api_routes(
 
 async def healthz(request: web.Request) -> web.Response:
     broker = request.app[BROKER]
-    return web.json_response({"ok": True, "version": VERSION, "surfaces": broker.platforms})
+    return json_body(Health(ok=True, version=VERSION, surfaces=broker.platforms))
 
 
 async def schema(request: web.Request) -> web.Response:
@@ -71,7 +72,7 @@ async def schema(request: web.Request) -> web.Response:
 async def create_question(request: web.Request) -> web.Response:
     ask = Ask.parse(await read_json_object(request))
     asked, created = await request.app[BROKER].ask(ask)
-    return web.json_response(status_object(asked), status=201 if created else 200)
+    return json_body(StatusObject.of(asked), 201 if created else 200)
 
 
 async def get_question(request: web.Request) -> web.Response:
@@ -79,7 +80,7 @@ async def get_question(request: web.Request) -> web.Response:
     request_id = request.match_info["request_id"]
     wait = request.query.get("wait")
     if wait is None:
-        return web.json_response(status_object(await broker.get(request_id)))
+        return json_body(StatusObject.of(await broker.get(request_id)))
     try:
         seconds = float(wait)
     except ValueError:
@@ -87,7 +88,7 @@ async def get_question(request: web.Request) -> web.Response:
     if not seconds >= 0:
         return error_response(400, f"wait must be a number of seconds (0-300), got {wait!r}")
     found = await broker.wait(request_id, min(seconds, MAX_WAIT_S))
-    return web.json_response(status_object(found))
+    return json_body(StatusObject.of(found))
 
 
 async def list_questions(request: web.Request) -> web.Response:
@@ -101,17 +102,17 @@ async def list_questions(request: web.Request) -> web.Response:
     if not raw_limit.isdecimal() or not 1 <= int(raw_limit) <= MAX_LIST:
         return error_response(400, f"limit must be a whole number from 1 to {MAX_LIST}")
     found = await request.app[BROKER].list_requests(status, int(raw_limit))
-    return web.json_response({"questions": [status_object(r) for r in found]})
+    return json_body(QuestionList(questions=[StatusObject.of(r) for r in found]))
 
 
 async def withdraw_question(request: web.Request) -> web.Response:
     withdrawn = await request.app[BROKER].withdraw(request.match_info["request_id"])
-    return web.json_response(status_object(withdrawn))
+    return json_body(StatusObject.of(withdrawn))
 
 
 async def question_events(request: web.Request) -> web.Response:
     events = await request.app[BROKER].events(request.match_info["request_id"])
-    return web.json_response({"events": [event_object(e) for e in events]})
+    return json_body(EventList(events=[AuditEvent.of(e) for e in events]))
 
 
 async def all_events(request: web.Request) -> web.Response:
@@ -127,7 +128,7 @@ async def all_events(request: web.Request) -> web.Response:
     events = await request.app[BROKER].events(
         request.query.get("request_id"), since, max(1, min(limit, 10_000))
     )
-    return web.json_response({"events": [event_object(e) for e in events]})
+    return json_body(EventList(events=[AuditEvent.of(e) for e in events]))
 
 
 async def read_json_object(request: web.Request) -> dict[str, Any]:
