@@ -15,6 +15,7 @@ from core.api.auth import loopback_hosts_only, require_token, same_origin_only
 from core.api.bodies import json_body
 from core.api.errors import Handler, error_response, json_errors, parse_json
 from core.api.keys import BROKER, ORPHANS, SOCKETS
+from core.api.limits import MAX_EVENTS, MAX_LIST, MAX_WAIT_S
 from core.api.orphans import GRACE_S as ORPHAN_GRACE_S
 from core.api.orphans import Orphans
 from core.api.status import AuditEvent, EventList, Health, QuestionList, StatusObject
@@ -23,8 +24,6 @@ from core.broker import Broker
 from core.models import Status
 from core.version import VERSION
 
-MAX_WAIT_S = 300.0
-MAX_LIST = 1000
 BODY_READ_S = 10.0
 
 
@@ -98,10 +97,7 @@ async def list_questions(request: web.Request) -> web.Response:
     except ValueError:
         names = ", ".join(s.value for s in Status)
         return error_response(400, f"status must be one of {names}, got {raw!r}")
-    raw_limit = request.query.get("limit", "100")
-    if not raw_limit.isdecimal() or not 1 <= int(raw_limit) <= MAX_LIST:
-        return error_response(400, f"limit must be a whole number from 1 to {MAX_LIST}")
-    found = await request.app[BROKER].list_requests(status, int(raw_limit))
+    found = await request.app[BROKER].list_requests(status, _limit(request, 100, MAX_LIST))
     return json_body(QuestionList(questions=[StatusObject.of(r) for r in found]))
 
 
@@ -120,14 +116,12 @@ async def all_events(request: web.Request) -> web.Response:
     raw_since = request.query.get("since")
     try:
         since = datetime.fromisoformat(raw_since.replace("Z", "+00:00")) if raw_since else None
-        limit = int(request.query.get("limit", "1000"))
     except ValueError:
-        return error_response(400, "since must be an ISO 8601 time and limit a whole number")
+        return error_response(400, f"since must be an ISO 8601 time, got {raw_since!r}")
     if since is not None and since.tzinfo is None:
         since = since.replace(tzinfo=UTC)
-    events = await request.app[BROKER].events(
-        request.query.get("request_id"), since, max(1, min(limit, 10_000))
-    )
+    limit = _limit(request, 1000, MAX_EVENTS)
+    events = await request.app[BROKER].events(request.query.get("request_id"), since, limit)
     return json_body(EventList(events=[AuditEvent.of(e) for e in events]))
 
 
@@ -148,6 +142,15 @@ async def read_json_object(request: web.Request) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise _bad_request("request body must be a JSON object")
     return body
+
+
+def _limit(request: web.Request, default: int, most: int) -> int:
+    raw = request.query.get("limit")
+    if raw is None:
+        return default
+    if not (raw.isdecimal() and len(raw) <= len(str(most)) and 1 <= int(raw) <= most):
+        raise _bad_request(f"limit must be a whole number from 1 to {most}, got {raw!r}")
+    return int(raw)
 
 
 def _bad_request(message: str) -> web.HTTPBadRequest:
