@@ -16,6 +16,7 @@ from core.api.bodies import json_body
 from core.api.errors import Handler, error_response, json_errors, parse_json
 from core.api.keys import BROKER, ORPHANS, SOCKETS
 from core.api.limits import MAX_EVENTS, MAX_LIST, MAX_WAIT_S
+from core.api.openapi import openapi_document
 from core.api.orphans import GRACE_S as ORPHAN_GRACE_S
 from core.api.orphans import Orphans
 from core.api.status import AuditEvent, EventList, Health, QuestionList, StatusObject
@@ -50,6 +51,7 @@ def add_api_routes(
     app.on_cleanup.append(_close_orphans)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/v1/schema", schema)
+    app.router.add_get("/v1/openapi.json", openapi)
     app.router.add_post("/v1/questions", create_question)
     app.router.add_get("/v1/questions", list_questions)
     app.router.add_get("/v1/questions/{request_id}", get_question)
@@ -66,6 +68,10 @@ async def healthz(request: web.Request) -> web.Response:
 
 async def schema(request: web.Request) -> web.Response:
     return web.json_response(ask_schema())
+
+
+async def openapi(request: web.Request) -> web.Response:
+    return web.json_response(openapi_document())
 
 
 async def create_question(request: web.Request) -> web.Response:
