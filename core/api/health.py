@@ -19,7 +19,9 @@ from typing import Any
 from aiohttp import web
 
 from core.api.auth import Handler, Middleware
+from core.api.bodies import json_body
 from core.api.keys import SOCKETS
+from core.api.status import Health, HealthPart
 from core.broker import Broker
 from core.metrics import CONTENT_TYPE, Metrics
 from core.surface import PlatformRuntime, Readiness
@@ -58,12 +60,12 @@ async def healthz(request: web.Request) -> web.Response:
     broker = request.app[PARTS].broker
     loops = broker.alive()
     parts = {
-        name: {"ok": running, "detail": "running" if running else "stopped; restart askbridge"}
+        name: HealthPart(ok=running, detail="running" if running else "stopped; restart askbridge")
         for name, running in loops.items()
     }
     ok = all(loops.values())
-    body = {"ok": ok, "version": VERSION, "surfaces": broker.platforms, "parts": parts}
-    return web.json_response(body, status=200 if ok else 503)
+    body = Health(ok=ok, version=VERSION, surfaces=broker.platforms, parts=parts)
+    return json_body(body, status=200 if ok else 503)
 
 
 async def readyz(request: web.Request) -> web.Response:
