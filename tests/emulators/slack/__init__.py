@@ -15,7 +15,7 @@ from .mrkdwn import Mentions, MrkdwnMarkup, mentions, mrkdwn_markup, mrkdwn_ment
 from .person import Person
 from .response_url import ResponseUrlCall
 from .validation import validate_blocks, validate_view
-from .views import OpenView, ViewSubmission
+from .views import OpenView, ViewSubmission, answer_of
 from .workspace import Channel, Ephemeral, Identity, Message, User
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "User",
     "Via",
     "ViewSubmission",
+    "answer_of",
     "block_texts",
     "has_interactive_elements",
     "mentions",
