@@ -103,22 +103,13 @@ def _text_field(
         )
     else:
         hint = f"Your own answer, or one of the options: {' / '.join(labels)}."
-    element: PlainTextInput = {
-        "type": "plain_text_input",
-        "action_id": TEXT_ACTION,
-        "max_length": MAX_TYPED_CHARS,
-        "multiline": False,
-    }
-    if picked:
-        element["initial_value"] = answer_text(question, picked, "")
-    if focus:
-        element["focus_on_load"] = True
+    initial = answer_text(question, picked, "") if picked else ""
     return {
         "type": "input",
         "block_id": field_id(index),
         "label": plain(_label(question), MAX_LABEL),
         "hint": plain(hint, MAX_LABEL),
-        "element": element,
+        "element": _text_input(TEXT_ACTION, multiline=False, initial=initial, focus=focus),
     }
 
 
@@ -142,22 +133,29 @@ def _choice_field(index: int, question: UserQuestion, picked: Sequence[int]) -> 
     }
 
 
-def _note_field(*, focus: bool) -> InputBlock:
+def _text_input(action_id: str, *, multiline: bool, initial: str, focus: bool) -> PlainTextInput:
+    """A text input that takes what askbridge takes: at most MAX_TYPED_CHARS characters."""
     element: PlainTextInput = {
         "type": "plain_text_input",
-        "action_id": NOTE_ACTION,
+        "action_id": action_id,
         "max_length": MAX_TYPED_CHARS,
-        "multiline": True,
+        "multiline": multiline,
     }
+    if initial:
+        element["initial_value"] = initial
     if focus:
         element["focus_on_load"] = True
+    return element
+
+
+def _note_field(*, focus: bool) -> InputBlock:
     return {
         "type": "input",
         "block_id": NOTE_BLOCK,
         "optional": True,
         "label": plain("A note for the agent", MAX_LABEL),
         "hint": plain("The agent receives it with your answer.", MAX_LABEL),
-        "element": element,
+        "element": _text_input(NOTE_ACTION, multiline=True, initial="", focus=focus),
     }
 
 
