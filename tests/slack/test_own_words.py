@@ -59,6 +59,9 @@ async def test_own_words_for_one_question_and_an_option_for_another(bridge: Brid
     outcome = await bridge.outcome("ask_other")
     assert outcome["answers"] == {"Database": "Neither — use MySQL 8", "Features": "Caching"}
     assert outcome["answered_by"]["id"] == "U1"
+    trail = await audit_events(bridge.http, bridge.url, "ask_other")
+    vote = next(e for e in trail if e["kind"] == "vote")
+    assert (vote["actor"]["id"], vote["data"]) == ("U1", {"answers": outcome["answers"]})
     final = await bridge.final(message)
     assert "Neither — use MySQL 8" in final.visible_text
     assert "Answered by <@U1>" in final.visible_text
