@@ -140,6 +140,9 @@ class SlackRuntime:
         return await to_aiohttp_response(response)
 
     async def start(self) -> str:
+        # One session, and so one pool of kept-alive connections, for every Web API call: by
+        # default slack_sdk opens a session (and a connection) per call.
+        self.client.session = aiohttp.ClientSession()
         install = await self._auth_test()
         self.slack.install = install
         where = f"workspace {install.team!r} ({install.team_id}) as @{install.bot_name}"
@@ -237,6 +240,9 @@ class SlackRuntime:
             await self._socket.close_async()  # type: ignore[no-untyped-call]
             self._socket = None
         await self.clicks.close()
+        if self.client.session is not None:
+            await self.client.session.close()
+            self.client.session = None
 
 
 def _check_tokens(config: SlackConfig) -> None:
