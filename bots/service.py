@@ -14,6 +14,7 @@ from core.api import add_api_routes, api_middlewares
 from core.api.auth import is_loopback
 from core.broker import Broker
 from core.clock import Clock
+from core.crash_points import CrashPoint, no_crash
 from core.errors import AskbridgeError, StartupError
 from core.store import Store, open_store
 from core.store.factory import shown_url
@@ -29,6 +30,8 @@ SHUTDOWN_GRACE_S = 5.0
 class Service:
     settings: Settings
     clock: Clock | None = None
+    crash_point: CrashPoint = no_crash
+    """Only the fault-injection tests pass anything else (`bots/crash_hook.py`)."""
     store: Store = field(init=False)
     broker: Broker = field(init=False)
     runtimes: list[PlatformRuntime] = field(init=False, default_factory=list)
@@ -69,6 +72,7 @@ class Service:
             default_timeout_s=settings.default_timeout_s,
             default_target=settings.default_target,
             unconfigured=hints,
+            crash_point=self.crash_point,
         )
         self.runtimes = platform_runtimes(settings, self.broker)
         signed = tuple(path for runtime in self.runtimes for path in runtime.signed_paths)
