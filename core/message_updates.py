@@ -161,7 +161,7 @@ class MessageUpdates:
         task.add_done_callback(self._tasks.discard)
 
 
-def backoff(schedule: Sequence[float], attempt: int, error: BaseException) -> float:
+def backoff(schedule: Sequence[float], attempt: int, error: BaseException | None) -> float:
     """How long to wait after failed attempt number `attempt` (from 1): along `schedule`,
     whose last step repeats, with jitter; never shorter than the platform's Retry-After."""
     delay = schedule[min(attempt, len(schedule)) - 1] * random.uniform(0.8, 1.2)

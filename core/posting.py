@@ -156,17 +156,20 @@ class Posting:
 
     async def _keep_trying(self, request_id: str, wait_s: float) -> None:
         """Finish `request_id`'s posting, backing off between failures, for as long as the
-        process lives; stop when someone else is posting it (the sweep looks again later)."""
+        process lives and the request is unposted; while another task or replica is posting
+        it, look again later (it may fail)."""
         try:
             for attempt in itertools.count(1):
                 await asyncio.sleep(wait_s)
                 async with self._store.posting(request_id) as mine:
                     request = await self._store.get(request_id)
-                    if not mine or request is None or request.posted_at is not None:
+                    if request is None or request.posted_at is not None:
                         return
                     try:
-                        await self._finish(request)
-                        return
+                        if mine:
+                            await self._finish(request)
+                            return
+                        wait_s = backoff(self._backoff_s, attempt, None)
                     except Exception as error:
                         wait_s = backoff(self._backoff_s, attempt, error)
                         log.warning(
