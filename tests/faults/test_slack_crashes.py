@@ -158,7 +158,8 @@ async def test_a_final_update_the_store_did_not_hear_of_is_made_again(
     await server.start(crash_at="render.updated")
     await ask(http, server.url, deploy("ask_render"))
     message = await question(http, server, slack, "ask_render")
-    (await slack.person("U1").click_button(message, "Approve")).assert_acked()
+    # The update runs beside the click's acknowledgement: the click may die unacknowledged.
+    await slack.person("U1").click_button(message, "Approve")
     await server.crashed("render.updated")
     shown = slack.message(CHANNEL, message.ts)
     assert not shown.has_interactive_elements
