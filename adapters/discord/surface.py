@@ -104,6 +104,17 @@ class DiscordSurface:
                         channel=str(message.channel.id),
                         message_id=str(message.id),
                     )
+        except (discord.Forbidden, discord.NotFound) as error:
+            # Discord will not let the bot look: posting again beats never posting.
+            log.warning(
+                "cannot look in %s for a message of %s that askbridge may have posted without "
+                "recording it (Discord said %s %s); posting it again. With Read Message History "
+                "in the channel, it can look.",
+                target,
+                request.request_id,
+                error.status,
+                error.text,
+            )
         except discord.HTTPException as error:
             raise SurfaceUnavailable(
                 f"could not list the messages of {str(target)!r}: Discord said {error.status} "

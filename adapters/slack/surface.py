@@ -39,6 +39,9 @@ FIRST_REV = "0"
 FIND_SINCE_S = 300.0
 FIND_PAGE_SIZE = 200
 FIND_PAGES = 10
+TRANSIENT_ERRORS = frozenset(
+    {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
+)
 EXAMPLES = (
     "slack:C0123456789 (a channel), slack:U0123456789 (a DM with that member) or "
     "slack:C0123456789/1700000000.000100 (a thread)"
@@ -156,14 +159,17 @@ class SlackSurface:
                 if not cursor:
                     break
         except SlackApiError as error:
-            if error.response.get("error") != "missing_scope":
+            if _transient(error):
                 raise SurfaceUnavailable(
-                    f"Slack refused to list the messages of {target}: {_explain(error)}"
+                    f"Slack could not list the messages of {target}: {_explain(error)}"
                 ) from error
+            # Slack will not let the app look (a missing scope; a public channel it posts in
+            # without being a member): posting again beats never posting.
             log.warning(
                 "cannot look in %s for a message of %s that askbridge may have posted without "
-                "recording it: %s; posting it again. Add the channels:history, groups:history "
-                "and im:history scopes (adapters/slack/manifest.yaml) so that it can look.",
+                "recording it (%s); posting it again. With the channels:history, groups:history "
+                "and im:history scopes (adapters/slack/manifest.yaml), and the app in the "
+                "channel, it can look.",
                 target,
                 request.request_id,
                 _explain(error),
@@ -322,6 +328,13 @@ def _json(payload: MessagePayload) -> list[dict[str, Any]]:
 def new_rev() -> str:
     """A fresh suffix for block_ids, so that no render reuses the last one's."""
     return secrets.token_hex(4)
+
+
+def _transient(error: SlackApiError) -> bool:
+    """Slack is busy or down (rate limits, server errors), rather than saying no."""
+    status = error.response.status_code
+    code = error.response.get("error")
+    return status == 429 or status >= 500 or code in TRANSIENT_ERRORS
 
 
 def _explain(error: SlackApiError) -> str:
