@@ -108,19 +108,21 @@ class Posting:
     async def _finish(self, request: Request) -> None:
         done = {m.target for m in request.messages}
         waiting = not request.status.is_terminal
-        found_any = False
+        found_any, complete = False, True
         for index, target in enumerate(request.targets):
             if index in done:
                 continue
             surface = self._surfaces.get(target.platform)
             if surface is None:
-                log.warning(
-                    "cannot post %s to %s: %s is not set up; it is posted once it is",
-                    request.request_id,
-                    target,
-                    target.platform,
-                )
-                return
+                if waiting:
+                    log.warning(
+                        "cannot post %s to %s: %s is not set up; it is posted once it is",
+                        request.request_id,
+                        target,
+                        target.platform,
+                    )
+                    complete = False
+                continue
             found = await surface.find(request, target) if isinstance(surface, Finding) else None
             if found is not None:
                 log.info(
@@ -134,14 +136,16 @@ class Posting:
             else:
                 continue
             await self._record(request, found.model_copy(update={"target": index}))
-        await self._store.mark_posted(request.request_id, self._clock.now())
+        if complete:
+            await self._store.mark_posted(request.request_id, self._clock.now())
         self._changed(request.request_id)
         if found_any or not waiting:
             # An adopted message shows the request as it was when posted; an ending shows.
             now = await self._store.get(request.request_id)
             if now is not None:
                 self._messages.changed(now)
-        log.info("posting %s is finished", request.request_id)
+        if complete:
+            log.info("posting %s is finished", request.request_id)
 
     async def _record(self, request: Request, message: MessageRef) -> None:
         self._crash("ask.posted")

@@ -229,3 +229,20 @@ async def test_a_request_is_posted_once_however_many_replicas_ask_again(
         [(request, _)] = [await task for task in waiting]
         assert len(request.messages) == 1
         assert chat.posts == 1
+
+
+async def test_a_target_whose_platform_is_not_set_up_waits_without_holding_up_the_others(
+    store: SQLiteStore, chat: Chat, caplog: pytest.LogCaptureFixture
+) -> None:
+    stored = await stored_unposted(store, "ask_gone")
+    targets = (*stored.targets, Target(platform="gone", channel="X"))
+    draft = stored.model_copy(update={"request_id": "ask_gone_too", "targets": targets})
+    await store.create(draft)
+    request, _ = await broker_on(store, chat).ask(deploy("ask_gone_too"))
+    assert [m.target for m in request.messages] == [0]
+    assert request.posted_at is None
+    assert "cannot post ask_gone_too to gone:X: gone is not set up" in caplog.text
+    # Once the request has ended, nothing is left to post there.
+    await store.finish("ask_gone_too", Ending(Status.EXPIRED, NOW))
+    await broker_on(store, chat).ask(deploy("ask_gone_too"))
+    assert [r.request_id for r in await store.unposted()] == ["ask_gone"]
