@@ -28,6 +28,7 @@ from bots.client import (
     checked,
     outcome,
 )
+from bots.crash_hook import crash_point_from
 from bots.logs import configure_logging
 from bots.service import Service
 from bots.settings import Settings, unknown_variables
@@ -161,7 +162,8 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
     settings = settings.model_copy(update=overrides)
     configure_logging(settings.log_level, settings.secrets(), settings.log_format)
     try:
-        asyncio.run(_run_until_signalled(Service(settings)))
+        crash_point = crash_point_from(os.environ)
+        asyncio.run(_run_until_signalled(Service(settings, crash_point=crash_point)))
     except StartupError as error:
         log.error("cannot start: %s", error)
         return EXIT_ERROR

@@ -16,6 +16,7 @@ from core.api import add_api_routes, add_health_routes, api_middlewares
 from core.api.auth import is_loopback
 from core.broker import Broker
 from core.clock import Clock
+from core.crash_points import CrashPoint, no_crash
 from core.errors import AskbridgeError, StartupError
 from core.metrics import Metrics
 from core.store import Store, open_store
@@ -34,6 +35,8 @@ PRUNE_EVERY_S = 3600.0
 class Service:
     settings: Settings
     clock: Clock | None = None
+    crash_point: CrashPoint = no_crash
+    """Only the fault-injection tests pass anything else (`bots/crash_hook.py`)."""
     store: Store = field(init=False)
     broker: Broker = field(init=False)
     metrics: Metrics = field(init=False, default_factory=Metrics)
@@ -77,6 +80,7 @@ class Service:
             default_target=settings.default_target,
             unconfigured=hints,
             metrics=self.metrics,
+            crash_point=self.crash_point,
         )
         self.runtimes = platform_runtimes(settings, self.broker, self.metrics)
         signed = tuple(path for runtime in self.runtimes for path in runtime.signed_paths)

@@ -19,14 +19,13 @@ from core.answers import ballot, merge
 from core.ask import REQUEST_ID_PATTERN as REQUEST_ID_PATTERN
 from core.ask import Ask
 from core.clock import Clock, SystemClock
+from core.crash_points import CrashPoint, no_crash
 from core.errors import (
     AlreadyEnded,
-    AskbridgeError,
     Conflict,
     InvalidQuestion,
     NotFound,
     Problem,
-    SurfaceUnavailable,
     UnknownTarget,
 )
 from core.hub import Hub
@@ -47,6 +46,7 @@ from core.message_updates import BACKOFF_S, SWEEP_S, MessageUpdates
 from core.metrics import Metrics
 from core.models import MessageRef, Person, Request, Selections, Status, Target, UserQuestion
 from core.policy import may_answer
+from core.posting import Posting
 from core.questions import MAX_QUESTIONS
 from core.store.base import EVERY_REQUEST, Ending, Event, Store, VoteOutcome
 from core.surface import GroupDirectory, Surface
@@ -70,6 +70,7 @@ class Broker:
         render_backoff_s: Sequence[float] = BACKOFF_S,
         render_sweep_s: float = SWEEP_S,
         metrics: Metrics | None = None,
+        crash_point: CrashPoint = no_crash,
     ) -> None:
         self.store = store
         self.metrics = metrics or Metrics()
@@ -84,6 +85,20 @@ class Broker:
             store, self._surfaces, backoff_s=render_backoff_s, sweep_s=render_sweep_s
         )
         self.metrics.watch_backlog(lambda: self.messages.backlog)
+        # Only fault-injection tests pass anything but `no_crash` (see core/crash_points.py).
+        self._crash = crash_point
+        self.messages = MessageUpdates(
+            store, self._surfaces, backoff_s=render_backoff_s, crash_point=crash_point
+        )
+        self.posting = Posting(
+            store,
+            self._surfaces,
+            self.messages,
+            self.clock,
+            crash_point,
+            self.hub.publish,
+            backoff_s=render_backoff_s,
+        )
         self._deadline_moved = asyncio.Event()
         self._expiry: asyncio.Task[None] | None = None
 
@@ -95,6 +110,7 @@ class Broker:
         await self.store.listen(self._changed_elsewhere)
         self._expiry = asyncio.create_task(self._expire_forever(), name="askbridge-expiry")
         self.messages.start()
+        self.posting.start()
 
     async def _changed_elsewhere(self, request_id: str) -> None:
         """Another replica changed `request_id` (EVERY_REQUEST: perhaps any request, as changes
@@ -111,6 +127,7 @@ class Broker:
         if self._expiry is not None:
             self._expiry.cancel()
             await asyncio.gather(self._expiry, return_exceptions=True)
+        await self.posting.stop()
         await self.messages.stop(grace_s)
 
     def alive(self) -> dict[str, bool]:
@@ -122,7 +139,10 @@ class Broker:
     # --- the agent's side -------------------------------------------------------------
 
     async def ask(self, ask: Ask) -> tuple[Request, bool]:
-        """Create and post a request; return it and whether it is new (False: a repeat)."""
+        """Create and post a request; return it and whether it is new (False: a repeat).
+
+        A repeat of a request whose posting never finished (the process died while posting,
+        say) finishes it: the agent's retry is what gets its question seen."""
         request_id = ask.request_id or f"ask_{uuid.uuid4()}"
         targets = [self._target(t) for t in ask.target or (self.default_target,)]
         self._check_answerers(ask.answerers)
@@ -145,20 +165,31 @@ class Broker:
             policy=policy,
             remind_at=remind_at,
         )
-        stored, created = await self.store.create(draft)
-        if not created:
-            if stored.questions != ask.questions:
-                raise Conflict(
-                    f"request_id {request_id!r} already exists with other questions; "
-                    "use a new request_id for a new question"
-                )
-            return stored, False
-        await self._post(stored)
-        self.metrics.record_created(stored)
+        async with self.store.posting(request_id) as mine:
+            stored, created = await self.store.create(draft)
+            if not created:
+                return await self._repeated(stored, ask, mine), False
+            # Not mine: another task or replica is in the middle of the same ask; it posts.
+            if mine:
+                self._crash("ask.stored")
+                await self.posting.first(stored)
+                self.metrics.record_created(stored)
         if stored.expires_at is not None or stored.remind_at is not None:
             self._deadline_moved.set()
         self.hub.publish(request_id)
         return await self.get(request_id), True
+
+    async def _repeated(self, stored: Request, ask: Ask, mine: bool) -> Request:
+        """The request a repeated ask names, its posting finished if it was cut short."""
+        if stored.questions != ask.questions:
+            raise Conflict(
+                f"request_id {stored.request_id!r} already exists with other questions; "
+                "use a new request_id for a new question"
+            )
+        if not mine or stored.posted_at is not None:
+            return stored
+        await self.posting.again(stored)
+        return await self.get(stored.request_id)
 
     async def get(self, request_id: str) -> Request:
         request = await self.store.get(request_id)
@@ -356,6 +387,7 @@ class Broker:
                 extra={"request_id": request_id, "surface": person.platform, "person": person.key},
             )
             return Refused(Refusal.REPLAYED, now)
+        self._crash("vote.recorded")
         self.hub.publish(request_id, voted if voted.status.is_terminal else None)
         self.messages.changed(voted)
         if outcome is VoteOutcome.DECIDED:
@@ -370,6 +402,7 @@ class Broker:
         view = RequestView.of(request)
         if not won:
             return Refused(Refusal.ALREADY_ENDED, view)
+        self._crash("finish.recorded")
         self._finished(request)
         return Decided(view)
 
@@ -479,27 +512,11 @@ class Broker:
         if problems:
             raise InvalidQuestion(problems)
 
-    async def _post(self, request: Request) -> None:
-        posted: list[MessageRef] = []
-        for target in request.targets:
-            surface = self._surfaces[target.platform]
-            try:
-                message = await surface.post(request, target)
-            except Exception as error:
-                reason = str(error) if isinstance(error, AskbridgeError) else repr(error)
-                log.warning("posting %s to %s failed: %s", request.request_id, target, reason)
-                await self.store.discard(request.request_id, self.clock.now(), reason)
-                await self.messages.retract(request, posted, self.clock.now())
-                raise SurfaceUnavailable(
-                    f"could not post the question to {target}: {reason}"
-                ) from error
-            posted.append(message)
-            await self.store.add_message(request.request_id, message, self.clock.now())
-
     async def _finish(self, request_id: str, ending: Ending) -> Request:
         request, won = await self.store.finish(request_id, ending)
         if not won:
             raise AlreadyEnded(request)
+        self._crash("finish.recorded")
         self._finished(request)
         return request
 

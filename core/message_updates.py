@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from core.crash_points import CrashPoint, no_crash
 from core.errors import RetryLater
 from core.models import MessageRef, Request, Status
 from core.store.base import Store
@@ -40,8 +41,10 @@ class MessageUpdates:
         *,
         backoff_s: Sequence[float] = BACKOFF_S,
         sweep_s: float = SWEEP_S,
+        crash_point: CrashPoint = no_crash,
     ) -> None:
         self._store = store
+        self._crash = crash_point
         self._surfaces = surfaces
         self._backoff_s = tuple(backoff_s) or (0.0,)
         self._sweep_s = sweep_s
@@ -140,6 +143,7 @@ class MessageUpdates:
             f"updating the {message.platform} message of {request.request_id}",
         )
         if done and request.status.is_terminal:
+            self._crash("render.updated")
             await self._store.mark_rendered(request.request_id, message, request.status)
 
     async def _retrying(self, call: Callable[[], Awaitable[None]], what: str) -> bool:
@@ -150,10 +154,7 @@ class MessageUpdates:
                 await call()
                 return True
             except Exception as error:
-                delay = self._backoff_s[min(attempt, len(self._backoff_s)) - 1]
-                delay *= random.uniform(0.8, 1.2)
-                if isinstance(error, RetryLater):
-                    delay = max(delay, error.after_s)
+                delay = backoff(self._backoff_s, attempt, error)
                 log.warning(
                     "%s failed (attempt %d); trying again in %.1f s: %s",
                     what,
@@ -169,6 +170,15 @@ class MessageUpdates:
         task = asyncio.create_task(coroutine, name=name)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+
+def backoff(schedule: Sequence[float], attempt: int, error: BaseException | None) -> float:
+    """How long to wait after failed attempt number `attempt` (from 1): along `schedule`,
+    whose last step repeats, with jitter; never shorter than the platform's Retry-After."""
+    delay = schedule[min(attempt, len(schedule)) - 1] * random.uniform(0.8, 1.2)
+    if isinstance(error, RetryLater):
+        delay = max(delay, error.after_s)
+    return delay
 
 
 def _key(request: Request, message: MessageRef) -> MessageKey:

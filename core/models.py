@@ -93,6 +93,9 @@ class MessageRef(_Wire):
     channel: str
     message_id: str
     data: dict[str, Any] = Field(default_factory=dict)
+    target: int | None = None
+    """Which of its request's targets the message was posted for (an index into `targets`);
+    None for a click's origin, and for messages recorded before askbridge kept it."""
 
 
 Selections = dict[int, tuple[int, ...]]
@@ -141,6 +144,9 @@ class Request(_Wire):
     votes: tuple[Vote, ...] = ()
     remind_at: datetime | None = None
     reminded_at: datetime | None = None
+    posted_at: datetime | None = None
+    """When every target had its message recorded; None while posting is unfinished (it
+    failed, or the process died while posting) and the request still needs posting."""
 
     @property
     def decided_by_timeout(self) -> bool:

@@ -39,6 +39,17 @@ class Reminding(Protocol):
     async def remind(self, request: Request, message: MessageRef) -> None: ...
 
 
+@runtime_checkable
+class Finding(Protocol):
+    """A surface that can look for a message it posted without askbridge recording it (the
+    process died between the platform's answer and the store), so that posting the request
+    again adopts that message instead of leaving it answerable-looking but dead."""
+
+    async def find(self, request: Request, target: Target) -> MessageRef | None:
+        """The message posted for `request` at `target` that still shows its buttons, or
+        None when there is none; raise when the platform cannot be asked just now."""
+
+
 @dataclass(frozen=True)
 class Membership:
     groups: tuple[str, ...]

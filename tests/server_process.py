@@ -70,6 +70,14 @@ class ServerProcess:
         await self.process.wait()
         await self._drain
 
+    async def died(self, timeout_s: float = 10.0) -> int:
+        """Wait for the process to end by itself (a crash point made it kill itself); its
+        exit code, negative for a signal."""
+        assert self.process is not None
+        code = await asyncio.wait_for(self.process.wait(), timeout_s)
+        await self._drain
+        return code
+
     async def stop(self, signum: int = signal.SIGTERM) -> int:
         if self.process is None:
             return 0

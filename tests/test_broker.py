@@ -116,7 +116,9 @@ async def test_a_failed_post_is_a_502_and_leaves_nothing_behind(
     # The agent may simply ask again with the same id.
     request, created = await broker.ask(asking("ask_1"))
     assert created
-    assert request.messages == (MessageRef(platform="chat", channel="C1", message_id="1"),)
+    assert request.messages == (
+        MessageRef(platform="chat", channel="C1", message_id="1", target=0),
+    )
     kinds = [e.kind for e in await broker.store.events("ask_1")]
     assert kinds == ["created", "post_failed", "created", "posted"]
 

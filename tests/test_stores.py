@@ -198,6 +198,41 @@ async def test_an_id_no_row_can_have_finds_nothing(replicas: tuple[Store, Store]
     assert await one.count_requests(Status.WAITING, older_than="r\x00") == 0
 
 
+async def test_a_posting_left_unfinished_is_listed_until_it_is_marked_finished(
+    replicas: tuple[Store, Store],
+) -> None:
+    one, two = replicas
+    await one.create(request("r8"))
+    await one.create(request("r9"))
+    message = MessageRef(platform="chat", channel="C1", message_id="8", target=0)
+    await one.add_message("r8", message, NOW)
+    assert sorted(r.request_id for r in await two.unposted()) == ["r8", "r9"]
+    stored = await two.get("r8")
+    assert stored is not None
+    assert (stored.messages, stored.posted_at) == ((message,), None)
+    await two.mark_posted("r8", NOW)
+    assert [r.request_id for r in await one.unposted()] == ["r9"]
+    posted = await one.get("r8")
+    assert posted is not None
+    assert posted.posted_at == NOW
+
+
+async def test_one_task_or_replica_at_a_time_may_post_a_request(
+    replicas: tuple[Store, Store], url: str
+) -> None:
+    one, two = replicas
+    # One process owns a SQLite file: its other "replica" is the same process.
+    other = one if url.startswith("sqlite") else two
+    async with one.posting("r10") as mine:
+        assert mine
+        async with one.posting("r10") as again, other.posting("r10") as elsewhere:
+            assert (again, elsewhere) == (False, False)
+        async with other.posting("r11") as unrelated:
+            assert unrelated
+    async with other.posting("r10") as after:
+        assert after
+
+
 async def test_postgres_replicas_hear_each_others_changes(tmp_path: Path) -> None:
     async with database_url("postgres", tmp_path) as url:
         one, two = open_store(url), open_store(url)

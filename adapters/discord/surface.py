@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 
 import discord
 
+from adapters.discord.ids import BadCustomId, unpack
 from adapters.discord.markdown import shorten
 from adapters.discord.render import DISCORD_ANSWERER, reminder, render
 from core.errors import SurfaceUnavailable, UnknownTarget
@@ -28,6 +30,10 @@ NO_PINGS = discord.AllowedMentions.none()
 MAX_CONTENT = 2000
 MAX_PINGS = 100
 """Discord's limit on the users (and on the roles) one message may ping."""
+FIND_SINCE = timedelta(minutes=5)
+"""Looking for a message posted but not recorded: from how long before the request was created
+(clocks differ), and through at most how many messages."""
+FIND_LIMIT = 1000
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,42 @@ class DiscordSurface:
             platform=self.platform, channel=str(sent.channel.id), message_id=str(sent.id)
         )
 
+    async def find(self, request: Request, target: Target) -> MessageRef | None:
+        """The bot's waiting message of `request` in `target`, posted from a little before
+        the request was created on, by the custom_ids that name it (needs Read Message
+        History, which the invite asks for)."""
+        where = destination(target)
+        me = self._client.user
+        try:
+            channel = await self._channel(where)
+            since = request.created_at - FIND_SINCE
+            async for message in channel.history(after=since, limit=FIND_LIMIT):
+                if me is not None and message.author.id != me.id:
+                    continue
+                if request.request_id in _request_ids(message.components):
+                    return MessageRef(
+                        platform=self.platform,
+                        channel=str(message.channel.id),
+                        message_id=str(message.id),
+                    )
+        except (discord.Forbidden, discord.NotFound) as error:
+            # Discord will not let the bot look: posting again beats never posting.
+            log.warning(
+                "cannot look in %s for a message of %s that askbridge may have posted without "
+                "recording it (Discord said %s %s); posting it again. With Read Message History "
+                "in the channel, it can look.",
+                target,
+                request.request_id,
+                error.status,
+                error.text,
+            )
+        except discord.HTTPException as error:
+            raise SurfaceUnavailable(
+                f"could not list the messages of {str(target)!r}: Discord said {error.status} "
+                f"{error.text}"
+            ) from error
+        return None
+
     async def update(self, request: Request, message: MessageRef) -> None:
         """Edit the message to the request's state; raise on failure, so the broker retries."""
         partial = self._client.get_partial_messageable(int(message.channel)).get_partial_message(
@@ -123,6 +165,25 @@ class DiscordSurface:
             return await self._client.create_dm(discord.Object(id=where.id))
         # Sending needs no cache: a thread is a channel of its own.
         return self._client.get_partial_messageable(where.id)
+
+
+def _request_ids(components: Sequence[object]) -> Iterator[str]:
+    """The request ids that the custom_ids of these components (and all they hold) name."""
+    for component in components:
+        custom_id = getattr(component, "custom_id", None)
+        if isinstance(custom_id, str) and (request_id := _named(custom_id)) is not None:
+            yield request_id
+        yield from _request_ids(getattr(component, "children", None) or ())
+        accessory = getattr(component, "accessory", None)
+        if accessory is not None:
+            yield from _request_ids([accessory])
+
+
+def _named(custom_id: str) -> str | None:
+    try:
+        return unpack(custom_id).request_id
+    except BadCustomId:
+        return None
 
 
 def pings(answerers: Sequence[str]) -> discord.AllowedMentions:

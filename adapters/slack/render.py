@@ -30,7 +30,7 @@ from adapters.slack.blockkit import (
     PlainText,
     RichElement,
 )
-from adapters.slack.ids import ActionId, Kind
+from adapters.slack.ids import ActionId, BadActionId, Kind
 from adapters.slack.richtext import (
     Emoji,
     Line,
@@ -173,6 +173,24 @@ def _id(rev: str, name: str) -> str:
     # request waits, so a tally update leaves everyone's choices alone, and changes it once the
     # request ends, so the final message inherits none.
     return f"ab-{rev}-{name}"
+
+
+def waiting_rev(blocks: object, request_id: str) -> str | None:
+    """The `rev` of a message's blocks when they are a waiting render of `request_id` (their
+    elements' action_ids name it); None for anything else, an ended render included."""
+    for found in blocks if isinstance(blocks, list) else ():
+        if not isinstance(found, dict) or found.get("type") != "actions":
+            continue
+        elements = found.get("elements")
+        for element in elements if isinstance(elements, list) else ():
+            try:
+                action = ActionId.unpack(str(element.get("action_id", "")))
+            except (AttributeError, BadActionId):
+                continue
+            rev = str(found.get("block_id", "")).split("-")
+            if action.request_id == request_id and len(rev) > 2 and rev[0] == "ab":
+                return rev[1]
+    return None
 
 
 def plain(text: str, limit: int) -> PlainText:

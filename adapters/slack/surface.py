@@ -18,7 +18,7 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters.slack.blockkit import Block, MessagePayload, ModalView
 from adapters.slack.groups import UserGroups
-from adapters.slack.render import answerers_line, render
+from adapters.slack.render import answerers_line, render, waiting_rev
 from adapters.slack.richtext import Line, Span, When, block, mrkdwn, section
 from core.errors import RetryLater, SurfaceUnavailable, UnknownTarget
 from core.models import MessageRef, Person, Request, Status, Target
@@ -34,6 +34,14 @@ THREAD_TS = re.compile(r"\d+\.\d+")
 LINK_TS = re.compile(r"p(\d{10})(\d{6})")
 # The block_id suffix of a waiting message posted before the suffix was kept in its data.
 FIRST_REV = "0"
+# Looking for a message posted but not recorded: from how long before the request was created
+# (clocks differ), in pages of how many messages, and how many pages at most.
+FIND_SINCE_S = 300.0
+FIND_PAGE_SIZE = 200
+FIND_PAGES = 10
+TRANSIENT_ERRORS = frozenset(
+    {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
+)
 EXAMPLES = (
     "slack:C0123456789 (a channel), slack:U0123456789 (a DM with that member) or "
     "slack:C0123456789/1700000000.000100 (a thread)"
@@ -105,11 +113,8 @@ class SlackSurface:
             )
 
     async def post(self, request: Request, target: Target) -> MessageRef:
-        channel = target.channel
         try:
-            if MEMBER_ID.fullmatch(channel):
-                opened = await self.client.conversations_open(users=channel)
-                channel = opened["channel"]["id"]
+            channel = await self._channel(target)
             rev = new_rev()
             payload = render(RequestView.of(request), rev)
             response = await self.client.chat_postMessage(
@@ -129,7 +134,75 @@ class SlackSurface:
                 f"could not reach Slack at {self.client.base_url} ({type(error).__name__}: "
                 f"{error}); check the network and SLACK_API_URL"
             ) from error
-        message: dict[str, Any] = response.get("message") or {}
+        message = response.get("message") or {}
+        ref = self._ref(response["channel"], response["ts"], message, rev, target)
+        log.info(
+            "posted %s to %s as %s/%s", request.request_id, target, ref.channel, ref.message_id
+        )
+        return ref
+
+    async def find(self, request: Request, target: Target) -> MessageRef | None:
+        """The waiting message of `request` in `target` that the app posted from a little
+        before the request was created on, by the action_ids that name it; the channel's
+        history (a thread's replies) is read, which needs the *:history scopes."""
+        oldest = f"{request.created_at.timestamp() - FIND_SINCE_S:.6f}"
+        bot = self.install.bot_user_id if self.install else None
+        try:
+            channel = await self._channel(target)
+            cursor = None
+            for _ in range(FIND_PAGES):
+                page = await self._history(channel, target.thread, oldest, cursor)
+                for message in page.get("messages") or []:
+                    rev = waiting_rev(message.get("blocks"), request.request_id)
+                    if rev is not None and (bot is None or message.get("user") == bot):
+                        return self._ref(channel, str(message["ts"]), message, rev, target)
+                cursor = (page.get("response_metadata") or {}).get("next_cursor")
+                if not cursor:
+                    break
+        except SlackApiError as error:
+            if _transient(error):
+                raise SurfaceUnavailable(
+                    f"Slack could not list the messages of {target}: {_explain(error)}"
+                ) from error
+            # Slack will not let the app look (a missing scope; a public channel it posts in
+            # without being a member): posting again beats never posting.
+            log.warning(
+                "cannot look in %s for a message of %s that askbridge may have posted without "
+                "recording it (%s); posting it again. With the channels:history, groups:history "
+                "and im:history scopes (adapters/slack/manifest.yaml), and the app in the "
+                "channel, it can look.",
+                target,
+                request.request_id,
+                _explain(error),
+            )
+        except (aiohttp.ClientError, TimeoutError) as error:
+            raise SurfaceUnavailable(f"could not reach Slack at {self.client.base_url}") from error
+        return None
+
+    async def _channel(self, target: Target) -> str:
+        """The channel id of a target: a member's DM is opened (the same one every time)."""
+        if MEMBER_ID.fullmatch(target.channel):
+            opened = await self.client.conversations_open(users=target.channel)
+            return str(opened["channel"]["id"])
+        return target.channel
+
+    async def _history(
+        self, channel: str, thread: str | None, oldest: str, cursor: str | None
+    ) -> dict[str, Any]:
+        if thread:
+            page = await self.client.conversations_replies(
+                channel=channel, ts=thread, oldest=oldest, cursor=cursor, limit=FIND_PAGE_SIZE
+            )
+        else:
+            page = await self.client.conversations_history(
+                channel=channel, oldest=oldest, cursor=cursor, limit=FIND_PAGE_SIZE
+            )
+        return cast("dict[str, Any]", page.data)
+
+    def _ref(
+        self, channel: str, ts: str, message: dict[str, Any], rev: str, target: Target
+    ) -> MessageRef:
+        """What askbridge keeps of a message it posted (or found) in `channel`."""
         data: dict[str, Any] = {
             "team_id": message.get("team") or (self.install.team_id if self.install else None),
             "app_id": message.get("app_id") or (self.install.app_id if self.install else None),
@@ -138,16 +211,12 @@ class SlackSurface:
         }
         if target.thread:
             data["thread_ts"] = target.thread
-        ref = MessageRef(
+        return MessageRef(
             platform=PLATFORM,
-            channel=response["channel"],
-            message_id=response["ts"],
+            channel=channel,
+            message_id=ts,
             data={k: v for k, v in data.items() if v},
         )
-        log.info(
-            "posted %s to %s as %s/%s", request.request_id, target, ref.channel, ref.message_id
-        )
-        return ref
 
     async def update(self, request: Request, message: MessageRef) -> None:
         """Show the request's current state; raises on failure so that the broker retries.
@@ -265,6 +334,13 @@ def _json(payload: MessagePayload) -> list[dict[str, Any]]:
 def new_rev() -> str:
     """A fresh suffix for block_ids, so that no render reuses the last one's."""
     return secrets.token_hex(4)
+
+
+def _transient(error: SlackApiError) -> bool:
+    """Slack is busy or down (rate limits, server errors), rather than saying no."""
+    status = error.response.status_code
+    code = error.response.get("error")
+    return status == 429 or status >= 500 or code in TRANSIENT_ERRORS
 
 
 def _explain(error: SlackApiError) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Coroutine, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -95,7 +96,21 @@ class Store(Protocol):
         """How many requests `list_requests(status, older_than=older_than)` would list without
         a limit."""
 
-    async def add_message(self, request_id: str, message: MessageRef, at: datetime) -> None: ...
+    async def add_message(self, request_id: str, message: MessageRef, at: datetime) -> None:
+        """Record a message posted for the request (for its target `message.target`)."""
+
+    async def mark_posted(self, request_id: str, at: datetime) -> None:
+        """Every target of the request has its message: it needs no more posting."""
+
+    async def unposted(self, limit: int = 100) -> list[Request]:
+        """Requests whose posting was never finished, oldest first; those that have ended
+        since may still have a message that was posted but not recorded."""
+
+    def posting(self, request_id: str) -> AbstractAsyncContextManager[bool]:
+        """Hold the right to post `request_id`'s messages: the context gives True when this
+        task has it, False when another task or replica holds it. It is let go on exit, and
+        when the process holding it dies, so that a request is never posted twice at once
+        and a crash never leaves it unpostable."""
 
     async def save_draft(
         self, request_id: str, person: Person, selections: Selections, at: datetime

@@ -85,7 +85,7 @@ def load_request(
     (request_id, questions, targets, context, status, created, expires, ended, answers, by) = row[
         :10
     ]
-    policy, remind_at, reminded_at = row[10:13]
+    policy, remind_at, reminded_at, posted_at = row[10:14]
     status = Status(status)
     person = load_person(by)
     return Request(
@@ -105,19 +105,28 @@ def load_request(
         votes=tuple(votes),
         remind_at=from_epoch(remind_at),
         reminded_at=from_epoch(reminded_at),
+        posted_at=from_epoch(posted_at),
     )
 
 
 def load_message(row: Sequence[Any]) -> MessageRef:
-    platform, channel, message_id, data = row
+    platform, channel, message_id, data, target = row
     return MessageRef(
-        platform=platform, channel=channel, message_id=message_id, data=json.loads(data)
+        platform=platform,
+        channel=channel,
+        message_id=message_id,
+        data=json.loads(data),
+        target=target,
     )
+
+
+MESSAGE_COLUMNS = "platform, channel, message_id, data, target"
+"""What `load_message` reads, in order."""
 
 
 REQUEST_COLUMNS = (
     "request_id, questions, targets, context, status, created_at, expires_at, ended_at,"
-    " answers, ended_by, policy, remind_at, reminded_at"
+    " answers, ended_by, policy, remind_at, reminded_at, posted_at"
 )
 
 

@@ -109,4 +109,18 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             "ALTER TABLE votes ADD COLUMN notes TEXT",
         ),
     ),
+    (
+        6,
+        (
+            # When every target of a request had its message recorded. NULL while posting is
+            # unfinished: the platform failed, or the process died between storing the request
+            # and recording its messages; such a request is posted again. Requests stored
+            # before this version were posted when they were created (or were discarded).
+            "ALTER TABLE requests ADD COLUMN posted_at REAL",
+            "UPDATE requests SET posted_at = created_at",
+            "CREATE INDEX requests_unposted ON requests (created_at) WHERE posted_at IS NULL",
+            # Which of the request's targets a message was posted for (an index into targets).
+            "ALTER TABLE messages ADD COLUMN target INTEGER",
+        ),
+    ),
 )

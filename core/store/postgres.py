@@ -21,7 +21,7 @@ import logging
 import random
 import secrets
 import uuid
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeAlias
 from urllib.parse import urlsplit
@@ -41,6 +41,8 @@ log = logging.getLogger("askbridge.store")
 CHANNEL = "askbridge_changes"
 # Any constant: replicas starting together take turns migrating under this advisory lock.
 MIGRATION_LOCK = 0x61736B62
+# The seed that hashes request ids into their own advisory lock keys, for posting claims.
+POSTING_LOCKS = 0x61736B70
 CONNECT_TIMEOUT_S = 10.0
 SECRET_BYTES = 32
 LISTENER_NAME = "askbridge-listener"
@@ -72,6 +74,11 @@ class PostgresStore:
         self._instance = uuid.uuid4().hex[:12]
         self._on_change: OnChange | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        # Posting claims: session advisory locks held on a connection of their own, so that
+        # they end with this process; the set keeps two tasks of this process apart.
+        self._claims: asyncpg.Connection[Any] | None = None
+        self._claims_lock = asyncio.Lock()
+        self._posting: set[str] = set()
 
     @property
     def pool(self) -> asyncpg.Pool[Any]:
@@ -112,6 +119,10 @@ class PostgresStore:
             with contextlib.suppress(Exception):
                 await self._listener.close(timeout=CONNECT_TIMEOUT_S)
             self._listener = None
+        if self._claims is not None:
+            with contextlib.suppress(Exception):
+                await self._claims.close(timeout=CONNECT_TIMEOUT_S)
+            self._claims = None
         if self._pool is not None:
             await self._pool.close()
             self._pool = None
@@ -318,14 +329,15 @@ class PostgresStore:
         async with self.pool.acquire() as db, db.transaction():
             await db.execute(
                 "INSERT INTO messages (request_id, platform, channel, message_id, data,"
-                " posted_at, rendered_status) VALUES ($1, $2, $3, $4, $5, $6, 'waiting')"
-                " ON CONFLICT DO NOTHING",
+                " posted_at, rendered_status, target)"
+                " VALUES ($1, $2, $3, $4, $5, $6, 'waiting', $7) ON CONFLICT DO NOTHING",
                 request_id,
                 message.platform,
                 message.channel,
                 message.message_id,
                 json.dumps(message.data),
                 codec.epoch(at),
+                message.target,
             )
             where = {
                 "platform": message.platform,
@@ -333,6 +345,67 @@ class PostgresStore:
                 "message_id": message.message_id,
             }
             await _insert_event(db, Event(request_id, at, "posted", data=where))
+
+    async def mark_posted(self, request_id: str, at: datetime) -> None:
+        async with self.pool.acquire() as db:
+            await db.execute(
+                "UPDATE requests SET posted_at = $2 WHERE request_id = $1 AND posted_at IS NULL",
+                request_id,
+                codec.epoch(at),
+            )
+
+    async def unposted(self, limit: int = 100) -> list[Request]:
+        async with self.pool.acquire() as db:
+            rows = await db.fetch(
+                "SELECT request_id FROM requests WHERE posted_at IS NULL"
+                " ORDER BY created_at LIMIT $1",
+                limit,
+            )
+            found = [await _load(db, row[0]) for row in rows]
+        return [request for request in found if request is not None]
+
+    @contextlib.asynccontextmanager
+    async def posting(self, request_id: str) -> AsyncIterator[bool]:
+        """A session advisory lock per request (per schema: deployments sharing a database
+        do not meet). PostgreSQL lets it go when the connection ends, so a replica that dies
+        while posting holds nothing; if the connection is lost while this one posts, another
+        replica may post the same request meanwhile, which is logged."""
+        if request_id in self._posting:
+            yield False
+            return
+        self._posting.add(request_id)
+        try:
+            held = await self._claim("pg_try_advisory_lock", request_id)
+            try:
+                yield held
+            finally:
+                if held:
+                    await self._let_go(request_id)
+        finally:
+            self._posting.discard(request_id)
+
+    async def _claim(self, function: str, request_id: str) -> bool:
+        async with self._claims_lock:
+            if self._claims is None or self._claims.is_closed():
+                self._claims = await asyncpg.connect(self.url, timeout=CONNECT_TIMEOUT_S)
+            held = await self._claims.fetchval(
+                f"SELECT {function}(hashtextextended(current_schema() || ':' || $1, $2))",
+                request_id,
+                POSTING_LOCKS,
+            )
+        return bool(held)
+
+    async def _let_go(self, request_id: str) -> None:
+        try:
+            if not await self._claim("pg_advisory_unlock", request_id):
+                raise RuntimeError("the lock was not held")
+        except Exception as error:
+            log.warning(
+                "posting %s was not protected to the end (%r); if another replica posted it "
+                "meanwhile, it has two messages",
+                request_id,
+                error,
+            )
 
     # --- people -------------------------------------------------------------------------
 
@@ -470,7 +543,7 @@ class PostgresStore:
     async def unrendered(self) -> list[tuple[Request, MessageRef]]:
         async with self.pool.acquire() as db:
             rows = await db.fetch(
-                "SELECT m.request_id, m.platform, m.channel, m.message_id, m.data"
+                "SELECT m.request_id, m.platform, m.channel, m.message_id, m.data, m.target"
                 " FROM messages m JOIN requests r ON r.request_id = m.request_id"
                 " WHERE m.rendered_status = 'waiting' AND r.status <> 'waiting'"
             )
@@ -596,7 +669,7 @@ async def _messages(db: Connection, request_ids: Sequence[str]) -> dict[str, lis
     found: dict[str, list[MessageRef]] = {}
     if request_ids:
         rows = await db.fetch(
-            "SELECT request_id, platform, channel, message_id, data FROM messages"
+            f"SELECT request_id, {codec.MESSAGE_COLUMNS} FROM messages"
             " WHERE request_id = ANY($1::text[]) ORDER BY posted_at, seq",
             list(request_ids),
         )

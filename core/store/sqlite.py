@@ -11,9 +11,9 @@ import asyncio
 import json
 import secrets
 import sqlite3
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -43,6 +43,8 @@ class SQLiteStore:
         self.path = str(path)
         self._db: sqlite3.Connection | None = None
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="askbridge-sqlite")
+        # Requests this process is posting. One process owns the file, so that is everyone.
+        self._posting: set[str] = set()
 
     async def _run(self, function: Callable[..., T], *args: Any) -> T:
         loop = asyncio.get_running_loop()
@@ -206,7 +208,7 @@ class SQLiteStore:
         with self._transaction() as db:
             db.execute(
                 "INSERT INTO messages (request_id, platform, channel, message_id, data,"
-                " posted_at, rendered_status) VALUES (?, ?, ?, ?, ?, ?, 'waiting')"
+                " posted_at, rendered_status, target) VALUES (?, ?, ?, ?, ?, ?, 'waiting', ?)"
                 " ON CONFLICT DO NOTHING",
                 (
                     request_id,
@@ -215,6 +217,7 @@ class SQLiteStore:
                     message.message_id,
                     json.dumps(message.data),
                     codec.epoch(at),
+                    message.target,
                 ),
             )
             where = {
@@ -223,6 +226,37 @@ class SQLiteStore:
                 "message_id": message.message_id,
             }
             _insert_event(db, Event(request_id, at, "posted", data=where))
+
+    async def mark_posted(self, request_id: str, at: datetime) -> None:
+        await self._run(self._mark_posted, request_id, at)
+
+    def _mark_posted(self, request_id: str, at: datetime) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE requests SET posted_at = ? WHERE request_id = ? AND posted_at IS NULL",
+                (codec.epoch(at), request_id),
+            )
+
+    async def unposted(self, limit: int = 100) -> list[Request]:
+        return await self._run(self._unposted, limit)
+
+    def _unposted(self, limit: int) -> list[Request]:
+        rows = self.db.execute(
+            "SELECT request_id FROM requests WHERE posted_at IS NULL ORDER BY created_at LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [r for row in rows if (r := _load(self.db, row[0])) is not None]
+
+    @asynccontextmanager
+    async def posting(self, request_id: str) -> AsyncIterator[bool]:
+        if request_id in self._posting:
+            yield False
+            return
+        self._posting.add(request_id)
+        try:
+            yield True
+        finally:
+            self._posting.discard(request_id)
 
     # --- people -------------------------------------------------------------------------
 
@@ -400,7 +434,7 @@ class SQLiteStore:
 
     def _unrendered(self) -> list[tuple[Request, MessageRef]]:
         rows = self.db.execute(
-            "SELECT m.request_id, m.platform, m.channel, m.message_id, m.data"
+            "SELECT m.request_id, m.platform, m.channel, m.message_id, m.data, m.target"
             " FROM messages m JOIN requests r ON r.request_id = m.request_id"
             " WHERE m.rendered_status = 'waiting' AND r.status <> 'waiting'"
         ).fetchall()
@@ -505,7 +539,7 @@ def _messages(db: sqlite3.Connection, request_ids: list[str]) -> dict[str, list[
         return {}
     marks = ", ".join("?" for _ in request_ids)
     rows = db.execute(
-        "SELECT request_id, platform, channel, message_id, data FROM messages"
+        f"SELECT request_id, {codec.MESSAGE_COLUMNS} FROM messages"
         f" WHERE request_id IN ({marks}) ORDER BY posted_at, rowid",
         tuple(request_ids),
     ).fetchall()

@@ -506,6 +506,33 @@ async def test_429_response_carries_the_headers_discord_py_needs(
     assert body == {"message": "You are being rate limited.", "retry_after": 1.5, "global": True}
 
 
+async def test_a_server_error_is_raised_or_retried_as_discord_py_does(world: World) -> None:
+    emulator = world.emulator
+    edit = "/channels/{channel_id}/messages/{message_id}"
+    async with running_bot() as bot:
+        question = await post_question(bot, world)
+        partial = bot.get_partial_messageable(world.channel_id).get_partial_message(question.id)
+        emulator.fail_next("PATCH", edit, status=503)
+        with pytest.raises(discord.DiscordServerError):
+            await partial.edit(content="closed", view=None)
+        emulator.fail_next("PATCH", edit, status=500)
+        await partial.edit(content="closed", view=None)
+    assert [r.status for r in emulator.requests_to("PATCH", edit)] == [503, 500, 200]
+
+
+async def test_history_pages_before_and_after_a_message_newest_first(world: World) -> None:
+    async with running_bot() as bot:
+        channel = bot.get_partial_messageable(world.channel_id)
+        sent = [await channel.send(f"message {n}") for n in range(5)]
+        after = [m.id async for m in channel.history(after=sent[1], limit=None)]
+        before = [m.id async for m in channel.history(before=sent[3], limit=2)]
+        newest = [m.id async for m in channel.history(limit=2)]
+    ids = [m.id for m in sent]
+    assert after == ids[2:]  # discord.py turns `after` pages oldest first
+    assert before == [ids[2], ids[1]]
+    assert newest == [ids[4], ids[3]]
+
+
 def _button(custom_id: str, label: str = "ok") -> dict[str, Any]:
     return {"type": 2, "style": 1, "label": label, "custom_id": custom_id}
 

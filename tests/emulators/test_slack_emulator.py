@@ -275,6 +275,22 @@ async def test_directory_dms_threads_ephemerals_and_deletes(
     assert [m.text for m in slack.messages("U1")] == ["a reply"]
 
 
+async def test_channel_history_pages_newest_first_without_thread_replies(
+    slack: SlackEmulator, web_client: AsyncWebClient
+) -> None:
+    sent = [await web_client.chat_postMessage(channel=CHANNEL, text=f"m{n}") for n in range(4)]
+    await web_client.chat_postMessage(channel=CHANNEL, text="reply", thread_ts=sent[0]["ts"])
+    first = await web_client.conversations_history(channel=CHANNEL, limit=2)
+    assert [m["text"] for m in first["messages"]] == ["m3", "m2"]
+    assert first["has_more"]
+    cursor = first["response_metadata"]["next_cursor"]
+    rest = await web_client.conversations_history(channel=CHANNEL, limit=2, cursor=cursor)
+    assert [m["text"] for m in rest["messages"]] == ["m1", "m0"]
+    assert not rest["has_more"]
+    since = await web_client.conversations_history(channel=CHANNEL, oldest=sent[1]["ts"])
+    assert [m["text"] for m in since["messages"]] == ["m3", "m2"]
+
+
 async def test_rate_limit_is_retried_by_the_sdk_retry_handler(
     slack: SlackEmulator, web_client: AsyncWebClient
 ) -> None:

@@ -6,8 +6,11 @@ import asyncio
 import copy
 
 import aiohttp
+import pytest
 
 from bots.client import AskbridgeClient
+from core.ask import Ask
+from core.models import Request, Target
 from tests.conftest import DATABASE, EXPECTED, StartService
 from tests.emulators.slack import SlackEmulator
 from tests.server_process import ServerProcess
@@ -129,3 +132,29 @@ async def test_socket_mode_reconnects_when_slack_asks(
 
     (await answer_fully(bridge, "U1", message)).assert_acked()
     assert (await bridge.outcome("ask_reconnect"))["answers"] == EXPECTED
+
+
+@pytest.mark.parametrize("refusal", ["missing_scope", "not_in_channel"])
+async def test_a_question_slack_will_not_let_askbridge_look_for_is_posted_again(
+    slack: SlackEmulator,
+    start_service: StartService,
+    http: aiohttp.ClientSession,
+    caplog: pytest.LogCaptureFixture,
+    refusal: str,
+) -> None:
+    bridge = await start_bridge(slack, "http", start_service, http)
+    # What a crash right after storing the request leaves; the agent then asks again.
+    ask = Ask.parse(ask_body("ask_look"))
+    stored = Request(
+        request_id="ask_look",
+        questions=ask.questions,
+        targets=(Target(platform="slack", channel=CHANNEL),),
+        created_at=bridge.service.broker.clock.now(),
+    )
+    await bridge.service.store.create(stored)
+    slack.fail_next("conversations.history", 200, error=refusal)
+    async with http.post(f"{bridge.url}/v1/questions", json=ask_body("ask_look")) as response:
+        assert response.status == 200
+        [posted] = (await response.json())["messages"]
+    assert [m.ts for m in slack.messages(CHANNEL)] == [posted["message_id"]]
+    assert f"cannot look in slack:{CHANNEL} for a message of ask_look" in caplog.text

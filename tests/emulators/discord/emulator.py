@@ -385,6 +385,14 @@ class DiscordEmulator:
             method, route_pattern, times=times, retry_after=retry_after, is_global=is_global
         )
 
+    def fail_next(self, method: str, route_pattern: str, status: int = 503, times: int = 1) -> None:
+        """Answer the next `times` matching requests with a server error (`status` 5xx):
+        discord.py retries 500, 502 and 504 itself, and raises on 503.
+
+        `route_pattern` and `method` are as for `rate_limit_next`.
+        """
+        self._rate_limits.add(method, route_pattern, times=times, status=status)
+
     async def drop_gateway(
         self, *, code: int | None = None, invalidate_session: bool = False
     ) -> None:

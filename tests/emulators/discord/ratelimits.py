@@ -1,4 +1,5 @@
-"""Injected HTTP 429s, shaped so discord.py waits and retries rather than giving up."""
+"""Injected HTTP 429s, shaped so discord.py waits and retries rather than giving up, and
+injected server errors (500, 502, 503...), which it retries or raises as Discord's would be."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ class _Rule:
     remaining: int
     retry_after: float
     is_global: bool
+    status: int = 429
 
     def matches(self, method: str, path: str) -> bool:
         return self.method in ("*", method) and self.regex.fullmatch(path) is not None
@@ -37,10 +39,19 @@ class RateLimits:
         self._rules: list[_Rule] = []
 
     def add(
-        self, method: str, route_pattern: str, *, times: int, retry_after: float, is_global: bool
+        self,
+        method: str,
+        route_pattern: str,
+        *,
+        times: int,
+        retry_after: float = 0.0,
+        is_global: bool = False,
+        status: int = 429,
     ) -> None:
         if times < 1:
             raise ValueError(f"times must be at least 1, got {times}")
+        if status != 429 and status < 500:
+            raise ValueError(f"inject 429 or a server error (5xx), got {status}")
         self._rules.append(
             _Rule(
                 method.upper(),
@@ -49,6 +60,7 @@ class RateLimits:
                 times,
                 retry_after,
                 is_global,
+                status,
             )
         )
 
@@ -59,8 +71,13 @@ class RateLimits:
         for rule in self._rules:
             if rule.remaining > 0 and rule.matches(method, path):
                 rule.remaining -= 1
-                return _too_many_requests(rule)
+                return _too_many_requests(rule) if rule.status == 429 else _server_error(rule)
         return None
+
+
+def _server_error(rule: _Rule) -> web.Response:
+    """What Discord's edge answers when it is having trouble: no rate limit headers."""
+    return json_response({"message": f"{rule.status}: Server Error", "code": 0}, status=rule.status)
 
 
 def _too_many_requests(rule: _Rule) -> web.Response:

@@ -186,9 +186,16 @@ class RestApi:
         return json_response(channel_payload(self._registry, self._channel(request)))
 
     async def _list_messages(self, request: web.Request) -> web.Response:
+        """Newest first, as Discord lists them: the newest `limit` (before `before`), or with
+        `after` the oldest `limit` after it."""
         channel = self._channel(request)
-        limit = int(request.query.get("limit", "50"))
-        newest_first = list(reversed(self._store.in_channel(channel.id)))[:limit]
+        limit = max(1, min(100, _int(request.query.get("limit", "50"))))
+        found = self._store.in_channel(channel.id)
+        if "before" in request.query:
+            found = [m for m in found if m.id < _int(request.query["before"])]
+        if "after" in request.query:
+            found = [m for m in found if m.id > _int(request.query["after"])][:limit]
+        newest_first = list(reversed(found))[:limit]
         return json_response([m.payload for m in newest_first])
 
     async def _post_message(self, request: web.Request) -> web.Response:

@@ -85,6 +85,7 @@ class WebApi:
             "conversations.open": Method(self.conversations_open, "bot"),
             "conversations.members": Method(self.conversations_members, "bot"),
             "conversations.replies": Method(self.conversations_replies, "bot"),
+            "conversations.history": Method(self.conversations_history, "bot"),
             "users.info": Method(self.users_info, "bot"),
             "usergroups.users.list": Method(self.usergroups_users_list, "bot"),
             "views.open": Method(self.views_open, "bot"),
@@ -269,6 +270,30 @@ class WebApi:
             "response_metadata": {"next_cursor": ""},
         }
 
+    async def conversations_history(self, arguments: JSONDict) -> JSONDict:
+        """The channel's messages (not thread replies), newest first, between `oldest` and
+        `latest` (exclusive unless `inclusive`), `limit` a page, paged with `cursor`."""
+        channel = self._channel(arguments)
+        inclusive = str(arguments.get("inclusive", "")).lower() in ("1", "true")
+        oldest = _number(arguments.get("oldest"), 0.0)
+        latest = _number(arguments.get("latest"), float("inf"))
+        found = [
+            m
+            for m in reversed(self.workspace.messages(channel.id))
+            if m.thread_ts in (None, m.ts)
+            and (oldest <= float(m.ts) <= latest if inclusive else oldest < float(m.ts) < latest)
+        ]
+        limit = _number(arguments.get("limit"), 100)
+        start = int(_number(arguments.get("cursor"), 0))
+        end = start + max(1, min(999, int(limit)))
+        more = end < len(found)
+        return {
+            "ok": True,
+            "messages": [m.to_slack() for m in found[start:end]],
+            "has_more": more,
+            "response_metadata": {"next_cursor": str(end) if more else ""},
+        }
+
     async def users_info(self, arguments: JSONDict) -> JSONDict:
         user = self.workspace.users.get(str(arguments.get("user")))
         if user is None:
@@ -303,6 +328,14 @@ class WebApi:
         if members is None:
             raise SlackError("no_such_subteam")
         return {"ok": True, "users": list(members)}
+
+
+def _number(value: object, default: float) -> float:
+    """A numeric argument (a `ts`, a limit, our cursor), as Slack reads them: text or number."""
+    try:
+        return float(str(value)) if value not in (None, "") else default
+    except ValueError:
+        raise SlackError("invalid_arguments") from None
 
 
 def _decode_json_arguments(arguments: JSONDict) -> None:
