@@ -81,15 +81,16 @@ class Broker:
         self._surfaces: dict[str, Surface] = {}
         # platform -> how to enable it, for the error when a target names it
         self._unconfigured = dict(unconfigured or {})
-        self.messages = MessageUpdates(
-            store, self._surfaces, backoff_s=render_backoff_s, sweep_s=render_sweep_s
-        )
-        self.metrics.watch_backlog(lambda: self.messages.backlog)
         # Only fault-injection tests pass anything but `no_crash` (see core/crash_points.py).
         self._crash = crash_point
         self.messages = MessageUpdates(
-            store, self._surfaces, backoff_s=render_backoff_s, crash_point=crash_point
+            store,
+            self._surfaces,
+            backoff_s=render_backoff_s,
+            sweep_s=render_sweep_s,
+            crash_point=crash_point,
         )
+        self.metrics.watch_backlog(lambda: self.messages.backlog)
         self.posting = Posting(
             store,
             self._surfaces,
