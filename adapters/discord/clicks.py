@@ -1,4 +1,5 @@
-"""A click on one of askbridge's components: one `Broker.act` call, and a private note.
+"""A click on one of askbridge's components (or a form's submission): one `Broker.act` call,
+and a private note.
 
 `parse` reads who clicked, on which message, meaning what; `note` words each outcome once;
 `respond` wires both to Discord: acknowledge first (Discord allows 3 seconds), then act, then
@@ -12,7 +13,7 @@ Who may answer is the broker's call: the click carries the member's roles (as
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -24,6 +25,7 @@ from adapters.discord.markdown import line, shorten
 from adapters.discord.render import answerers_text, name, summary
 from core.broker import Broker
 from core.intents import (
+    NOTE,
     Cancel,
     Choose,
     Counted,
@@ -37,7 +39,7 @@ from core.intents import (
     Submit,
 )
 from core.models import MessageRef, Person
-from core.view import end_sentence, missing_sentence
+from core.view import RequestView, end_sentence, missing_sentence
 
 log = logging.getLogger("askbridge.discord")
 
@@ -64,17 +66,6 @@ def parse(
 ) -> Click:
     """Who clicked, on which message, meaning what; BadCustomId when the select's values are
     not the option numbers askbridge gave it."""
-    user = interaction.user
-    person = Person(
-        platform="discord",
-        id=str(user.id),
-        name=user.display_name,
-        groups=groups(user, interaction.guild_id),
-    )
-    message_id = interaction.message.id if interaction.message is not None else 0
-    origin = MessageRef(
-        platform="discord", channel=str(interaction.channel_id), message_id=str(message_id)
-    )
     question, option = custom_id.question or 0, custom_id.option or 0
     intent: Intent
     match custom_id.action:
@@ -88,8 +79,35 @@ def parse(
             intent = Submit()
         case Action.CANCEL:
             intent = Cancel()
-    sent_at = discord.utils.snowflake_time(interaction.id)
-    return Click(custom_id.request_id, person, origin, intent, sent_at)
+        case _:
+            raise BadCustomId(f"{custom_id.pack()!r} is not a click that askbridge acts on")
+    person, origin = who(interaction), where(interaction)
+    return Click(custom_id.request_id, person, origin, intent, sent(interaction))
+
+
+def who(interaction: discord.Interaction[Any]) -> Person:
+    """The person behind an interaction, with their roles as answerer groups."""
+    user = interaction.user
+    return Person(
+        platform="discord",
+        id=str(user.id),
+        name=user.display_name,
+        groups=groups(user, interaction.guild_id),
+    )
+
+
+def where(interaction: discord.Interaction[Any]) -> MessageRef:
+    """The message an interaction came from (a click's, or the one whose button opened a form);
+    an interaction without one names message 0, which no request has."""
+    message_id = interaction.message.id if interaction.message is not None else 0
+    return MessageRef(
+        platform="discord", channel=str(interaction.channel_id), message_id=str(message_id)
+    )
+
+
+def sent(interaction: discord.Interaction[Any]) -> datetime:
+    """When Discord made the interaction: its id is a timestamp."""
+    return discord.utils.snowflake_time(interaction.id)
 
 
 def groups(user: discord.User | discord.Member, guild_id: int | None) -> tuple[str, ...]:
@@ -134,9 +152,26 @@ def note(outcome: Outcome) -> str | None:
             return end_sentence(view, name)
         case Refused(reason=Refusal.MISSING_ANSWERS, missing=missing):
             return missing_sentence(missing, line)
+        case Refused(reason=Refusal.BAD_TEXT, view=view, problems=problems, missing=missing):
+            return typed_problems(view, problems, missing)
         case Refused(reason=Refusal.FOREIGN_MESSAGE):
             return FOREIGN
     return GONE
+
+
+def typed_problems(
+    view: RequestView | None, problems: Mapping[int, str], missing: Sequence[str]
+) -> str:
+    """Why what a person typed was not taken, field by field, and what is still unanswered."""
+    headers = [q.header for q in view.questions] if view is not None else []
+    lines = ["Nothing was recorded:"]
+    # The questions' fields in order, then the note's, as the form shows them.
+    for index, problem in sorted(problems.items(), key=lambda p: (p[0] == NOTE, p[0])):
+        field = "Note" if index == NOTE else headers[index] if index < len(headers) else "?"
+        lines.append(f"- **{line(field)}**: {line(problem)}")
+    if missing:
+        lines.append(missing_sentence(missing, line))
+    return "\n".join(lines)
 
 
 async def respond(
@@ -146,23 +181,37 @@ async def respond(
     values: Sequence[str],
 ) -> None:
     """Acknowledge the click at once, act on it, and tell the person what they need to know."""
+    await act_and_tell(
+        broker, interaction, custom_id, lambda: parse(interaction, custom_id, values), note
+    )
+
+
+async def act_and_tell(
+    broker: Broker,
+    interaction: discord.Interaction[Any],
+    custom_id: CustomId,
+    read: Callable[[], Click],
+    word: Callable[[Outcome], str | None],
+) -> None:
+    """Acknowledge an interaction at once (a click, or a form's submission), act on what
+    `read` makes of it, and tell the person privately what `word` makes of the outcome."""
     try:
         # Type 6: "got it", with no visible change; the broker's answer may take a moment.
         await interaction.response.defer()
     except discord.HTTPException:
-        log.warning("could not acknowledge a click on %s in time", custom_id, exc_info=True)
+        log.warning("could not acknowledge %s in time", custom_id, exc_info=True)
         return
     try:
-        click = parse(interaction, custom_id, values)
+        click = read()
         outcome = await broker.act(
             click.request_id, click.person, click.intent, click.origin, sent_at=click.sent_at
         )
-        text = note(outcome)
+        text = word(outcome)
     except BadCustomId as error:
         log.warning("refused a click: %s", error)
         text = FOREIGN
     except Exception:
-        log.exception("handling a click on %s failed", custom_id)
+        log.exception("handling %s failed", custom_id)
         text = FAILED
     log.info(
         "discord: %s on %s by user %s",
@@ -171,9 +220,14 @@ async def respond(
         interaction.user.id,
     )
     if text:
-        try:
-            await interaction.followup.send(
-                shorten(text, MAX_CONTENT), ephemeral=True, allowed_mentions=NO_PINGS
-            )
-        except discord.HTTPException:
-            log.warning("could not tell %s: %s", interaction.user.id, text, exc_info=True)
+        await tell(interaction, text)
+
+
+async def tell(interaction: discord.Interaction[Any], text: str) -> None:
+    """A private note to the person, after the interaction was acknowledged."""
+    try:
+        await interaction.followup.send(
+            shorten(text, MAX_CONTENT), ephemeral=True, allowed_mentions=NO_PINGS
+        )
+    except discord.HTTPException:
+        log.warning("could not tell %s: %s", interaction.user.id, text, exc_info=True)

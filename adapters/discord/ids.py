@@ -4,11 +4,18 @@
     ab:<request_id>:m:<question>            CHOOSE options of a multi-select question (select)
     ab:<request_id>:s                       SUBMIT
     ab:<request_id>:c                       CANCEL
+    ab:<request_id>:w                       WORDS: open the form for an answer in one's own
+                                            words and a note (button)
+    ab:<request_id>:f                       FORM: that form (a modal), and its submission
+    ab:<request_id>:t:<question>            TYPED: the form's field for a question
+    ab:<request_id>:n                       NOTE: the form's field for a note
 
 discord.py matches each `DynamicItem`'s template against every click, so registering the two
 classes once in `setup_hook` serves every message askbridge ever posted, before a restart too:
-a click needs nothing but its `custom_id` and the store. The letters on the wire never change,
-so messages posted by older versions keep working.
+a click needs nothing but its `custom_id` and the store. A form's submission is matched against
+FORM_TEMPLATE by the runtime itself (discord.py only routes one to a modal it still holds in
+memory). The letters on the wire never change, so messages posted by older versions keep
+working.
 """
 
 from __future__ import annotations
@@ -36,14 +43,22 @@ _INDEX = r"\d{1,2}"
 
 BUTTON_TEMPLATE = (
     rf"{PREFIX}:{_REQUEST}:"
-    rf"(?:(?P<control>[sc])|o:(?P<question>{_INDEX}):(?P<option>{_INDEX}))"
+    rf"(?:(?P<control>[scw])|(?P<kind>o):(?P<question>{_INDEX}):(?P<option>{_INDEX}))"
 )
-"""Buttons: an option of a single-select question, Submit or Cancel."""
+"""Buttons: an option of a single-select question, Submit, Cancel, or the form's button."""
 
-SELECT_TEMPLATE = rf"{PREFIX}:{_REQUEST}:m:(?P<question>{_INDEX})"
+SELECT_TEMPLATE = rf"{PREFIX}:{_REQUEST}:(?P<kind>m):(?P<question>{_INDEX})"
 """The string select of a multi-select question."""
 
-_TEMPLATES = (re.compile(BUTTON_TEMPLATE), re.compile(SELECT_TEMPLATE))
+FORM_TEMPLATE = rf"{PREFIX}:{_REQUEST}:(?P<control>f)"
+"""The form (a modal) for an answer in one's own words and a note."""
+
+FIELD_TEMPLATE = rf"{PREFIX}:{_REQUEST}:(?:(?P<control>n)|(?P<kind>t):(?P<question>{_INDEX}))"
+"""A field of the form: a question's, or the note's."""
+
+_TEMPLATES = tuple(
+    re.compile(t) for t in (BUTTON_TEMPLATE, SELECT_TEMPLATE, FORM_TEMPLATE, FIELD_TEMPLATE)
+)
 
 
 class Action(enum.StrEnum):
@@ -53,6 +68,10 @@ class Action(enum.StrEnum):
     CHOOSE = "m"
     SUBMIT = "s"
     CANCEL = "c"
+    WORDS = "w"
+    FORM = "f"
+    TYPED = "t"
+    NOTE = "n"
 
 
 class BadCustomId(ValueError):
@@ -84,6 +103,22 @@ class CustomId:
     def cancel(cls, request_id: str) -> CustomId:
         return cls(request_id, Action.CANCEL)
 
+    @classmethod
+    def words(cls, request_id: str) -> CustomId:
+        return cls(request_id, Action.WORDS)
+
+    @classmethod
+    def form(cls, request_id: str) -> CustomId:
+        return cls(request_id, Action.FORM)
+
+    @classmethod
+    def typed(cls, request_id: str, question: int) -> CustomId:
+        return cls(request_id, Action.TYPED, question)
+
+    @classmethod
+    def note(cls, request_id: str) -> CustomId:
+        return cls(request_id, Action.NOTE)
+
     def pack(self) -> str:
         parts = [PREFIX, self.request_id, self.action.value]
         parts += [str(i) for i in (self.question, self.option) if i is not None]
@@ -100,17 +135,16 @@ class CustomId:
 
     @classmethod
     def from_match(cls, match: re.Match[str]) -> CustomId:
-        """The id a template match stands for (the match of BUTTON_ or SELECT_TEMPLATE)."""
+        """The id a template match stands for (the match of one of the templates above)."""
         groups = match.groupdict()
-        request_id = groups["request_id"]
-        question = int(groups["question"]) if groups.get("question") is not None else None
-        if groups.get("control") is not None:
-            return cls(request_id, Action(groups["control"]))
-        if question is None:
-            raise BadCustomId(f"{match.string!r} names no question")
-        if groups.get("option") is not None:
-            return cls.pick(request_id, question, int(groups["option"]))
-        return cls.choose(request_id, question)
+        letter = groups.get("control") or groups.get("kind")
+        if letter is None:
+            raise BadCustomId(f"{match.string!r} names no action")
+        question, option = (
+            int(groups[name]) if groups.get(name) is not None else None
+            for name in ("question", "option")
+        )
+        return cls(groups["request_id"], Action(letter), question, option)
 
 
 def unpack(custom_id: str) -> CustomId:
@@ -123,7 +157,7 @@ def unpack(custom_id: str) -> CustomId:
     raise BadCustomId(
         f"{custom_id!r} is not an askbridge custom_id; expected "
         "'ab:<request_id>:o:<question>:<option>', 'ab:<request_id>:m:<question>', "
-        "'ab:<request_id>:s' or 'ab:<request_id>:c'"
+        "'ab:<request_id>:t:<question>', or 'ab:<request_id>:' and one of s, c, w, f, n"
     )
 
 
@@ -153,7 +187,8 @@ async def _hand_over(
 
 
 class ActionButton(ui.DynamicItem[Button], template=BUTTON_TEMPLATE):
-    """An option of a single-select question, Submit or Cancel."""
+    """An option of a single-select question, Submit, Cancel, or the button that opens the form
+    for an answer in one's own words."""
 
     def __init__(self, custom_id: CustomId, button: Button) -> None:
         super().__init__(button)

@@ -2,12 +2,14 @@
 
 While waiting: the context, then per question its header, text and options (descriptions in
 the text for buttons, as option descriptions in a select) followed by its controls, then
-Submit (unless one click answers) and Cancel; above the controls, the request's policy when
-it has one (who may answer, the votes so far out of the quorum, what the deadline does). Once
-ended: no controls; each header with its answer, and who ended it and when (the voters, or
-"decided by timeout"). 4 questions x 4 options come to 31 of Discord's 40 components; all
-texts together stay within Discord's 4000 characters: the texts the agent wrote are
-shortened to make room, never the policy, which is bounded on its own.
+Submit (unless one click answers), the button that opens the form for an answer in one's own
+words or a note (when the request takes them) and Cancel; above the controls, the request's
+policy when it has one (who may answer, the votes so far out of the quorum, what the deadline
+does). Once ended: no controls; each header with its answer and the notes given with it, and
+who ended it and when (the voters, or "decided by timeout"). 4 questions x 4 options come to
+32 of Discord's 40 components; all texts together stay within Discord's 4000 characters: the
+long texts (the agent's context and questions, the notes people gave) are shortened to make
+room, never the policy, which is bounded on its own.
 
 Every text an agent or a person wrote goes through `markdown.escape` (or `line`, `prose`)
 here, or into a plain-text field (a button label, a select option).
@@ -24,7 +26,7 @@ import discord
 from discord import ui
 
 from adapters.discord.ids import ActionButton, ChoiceSelect, CustomId
-from adapters.discord.markdown import clip, fit, join_within, line, prose, shorten
+from adapters.discord.markdown import clip, escape, fit, join_within, line, prose, shorten
 from core.models import Person, UserQuestion
 from core.view import RequestView, State, TallyRow, plain_name
 
@@ -35,6 +37,8 @@ MAX_OPTION_TEXT = 100
 """A select option's label, and its description."""
 MAX_PLACEHOLDER = 150
 MAX_ANSWER = 300
+MAX_NOTE = 1000
+"""The notes given with one answer, before the whole message is fitted within MAX_TEXT."""
 MAX_NAME = 100
 MAX_WHO = 300
 """Who may answer, on the message: whole mentions only, then "and N more"."""
@@ -83,11 +87,24 @@ def _waiting(view: RequestView) -> list[Item]:
     items.append(ui.TextDisplay(texts[-1]))
     request_id = view.request_id
     buttons = [ActionButton.make(CustomId.cancel(request_id), "Cancel", Style.danger)]
+    if (words := words_label(view)) is not None:
+        buttons.insert(0, ActionButton.make(CustomId.words(request_id), words, Style.primary))
     if not view.one_click:
         submit = ActionButton.make(CustomId.submit(request_id), "Submit", Style.success)
         buttons.insert(0, submit)
     items.append(ui.ActionRow(*buttons))
     return items
+
+
+def words_label(view: RequestView) -> str | None:
+    """The label of the button that opens the form for an answer in one's own words (and a
+    note), when the request takes them. Its form submits, hence the second name."""
+    policy = view.request.policy
+    if policy.allow_other:
+        return "Answer in my words…"
+    if policy.allow_notes:
+        return "Submit with a note…"
+    return None
 
 
 def _waiting_texts(view: RequestView, fields: Fields) -> list[str]:
@@ -169,8 +186,11 @@ def policy_lines(view: RequestView) -> list[str]:
 def _ended(view: RequestView) -> tuple[discord.Colour, list[Item]]:
     colour, end = ending(view)
     fields: Fields = {("context",): prose(view.context)}
+    notes = view.notes
     for q, question in enumerate(view.questions):
         fields["question", q] = prose(question.question.strip())
+        if question.header in notes:
+            fields["note", q] = shorten(escape(notes[question.header].strip()), MAX_NOTE)
     texts = _fitted(fields, lambda f: _ended_texts(view, f, end))
     return colour, [ui.TextDisplay(text) for text in texts if text]
 
@@ -182,6 +202,8 @@ def _ended_texts(view: RequestView, fields: Fields, end: str) -> list[str]:
         text = f"**{line(question.header)}** · {fields['question', q]}".rstrip()
         if question.header in view.answers:
             text += f"\n→ **{shorten(line(view.answers[question.header]), MAX_ANSWER)}**"
+        if ("note", q) in fields:
+            text += f"\n📝 {fields['note', q]}"
         texts.append(text)
     texts.append("\n".join([end, *_other_votes(view)]))
     return texts

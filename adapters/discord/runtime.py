@@ -15,8 +15,8 @@ import discord.http
 import yarl
 from aiohttp import web
 
-from adapters.discord import clicks
-from adapters.discord.ids import DYNAMIC_ITEMS, CustomId
+from adapters.discord import clicks, forms
+from adapters.discord.ids import DYNAMIC_ITEMS, Action, BadCustomId, CustomId, unpack
 from adapters.discord.surface import DiscordSurface
 from core.broker import Broker
 from core.errors import StartupError
@@ -43,7 +43,8 @@ def invite_url(application_id: int) -> str:
 
 
 class BridgeBot(discord.Client):
-    """A plain `discord.Client` with minimal intents; it hands every click to the broker."""
+    """A plain `discord.Client` with minimal intents; it hands every click and every submitted
+    form to the broker."""
 
     def __init__(self, broker: Broker, http_trace: aiohttp.TraceConfig) -> None:
         intents = discord.Intents.none()
@@ -79,7 +80,23 @@ class BridgeBot(discord.Client):
     async def handle_click(
         self, interaction: discord.Interaction[Any], custom_id: CustomId, values: Sequence[str]
     ) -> None:
-        await clicks.respond(self.broker, interaction, custom_id, values)
+        if custom_id.action is Action.WORDS:
+            await forms.open_form(self.broker, interaction, custom_id)
+        else:
+            await clicks.respond(self.broker, interaction, custom_id, values)
+
+    async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
+        """Every interaction comes here as well; askbridge takes its forms' submissions, which
+        discord.py would only route to a modal held in memory (see `forms`)."""
+        if interaction.type is not discord.InteractionType.modal_submit:
+            return
+        data: dict[str, Any] = dict(interaction.data or {})
+        try:
+            custom_id = unpack(str(data.get("custom_id")))
+        except BadCustomId:
+            return  # not askbridge's
+        if custom_id.action is Action.FORM:
+            await forms.submitted(self.broker, interaction, custom_id)
 
 
 class DiscordRuntime:

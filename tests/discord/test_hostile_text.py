@@ -1,7 +1,8 @@
-"""Hostile text in every field and every name, in every state: the Discord message and every
-private note show it as written. Nothing pings, no mention or masked link is live except the
-answerers the agent named, no markup is set off but askbridge's own, and no code block is left
-open. The emulator's analyser (`tests.emulators.discord.markdown`, `.mentions`) reads the
+"""Hostile text in every field and every name, in every state, and in every answer and note
+people typed: the Discord message and every private note show it as written, and the form for
+typing stays within Discord's limits. Nothing pings, no mention or masked link is live except
+the answerers the agent named, no markup is set off but askbridge's own, and no code block is
+left open. The emulator's analyser (`tests.emulators.discord.markdown`, `.mentions`) reads the
 texts as Discord does.
 """
 
@@ -14,17 +15,26 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from adapters.discord import forms
 from adapters.discord.clicks import note
 from adapters.discord.markdown import escape, line, prose, shorten
-from adapters.discord.render import DISCORD_ANSWERER, reminder, render
+from adapters.discord.render import DISCORD_ANSWERER, reminder, render, words_label
 from adapters.discord.surface import NO_PINGS
-from core.intents import Counted, Drafted, Outcome, Refusal, Refused
-from core.models import Person, Policy, Request, Status, Target, Vote
+from core.answers import MULTI_SELECT_SEPARATOR, typed_problem
+from core.intents import NOTE, Counted, Drafted, Outcome, Refusal, Refused
+from core.models import Person, Policy, Request, Selections, Status, Target, Vote
 from core.questions import parse_questions
 from core.view import RequestView, State
-from tests.emulators.discord import AllowedMentions, live_markdown, mentioned_in, validate_message
+from tests.emulators.discord import (
+    AllowedMentions,
+    live_markdown,
+    mentioned_in,
+    validate_message,
+    validate_modal,
+)
 from tests.emulators.discord.components import TEXT_DISPLAY, walk
 from tests.emulators.discord.mentions import pings
+from tests.hostile import hostile_text
 
 WHEN = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 HOSTILE = [
@@ -44,6 +54,18 @@ long_hostile = st.tuples(hostile, st.integers(min_value=1, max_value=120)).map(
     lambda t: t[0] * t[1]
 )
 word = hostile.map(lambda s: "".join(s.split()) or "x")
+
+
+def _typable(text: str) -> str:
+    """`text` as askbridge would keep it when typed: no control characters but newlines."""
+    kept = "".join(c for c in text if c == "\n" or not (ord(c) < 32 or 127 <= ord(c) < 160))
+    kept = kept.strip()[:2000].strip() or "x"
+    assert typed_problem(kept) is None
+    return kept
+
+
+typed = (hostile_text() | hostile | long_hostile).map(_typable)
+"""What a person may type as an answer or a note: the shared hostile strings, and these."""
 
 
 def assert_shown_as_written(text: str, answerers: tuple[str, ...]) -> None:
@@ -107,23 +129,33 @@ STATUS[State.DECIDED_BY_TIMEOUT] = Status.ANSWERED
 def views(draw: st.DrawFn) -> RequestView:
     """A request in any state, with any policy, its every text and name hostile."""
     asked = parse_questions(draw(questions()))
+    allow_other, allow_notes = draw(st.booleans()), draw(st.booleans())
 
     def answers() -> dict[str, str]:
-        return {
-            q.header: ", ".join(o.label for o in q.options[: draw(st.integers(1, 2))])
-            if q.multi_select
-            else draw(st.sampled_from([o.label for o in q.options]))
-            for q in asked
-        }
+        found = {}
+        for q in asked:
+            own = draw(typed) if allow_other and draw(st.booleans()) else ""
+            labels = [o.label for o in q.options]
+            if q.multi_select:
+                picked = labels[: draw(st.integers(0 if own else 1, 2))]
+                found[q.header] = MULTI_SELECT_SEPARATOR.join([*picked, *[own][: bool(own)]])
+            else:
+                found[q.header] = own or draw(st.sampled_from(labels))
+        return found
+
+    def notes(often: bool = False) -> dict[str, str]:
+        given = allow_notes and (often or draw(st.booleans()))
+        return {asked[0].header: draw(typed)} if given else {}
 
     state = draw(st.sampled_from(list(State)))
     several = state is State.ANSWERED and draw(st.booleans())
     quorum = draw(st.integers(min_value=2, max_value=3)) if several else draw(st.integers(1, 3))
     voters = draw(st.lists(people, min_size=quorum + 2, max_size=6, unique_by=lambda p: p.key))
     decided = answers()
-    votes = [Vote(person=p, answers=decided, at=WHEN) for p in voters[:quorum]] if several else []
-    others = voters[quorum:] if several else voters if quorum > 1 else []
-    votes += [Vote(person=p, answers=answers(), at=WHEN) for p in others]
+    deciding = voters[:quorum] if several else voters[:1] if quorum == 1 else []
+    votes = [Vote(person=p, answers=decided, at=WHEN, notes=notes(True)) for p in deciding]
+    others = voters[quorum:] if several else voters[1:] if quorum > 1 else []
+    votes += [Vote(person=p, answers=answers(), at=WHEN, notes=notes()) for p in others]
     timeout = answers() if state is State.DECIDED_BY_TIMEOUT or draw(st.booleans()) else None
     update: dict[str, Any] = {"status": STATUS[state]}
     if state is not State.WAITING:
@@ -145,6 +177,8 @@ def views(draw: st.DrawFn) -> RequestView:
             answerers=tuple(draw(st.lists(st.sampled_from(ANSWERERS), unique=True))),
             quorum=quorum,
             timeout_answers=timeout,
+            allow_other=allow_other,
+            allow_notes=allow_notes,
         ),
         votes=tuple(votes),
         **update,
@@ -171,8 +205,10 @@ def test_hostile_text_is_shown_as_written(view: RequestView) -> None:
         p.component["content"] for p in walk(components) if p.component["type"] == TEXT_DISPLAY
     ]
     notes = [text for outcome in outcomes(view) if (text := note(outcome)) is not None]
+    notes += [text for outcome in outcomes(view) if (text := forms.note(outcome)) is not None]
     if view.waiting:
         notes.append(reminder(view))
+        notes += form_notes(view)
     for text in texts + notes:
         assert_shown_as_written(text, view.answerers)
     assert pings("", components, SENT_WITH).nobody
@@ -181,20 +217,78 @@ def test_hostile_text_is_shown_as_written(view: RequestView) -> None:
         assert pings(text, [], SENT_WITH).nobody
 
 
+@settings(FAST, max_examples=200)
+@given(questions(), typed, typed, people)
+def test_words_and_a_note_given_with_the_answer_are_shown_as_written(
+    asked: list[dict[str, Any]], words: str, note_text: str, voter: Person
+) -> None:
+    parsed = parse_questions(asked)
+    answers = {
+        q.header: f"{q.options[0].label}, {words}" if q.multi_select else words for q in parsed
+    }
+    request = Request(
+        request_id="ask_hostile",
+        questions=parsed,
+        targets=(Target(platform="discord", channel="1"),),
+        created_at=WHEN,
+        status=Status.ANSWERED,
+        ended_at=WHEN,
+        answers=answers,
+        answered_by=voter,
+        policy=Policy(allow_other=True, allow_notes=True),
+        votes=(Vote(person=voter, answers=answers, at=WHEN, notes={parsed[0].header: note_text}),),
+    )
+    components: list[dict[str, Any]] = render(RequestView.of(request)).to_components()  # type: ignore[no-untyped-call]
+    assert validate_message({"flags": 1 << 15, "components": components}) is None
+    texts = [
+        p.component["content"] for p in walk(components) if p.component["type"] == TEXT_DISPLAY
+    ]
+    assert any("\n📝 " in text for text in texts), texts
+    for text in texts:
+        assert_shown_as_written(text, ())
+    assert pings("", components, SENT_WITH).nobody
+
+
 def outcomes(view: RequestView) -> list[Outcome]:
-    """Every outcome a click on the request can have, with a note to word."""
+    """Every outcome a click (or a submitted form) on the request can have, with a note."""
     if not view.waiting:
         return [Refused(Refusal.ALREADY_ENDED, view)]
     headers = tuple(question.header for question in view.questions)
+    last = len(headers) - 1
     found: list[Outcome] = [
         Refused(Refusal.NOT_ANSWERER, view),
         Refused(Refusal.MISSING_ANSWERS, view, headers),
         Drafted(view, 0, {0: (0, 1)}),
-        Drafted(view, len(headers) - 1, dict.fromkeys(range(len(headers)), (1,))),
+        Drafted(view, last, dict.fromkeys(range(len(headers)), (1,))),
+        Refused(
+            Refusal.BAD_TEXT,
+            view,
+            headers[1:],
+            problems={
+                0: "Please remove the control characters.",
+                last: "Please keep it to 2000 characters (this is 2345).",
+                NOTE: "This question takes no notes.",
+            },
+        ),
     ]
     for vote in view.request.votes[:1]:
         if (receipt := view.receipt(vote.person)) is not None:
             found.append(Counted(view, receipt))
+    return found
+
+
+def form_notes(view: RequestView) -> list[str]:
+    """What a click on the form's button tells a person instead of opening the form; and the
+    form, which must be one Discord takes (its texts are plain, never markdown)."""
+    found = []
+    stranger = Person(platform="discord", id="999", name="<@1> **x**")
+    drafts: list[Selections] = [{}, {0: (0, 1)}, dict.fromkeys(range(len(view.questions)), (1,))]
+    for draft in drafts:
+        if (why := forms.why_no_form(view, draft, stranger)) is not None:
+            found.append(why)
+        elif words_label(view) is not None:
+            modal = forms.form(view, draft).to_dict()
+            assert validate_modal(modal) is None, validate_modal(modal)
     return found
 
 

@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from adapters.discord.ids import (
     BUTTON_TEMPLATE,
+    FIELD_TEMPLATE,
+    FORM_TEMPLATE,
     MAX_CUSTOM_ID,
     SELECT_TEMPLATE,
     Action,
@@ -31,7 +33,23 @@ def every_kind(request_id: str, question: int, option: int) -> list[CustomId]:
         CustomId.choose(request_id, question),
         CustomId.submit(request_id),
         CustomId.cancel(request_id),
+        CustomId.words(request_id),
+        CustomId.form(request_id),
+        CustomId.typed(request_id, question),
+        CustomId.note(request_id),
     ]
+
+
+TEMPLATE_OF = {
+    Action.PICK: BUTTON_TEMPLATE,
+    Action.SUBMIT: BUTTON_TEMPLATE,
+    Action.CANCEL: BUTTON_TEMPLATE,
+    Action.WORDS: BUTTON_TEMPLATE,
+    Action.CHOOSE: SELECT_TEMPLATE,
+    Action.FORM: FORM_TEMPLATE,
+    Action.TYPED: FIELD_TEMPLATE,
+    Action.NOTE: FIELD_TEMPLATE,
+}
 
 
 @given(request_ids, indices, indices)
@@ -45,15 +63,15 @@ def test_every_id_round_trips_within_discords_limit(
 
 
 @given(request_ids, indices, indices)
-def test_buttons_and_selects_have_disjoint_templates(
+def test_every_kind_matches_exactly_one_template(
     request_id: str, question: int, option: int
 ) -> None:
-    """discord.py dispatches a click to every template that matches; exactly one must."""
+    """discord.py dispatches a click to every template that matches; exactly one must. Form
+    submissions and their fields are matched by askbridge itself, apart from clicks."""
     for component in every_kind(request_id, question, option):
         custom_id = component.pack()
-        is_select = component.action is Action.CHOOSE
-        assert (re.fullmatch(SELECT_TEMPLATE, custom_id) is not None) is is_select
-        assert (re.fullmatch(BUTTON_TEMPLATE, custom_id) is not None) is not is_select
+        matching = {t for t in set(TEMPLATE_OF.values()) if re.fullmatch(t, custom_id)}
+        assert matching == {TEMPLATE_OF[component.action]}, custom_id
 
 
 def test_the_dynamic_items_use_the_codecs_templates() -> None:
@@ -66,6 +84,10 @@ def test_the_format() -> None:
     assert CustomId.choose("ask_db", 1).pack() == "ab:ask_db:m:1"
     assert CustomId.submit("ask.1-x").pack() == "ab:ask.1-x:s"
     assert CustomId.cancel("ask_db").pack() == "ab:ask_db:c"
+    assert CustomId.words("ask_db").pack() == "ab:ask_db:w"
+    assert CustomId.form("ask_db").pack() == "ab:ask_db:f"
+    assert CustomId.typed("ask_db", 3).pack() == "ab:ask_db:t:3"
+    assert CustomId.note("ask_db").pack() == "ab:ask_db:n"
     longest = CustomId.pick("x" * 64, 3, 3).pack()
     assert len(longest) == 73
 
@@ -77,6 +99,8 @@ def test_the_format() -> None:
         "qb:ask_db:s",
         "ab:ask_db:o:1",  # an option button names its option
         "ab:ask_db:m",  # a select names its question
+        "ab:ask_db:t",  # a question's field names its question
+        "ab:ask_db:f:1",  # the form names no question
         "ab:ask_db:x",
         "ab:" + "x" * 65 + ":s",
         "",

@@ -12,6 +12,9 @@ async with DiscordEmulator() as discord_:
         handle = await discord_.click(question, alice.id, "Yes")
         await handle.response()                # or InteractionFailed after 3 s
         await discord_.wait_for_ephemeral(alice.id, contains="Thanks")
+        opened = await discord_.click(question, alice.id, "Other…")
+        form = await opened.modal()            # the modal the bot answered with
+        sent = await discord_.submit_modal(opened, {"Answer": "my words"})
 """
 
 from .components import ComponentNotFound
@@ -21,6 +24,7 @@ from .interactions import InteractionCallback, InteractionFailed, InteractionHan
 from .markdown import LiveMarkdown, live_markdown
 from .mentions import AllowedMentions, Mentioned, Pings, mentioned_in
 from .messages import Rejection
+from .modals import CannotSubmit, Field, Modal, validate_modal
 from .registry import Channel, Guild, Member, Role, UnknownEntity, User
 from .rest import RecordedRequest
 from .snowflakes import snowflake_from_ms, snowflake_ms
@@ -30,10 +34,12 @@ from .waiting import WaitTimeout
 
 __all__ = [
     "AllowedMentions",
+    "CannotSubmit",
     "Channel",
     "ComponentNotFound",
     "Delivery",
     "DiscordEmulator",
+    "Field",
     "GatewayStats",
     "Guild",
     "InteractionCallback",
@@ -44,6 +50,7 @@ __all__ = [
     "Member",
     "Mentioned",
     "Message",
+    "Modal",
     "Pings",
     "RecordedRequest",
     "Rejection",
@@ -56,4 +63,5 @@ __all__ = [
     "snowflake_from_ms",
     "snowflake_ms",
     "validate_message",
+    "validate_modal",
 ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Self
 
@@ -360,9 +360,23 @@ class DiscordEmulator:
         """Use a component by custom_id, for tests that are about ids rather than labels."""
         return self._people.use_custom_id(message, user_id, custom_id, values=values)
 
+    async def submit_modal(
+        self,
+        opened: InteractionHandle,
+        values: Mapping[str, str] | None = None,
+        *,
+        user_id: int | None = None,
+    ) -> InteractionHandle:
+        """Fill in the modal the bot answered `opened` with (`values` by field label; other
+        fields keep what they were prefilled with) and submit it: a MODAL_SUBMIT interaction
+        carrying the message the modal was opened from. `await opened.modal()` first: only a
+        modal shown can be submitted, only by the person it was shown to, once, and only with
+        what Discord's client lets through (else CannotSubmit)."""
+        return self._people.submit_modal(opened, values or {}, user_id)
+
     @property
     def interactions(self) -> list[InteractionHandle]:
-        """Every simulated use so far, oldest first."""
+        """Every simulated use (and modal submission) so far, oldest first."""
         return list(self._people.handles)
 
     # --- faults ----------------------------------------------------------------------

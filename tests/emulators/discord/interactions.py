@@ -1,4 +1,5 @@
-"""Simulated clicks: the INTERACTION_CREATE payload and a handle to await the bot's answer."""
+"""Simulated clicks and modal submissions: the INTERACTION_CREATE payload and a handle to await
+the bot's answer."""
 
 from __future__ import annotations
 
@@ -6,11 +7,13 @@ import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from .modals import Modal
 from .payloads import (
     Component,
     InteractionData,
     InteractionPayload,
     JSONObject,
+    ModalSubmitData,
     channel_payload,
     member_payload,
     user_payload,
@@ -20,6 +23,7 @@ from .store import Message, MessageStore
 from .waiting import Pulse, WaitTimeout
 
 COMPONENT_INTERACTION = 3
+MODAL_SUBMIT_INTERACTION = 5
 ATTACHMENT_SIZE_LIMIT = 10 * 1024 * 1024
 GUILD_CONTEXT = 0
 BOT_DM_CONTEXT = 1
@@ -66,7 +70,11 @@ class InteractionState:
     token_expires: float
     delivered_to: int = 0
     queued_for: int = 0
+    kind: int = COMPONENT_INTERACTION
     callback: InteractionCallback | None = None
+    modal: Modal | None = None
+    """The modal the bot answered with (callback type 9), as the person sees it."""
+    modal_submitted: bool = False
     original_message_id: int | None = None
     followup_ids: list[int] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
@@ -153,6 +161,16 @@ class InteractionHandle:
         except WaitTimeout:
             raise InteractionFailed(f"This interaction failed: {self._failure()}") from None
 
+    async def modal(
+        self,
+        timeout: float | None = None,  # noqa: ASYNC109 -- test-facing; asyncio.timeout inside
+    ) -> Modal:
+        """The modal the bot answered with; AssertionError if it answered otherwise."""
+        callback = await self.response(timeout)
+        if self._state.modal is None:
+            raise AssertionError(f"the bot answered with type {callback.type}, not a modal: {self}")
+        return self._state.modal
+
     async def wait_for_ephemeral(
         self,
         contains: str | None = None,
@@ -199,6 +217,16 @@ class InteractionHandle:
         return f"interaction {self.id} ({self._state.description}): {answer}, followups {followups}"
 
 
+def component_data(component: Component, values: Sequence[str] | None) -> InteractionData:
+    """The `data` of a click on `component` (a choice of `values` in a select)."""
+    data = InteractionData(custom_id=str(component["custom_id"]), component_type=component["type"])
+    if isinstance(component.get("id"), int):
+        data["id"] = component["id"]
+    if values is not None:
+        data["values"] = list(values)
+    return data
+
+
 def build_payload(
     *,
     registry: Registry,
@@ -208,18 +236,15 @@ def build_payload(
     user_id: int,
     channel: Channel,
     message: Message,
-    component: Component,
-    values: Sequence[str] | None,
+    data: InteractionData | ModalSubmitData,
+    kind: int = COMPONENT_INTERACTION,
 ) -> InteractionPayload:
-    data = InteractionData(custom_id=str(component["custom_id"]), component_type=component["type"])
-    if isinstance(component.get("id"), int):
-        data["id"] = component["id"]
-    if values is not None:
-        data["values"] = list(values)
+    """An INTERACTION_CREATE: a click (`kind` 3) on `message`, or the submission (5) of a modal
+    opened from it."""
     payload = InteractionPayload(
         id=str(interaction_id),
         application_id=str(application_id),
-        type=COMPONENT_INTERACTION,
+        type=kind,
         token=token,
         version=1,
         attachment_size_limit=ATTACHMENT_SIZE_LIMIT,

@@ -157,6 +157,11 @@ class InteractionData(TypedDict):
     values: NotRequired[list[str]]
 
 
+class ModalSubmitData(TypedDict):
+    custom_id: str
+    components: list[Component]
+
+
 class InteractionPayload(TypedDict):
     id: str
     application_id: str
@@ -164,7 +169,7 @@ class InteractionPayload(TypedDict):
     token: str
     version: int
     attachment_size_limit: int
-    data: InteractionData
+    data: InteractionData | ModalSubmitData
     channel: ChannelPayload
     channel_id: str
     message: MessagePayload

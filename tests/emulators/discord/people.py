@@ -1,15 +1,24 @@
-"""Simulated people: find a control by what they see, use it, get a handle on the outcome."""
+"""Simulated people: find a control by what they see, use it (or fill in and submit the modal
+the bot showed them), get a handle on the outcome."""
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .components import BUTTON, STRING_SELECT, ComponentNotFound, find_button, find_select, walk
 from .gateway import Gateway
-from .interactions import InteractionHandle, InteractionState, build_payload
-from .payloads import Component, InteractionPayload
+from .interactions import (
+    COMPONENT_INTERACTION,
+    MODAL_SUBMIT_INTERACTION,
+    InteractionHandle,
+    InteractionState,
+    build_payload,
+    component_data,
+)
+from .modals import CannotSubmit, submission
+from .payloads import Component, InteractionData, InteractionPayload, ModalSubmitData
 from .registry import Channel, Registry
 from .responses import InteractionResponder
 from .snowflakes import SnowflakeFactory
@@ -43,6 +52,7 @@ class People:
         self._response_window = response_window
         self._token_lifetime = token_lifetime
         self.handles: list[InteractionHandle] = []
+        self._states: dict[int, InteractionState] = {}
 
     def click(
         self, message: Message | int, user_id: int, label: str, *, row: int | None, nth: int | None
@@ -103,6 +113,29 @@ class People:
         check_can_see(self._registry, current, channel, user_id)
         return current, channel
 
+    def submit_modal(
+        self, opened: InteractionHandle, values: Mapping[str, str], user_id: int | None
+    ) -> InteractionHandle:
+        state = self._states[opened.id]
+        modal = state.modal
+        if modal is None:
+            raise CannotSubmit(f"the bot showed no modal for {opened}")
+        submitter = state.user_id if user_id is None else user_id
+        if submitter != state.user_id:
+            raise CannotSubmit(
+                f"modal {modal.title!r} was shown to user {state.user_id}; user {submitter} "
+                "never saw it"
+            )
+        if state.modal_submitted:
+            raise CannotSubmit(f"modal {modal.title!r} was already submitted, which closed it")
+        data = submission(modal, values)
+        state.modal_submitted = True
+        message = self._store.require(state.source_message_id)
+        channel = self._registry.channel(state.channel_id)
+        described = f"submission of modal {modal.title!r} by user {submitter} on {message.id}"
+        kind = MODAL_SUBMIT_INTERACTION
+        return self._dispatch(message, channel, submitter, data, kind, described)
+
     def _use(
         self,
         message: Message,
@@ -111,9 +144,22 @@ class People:
         component: Component,
         values: Sequence[str] | None,
     ) -> InteractionHandle:
+        described = f"{describe_use(component, values)} by user {user_id} on message {message.id}"
+        data = component_data(component, values)
+        return self._dispatch(message, channel, user_id, data, COMPONENT_INTERACTION, described)
+
+    def _dispatch(
+        self,
+        message: Message,
+        channel: Channel,
+        user_id: int,
+        data: InteractionData | ModalSubmitData,
+        kind: int,
+        description: str,
+    ) -> InteractionHandle:
         interaction_id = self._snowflakes.next()
         token = "emulated." + secrets.token_urlsafe(48)
-        payload = build_payload(
+        payload: InteractionPayload = build_payload(
             registry=self._registry,
             interaction_id=interaction_id,
             token=token,
@@ -121,23 +167,26 @@ class People:
             user_id=user_id,
             channel=channel,
             message=message,
-            component=component,
-            values=values,
+            data=data,
+            kind=kind,
         )
-        state = new_state(
-            interaction_id=interaction_id,
+        now = self._clock()
+        state = InteractionState(
+            id=interaction_id,
             token=token,
             user_id=user_id,
-            channel=channel,
-            message=message,
-            component=component,
-            values=values,
+            channel_id=channel.id,
+            guild_id=channel.guild_id,
+            source_message_id=message.id,
+            custom_id=data["custom_id"],
+            description=description,
             payload=payload,
-            now=self._clock(),
-            response_window=self._response_window,
-            token_lifetime=self._token_lifetime,
+            deadline=now + self._response_window,
+            token_expires=now + self._token_lifetime,
+            kind=kind,
         )
         self._responder.register(state)
+        self._states[state.id] = state
         delivery = self._gateway.dispatch("INTERACTION_CREATE", payload)
         state.delivered_to, state.queued_for = delivery.live, delivery.queued
         handle = InteractionHandle(state, store=self._store, pulse=self._pulse, clock=self._clock)
@@ -169,32 +218,3 @@ def describe_use(component: Component, values: Sequence[str] | None) -> str:
     if component["type"] == BUTTON:
         return f"click on {component.get('label')!r}"
     return f"choice of {list(values or [])} in select {component.get('placeholder')!r}"
-
-
-def new_state(
-    *,
-    interaction_id: int,
-    token: str,
-    user_id: int,
-    channel: Channel,
-    message: Message,
-    component: Component,
-    values: Sequence[str] | None,
-    payload: InteractionPayload,
-    now: float,
-    response_window: float,
-    token_lifetime: float,
-) -> InteractionState:
-    return InteractionState(
-        id=interaction_id,
-        token=token,
-        user_id=user_id,
-        channel_id=channel.id,
-        guild_id=channel.guild_id,
-        source_message_id=message.id,
-        custom_id=str(component["custom_id"]),
-        description=f"{describe_use(component, values)} by user {user_id} on message {message.id}",
-        payload=payload,
-        deadline=now + response_window,
-        token_expires=now + token_lifetime,
-    )

@@ -12,8 +12,9 @@ from .httpkit import (
     ApiError,
     unknown,
 )
-from .interactions import COMPONENT_INTERACTION, InteractionCallback, InteractionState
-from .messages import Messenger
+from .interactions import MODAL_SUBMIT_INTERACTION, InteractionCallback, InteractionState
+from .messages import Messenger, Rejection
+from .modals import shown, validate_modal
 from .payloads import JSONObject, user_payload
 from .registry import Registry
 from .store import Message, MessageStore
@@ -25,7 +26,6 @@ DEFERRED_CHANNEL_MESSAGE_WITH_SOURCE = 5
 DEFERRED_UPDATE_MESSAGE = 6
 UPDATE_MESSAGE = 7
 MODAL = 9
-MAX_MODAL_TITLE = 45
 
 
 class InteractionResponder:
@@ -110,7 +110,22 @@ class InteractionResponder:
             state.original_message_id = source.id
             return self._messenger.edit(source, data, where=where)
         if kind == MODAL:
-            _check_modal(data)
+            if state.kind == MODAL_SUBMIT_INTERACTION:
+                raise ApiError(
+                    400,
+                    50035,
+                    "Invalid Form Body",
+                    _error(
+                        "type",
+                        "INTERACTION_CALLBACK_TYPE_INVALID",
+                        "A modal submission cannot be answered with another modal.",
+                    ),
+                )
+            invalid = validate_modal(data)
+            if invalid is not None:
+                self._messenger.rejections.append(Rejection(where, invalid, data))
+                raise ApiError(400, invalid.code, invalid.message, invalid.errors or None)
+            state.modal = shown(data)
             return None
         raise ApiError(
             400,
@@ -123,7 +138,7 @@ class InteractionResponder:
 
     def _callback_response(self, state: InteractionState, message: Message | None) -> JSONObject:
         assert state.callback is not None
-        interaction: JSONObject = {"id": str(state.id), "type": COMPONENT_INTERACTION}
+        interaction: JSONObject = {"id": str(state.id), "type": state.kind}
         response: JSONObject = {"interaction": interaction}
         if message is not None:
             interaction["response_message_id"] = str(message.id)
@@ -190,7 +205,7 @@ class InteractionResponder:
             "application_id": str(self._application_id),
             "interaction_metadata": {
                 "id": str(state.id),
-                "type": COMPONENT_INTERACTION,
+                "type": state.kind,
                 "user": user_payload(self._registry.user(state.user_id)),
                 "authorizing_integration_owners": dict(owners),
                 "interacted_message_id": str(state.source_message_id),
@@ -220,22 +235,3 @@ class InteractionResponder:
 
 def _error(field: str, code: str, message: str = "Invalid value.") -> JSONObject:
     return {field: {"_errors": [{"code": code, "message": message}]}}
-
-
-def _check_modal(data: JSONObject) -> None:
-    title = data.get("title")
-    components = data.get("components")
-    if not isinstance(title, str) or not 1 <= len(title) <= MAX_MODAL_TITLE:
-        raise ApiError(
-            400,
-            50035,
-            "Invalid Form Body",
-            _error("data", "BASE_TYPE_BAD_LENGTH", "title must be between 1 and 45 in length."),
-        )
-    if not isinstance(components, list) or not 1 <= len(components) <= 5:
-        raise ApiError(
-            400,
-            50035,
-            "Invalid Form Body",
-            _error("data", "BASE_TYPE_BAD_LENGTH", "components must be between 1 and 5 in length."),
-        )

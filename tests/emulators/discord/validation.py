@@ -71,7 +71,7 @@ class Invalid:
         return body
 
 
-class _Collector:
+class Collector:
     def __init__(self) -> None:
         self.tree: JSONObject = {}
         self.flat: list[str] = []
@@ -100,7 +100,7 @@ def validate_message(message: Mapping[str, Any]) -> Invalid | None:
     content = message.get("content") or ""
     embeds: list[Any] = list(message.get("embeds") or [])
     components: list[Any] = list(message.get("components") or [])
-    out = _Collector()
+    out = Collector()
 
     if not isinstance(content, str):
         out.add(("content",), "BASE_TYPE_STRING", "Must be a string.")
@@ -130,7 +130,7 @@ def validate_message(message: Mapping[str, Any]) -> Invalid | None:
     return None
 
 
-def _check_legacy(out: _Collector, components: list[Any]) -> None:
+def _check_legacy(out: Collector, components: list[Any]) -> None:
     if len(components) > MAX_LEGACY_ROWS:
         out.add(
             ("components",),
@@ -152,7 +152,7 @@ def _check_legacy(out: _Collector, components: list[Any]) -> None:
 
 
 def _check_v2(
-    out: _Collector, content: str, embeds: list[Any], poll: object, components: list[Any]
+    out: Collector, content: str, embeds: list[Any], poll: object, components: list[Any]
 ) -> None:
     legacy = "LEGACY_FIELDS_WITH_COMPONENTS_V2"
     why = "cannot be used when using MessageFlags.IS_COMPONENTS_V2"
@@ -186,7 +186,7 @@ def _check_v2(
         _check_v2_item(out, ("components", index), item, V2_TOP_LEVEL)
 
 
-def _check_v2_item(out: _Collector, path: Path, item: object, allowed: frozenset[int]) -> None:
+def _check_v2_item(out: Collector, path: Path, item: object, allowed: frozenset[int]) -> None:
     if not isinstance(item, dict) or item.get("type") not in allowed:
         kind = item.get("type") if isinstance(item, dict) else None
         out.add(
@@ -230,7 +230,7 @@ def _check_v2_item(out: _Collector, path: Path, item: object, allowed: frozenset
             out.add((*path, "divider"), "BASE_TYPE_BOOLEAN", "Must be either true or false.")
 
 
-def _check_colour(out: _Collector, path: Path, colour: object) -> None:
+def _check_colour(out: Collector, path: Path, colour: object) -> None:
     if colour is None:
         return
     if not isinstance(colour, int) or isinstance(colour, bool):
@@ -241,7 +241,7 @@ def _check_colour(out: _Collector, path: Path, colour: object) -> None:
         out.add(path, "NUMBER_TYPE_MIN", "int value should be greater than or equal to 0.")
 
 
-def _check_row(out: _Collector, path: Path, row: Component) -> None:
+def _check_row(out: Collector, path: Path, row: Component) -> None:
     items = row.get("components")
     if not isinstance(items, list) or not items:
         out.add(
@@ -278,7 +278,7 @@ def _check_row(out: _Collector, path: Path, row: Component) -> None:
             )
 
 
-def _check_button(out: _Collector, path: Path, button: Component) -> None:
+def _check_button(out: Collector, path: Path, button: Component) -> None:
     style = button.get("style")
     if style not in range(1, 7):
         out.add((*path, "style"), "BASE_TYPE_CHOICES", f"Value must be one of 1-6; got {style!r}.")
@@ -299,7 +299,7 @@ def _check_button(out: _Collector, path: Path, button: Component) -> None:
             )
 
 
-def _check_select(out: _Collector, path: Path, select: Component) -> None:
+def _check_select(out: Collector, path: Path, select: Component) -> None:
     if "custom_id" not in select:
         out.add((*path, "custom_id"), "BASE_TYPE_REQUIRED", "This field is required")
     out.max_length((*path, "placeholder"), select.get("placeholder"), MAX_PLACEHOLDER)
@@ -376,7 +376,7 @@ def _with_paths(items: list[Any], path: Path) -> Iterator[tuple[Path, Component]
             yield (*here, "accessory"), accessory
 
 
-def _check_custom_ids(out: _Collector, components: list[Any]) -> None:
+def _check_custom_ids(out: Collector, components: list[Any]) -> None:
     seen: set[str] = set()
     for path, component in _with_paths(components, ("components",)):
         if "custom_id" not in component:
@@ -398,7 +398,7 @@ def _check_custom_ids(out: _Collector, components: list[Any]) -> None:
             seen.add(custom_id)
 
 
-def _check_component_ids(out: _Collector, components: list[Any]) -> None:
+def _check_component_ids(out: Collector, components: list[Any]) -> None:
     """The numeric `id`s: 32-bit, and unique within the message. 0 means "assign one" (what
     components of messages from before Components V2 carry), so it may repeat."""
     seen: dict[int, Path] = {}

@@ -1,0 +1,296 @@
+"""Modals: what Discord accepts as a MODAL response (callback type 9), the form a person then
+sees, and what Discord sends the bot when they submit it (a MODAL_SUBMIT interaction).
+
+Limits from the API docs (`components/reference.mdx`, `interactions/receiving-and-responding`):
+a modal has a `custom_id` of 1-100 characters, a `title` of 1-45 and 1-5 top-level components:
+Labels (18; `label` 1-45, `description` up to 100, one `component`), Text Displays (10), or the
+deprecated Action Row holding one Text Input. A Text Input (4) has a `custom_id` of 1-100, a
+`style` of 1 (short) or 2 (paragraph), `min_length` 0-4000, `max_length` 1-4000, `required`
+(default true), a prefilled `value` of up to 4000 and a `placeholder` of up to 100; its own
+`label` (1-45) is deprecated, and needed only in an Action Row. Nothing in a modal may be
+`disabled`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .components import (
+    ACTION_ROW,
+    CHANNEL_SELECT,
+    LABEL,
+    MENTIONABLE_SELECT,
+    ROLE_SELECT,
+    STRING_SELECT,
+    TEXT_DISPLAY,
+    TEXT_INPUT,
+    USER_SELECT,
+    assign_ids,
+)
+from .payloads import Component, ModalSubmitData
+from .validation import MAX_CUSTOM_ID, Collector, Invalid, Path
+
+MAX_TITLE = 45
+MAX_MODAL_COMPONENTS = 5
+MAX_LABEL = 45
+MAX_DESCRIPTION = 100
+MAX_INPUT_PLACEHOLDER = 100
+MAX_INPUT_TEXT = 4000
+MAX_TEXT_DISPLAY = 4000
+TEXT_STYLES = (1, 2)
+FILE_UPLOAD, RADIO_GROUP, CHECKBOX_GROUP, CHECKBOX = 19, 21, 22, 23
+
+MODAL_TOP_LEVEL = frozenset({ACTION_ROW, TEXT_DISPLAY, LABEL})
+LABEL_CHILDREN = frozenset(
+    {
+        TEXT_INPUT,
+        STRING_SELECT,
+        USER_SELECT,
+        ROLE_SELECT,
+        MENTIONABLE_SELECT,
+        CHANNEL_SELECT,
+        FILE_UPLOAD,
+        RADIO_GROUP,
+        CHECKBOX_GROUP,
+        CHECKBOX,
+    }
+)
+
+
+class CannotSubmit(AssertionError):
+    """What Discord's client would not let the simulated person submit."""
+
+
+# --- the bot's MODAL response ------------------------------------------------------------
+
+
+def validate_modal(data: Mapping[str, Any]) -> Invalid | None:
+    """Check the `data` of a MODAL interaction response as Discord does."""
+    out = Collector()
+    out.bad_length(("custom_id",), data.get("custom_id"), 1, MAX_CUSTOM_ID)
+    out.bad_length(("title",), data.get("title"), 1, MAX_TITLE)
+    components = data.get("components")
+    out.bad_length(("components",), components, 1, MAX_MODAL_COMPONENTS)
+    seen: set[str] = set()
+    for index, item in enumerate(components if isinstance(components, list) else []):
+        _check_top_level(out, ("components", index), item, seen)
+    if out.flat:
+        return Invalid(50035, "Invalid Form Body", out.tree, tuple(out.flat))
+    return None
+
+
+def _check_top_level(out: Collector, path: Path, item: object, seen: set[str]) -> None:
+    kind = item.get("type") if isinstance(item, dict) else None
+    if not isinstance(item, dict) or kind not in MODAL_TOP_LEVEL:
+        out.add(
+            (*path, "type"),
+            "UNION_TYPE_CHOICES",
+            f'Value of field "type" must be one of {sorted(MODAL_TOP_LEVEL)}; got {kind!r}.',
+        )
+        return
+    if kind == TEXT_DISPLAY:
+        out.bad_length((*path, "content"), item.get("content"), 1, MAX_TEXT_DISPLAY)
+    elif kind == LABEL:
+        out.bad_length((*path, "label"), item.get("label"), 1, MAX_LABEL)
+        out.max_length((*path, "description"), item.get("description"), MAX_DESCRIPTION)
+        child = item.get("component")
+        child_kind = child.get("type") if isinstance(child, dict) else None
+        if not isinstance(child, dict) or child_kind not in LABEL_CHILDREN:
+            out.add(
+                (*path, "component", "type"),
+                "UNION_TYPE_CHOICES",
+                f"A label holds one of {sorted(LABEL_CHILDREN)}; got {child_kind!r}.",
+            )
+        else:
+            _check_interactive(out, (*path, "component"), child, seen, labelled=True)
+    else:
+        row = item.get("components")
+        inputs = [c for c in row if isinstance(c, dict)] if isinstance(row, list) else []
+        if len(inputs) != 1 or inputs[0].get("type") != TEXT_INPUT or len(inputs) != len(row or []):
+            out.add(
+                (*path, "components"),
+                "BASE_TYPE_BAD_LENGTH",
+                "An action row in a modal holds exactly one text input.",
+            )
+            return
+        _check_interactive(out, (*path, "components", 0), inputs[0], seen, labelled=False)
+
+
+def _check_interactive(
+    out: Collector, path: Path, item: Component, seen: set[str], *, labelled: bool
+) -> None:
+    custom_id = item.get("custom_id")
+    if not isinstance(custom_id, str) or not 1 <= len(custom_id) <= MAX_CUSTOM_ID:
+        out.add(
+            (*path, "custom_id"),
+            "BASE_TYPE_BAD_LENGTH",
+            f"Must be between 1 and {MAX_CUSTOM_ID} in length.",
+        )
+    elif custom_id in seen:
+        out.add(
+            (*path, "custom_id"),
+            "COMPONENT_CUSTOM_ID_DUPLICATED",
+            f"Component custom id cannot be duplicated ({custom_id!r}).",
+        )
+    else:
+        seen.add(custom_id)
+    if "disabled" in item:
+        why = "Modals can not have disabled components."
+        out.add((*path, "disabled"), "COMPONENT_INVALID", why)
+    if item.get("type") == TEXT_INPUT:
+        _check_text_input(out, path, item, labelled=labelled)
+
+
+def _check_text_input(out: Collector, path: Path, item: Component, *, labelled: bool) -> None:
+    style = item.get("style")
+    if style not in TEXT_STYLES or isinstance(style, bool):
+        out.add((*path, "style"), "BASE_TYPE_CHOICES", f"Value must be one of 1, 2; got {style!r}.")
+    label = item.get("label")
+    if labelled:
+        # Deprecated inside a Label, which carries the label; tolerated when it fits.
+        out.max_length((*path, "label"), label, MAX_LABEL)
+    else:
+        out.bad_length((*path, "label"), label, 1, MAX_LABEL)
+    out.max_length((*path, "placeholder"), item.get("placeholder"), MAX_INPUT_PLACEHOLDER)
+    out.max_length((*path, "value"), item.get("value"), MAX_INPUT_TEXT)
+    low = _bounded(out, (*path, "min_length"), item.get("min_length"), 0)
+    high = _bounded(out, (*path, "max_length"), item.get("max_length"), 1)
+    if low is not None and high is not None and low > high:
+        out.add((*path, "min_length"), "NUMBER_TYPE_MAX", "min_length must be <= max_length.")
+    required = item.get("required")
+    if required is not None and not isinstance(required, bool):
+        out.add((*path, "required"), "BASE_TYPE_BOOLEAN", "Must be either true or false.")
+
+
+def _bounded(out: Collector, path: Path, value: object, low: int) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= MAX_INPUT_TEXT:
+        out.add(path, "NUMBER_TYPE_MAX", f"int value should be between {low} and {MAX_INPUT_TEXT}.")
+        return None
+    return value
+
+
+# --- the form a person sees, and submits ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Field:
+    """One text input of a modal, as the person sees it."""
+
+    label: str
+    description: str | None
+    custom_id: str
+    style: int
+    value: str
+    """What it is prefilled with."""
+    placeholder: str | None
+    required: bool
+    min_length: int
+    max_length: int
+
+
+@dataclass(frozen=True)
+class Modal:
+    """A modal the bot showed someone; `components` carry the ids Discord assigned."""
+
+    custom_id: str
+    title: str
+    components: list[Component]
+
+    @property
+    def fields(self) -> tuple[Field, ...]:
+        return tuple(_fields(self.components))
+
+    def field(self, label: str) -> Field:
+        found = [f for f in self.fields if f.label == label]
+        if len(found) != 1:
+            labels = [f.label for f in self.fields]
+            raise CannotSubmit(
+                f"{len(found)} fields labelled {label!r} in modal {self.title!r}; fields: {labels}"
+            )
+        return found[0]
+
+
+def shown(data: Mapping[str, Any]) -> Modal:
+    """The modal a valid MODAL response shows, numbered as Discord numbers components."""
+    components: list[Component] = copy.deepcopy(list(data["components"]))
+    assign_ids(components)
+    return Modal(str(data["custom_id"]), str(data["title"]), components)
+
+
+def _fields(components: list[Component]) -> list[Field]:
+    found = []
+    for item in components:
+        if item.get("type") == LABEL and item["component"].get("type") == TEXT_INPUT:
+            found.append(_field(item["component"], item["label"], item.get("description")))
+        elif item.get("type") == ACTION_ROW:
+            found.append(_field(item["components"][0], item["components"][0]["label"], None))
+    return found
+
+
+def _field(item: Component, label: str, description: str | None) -> Field:
+    max_length = item.get("max_length")
+    return Field(
+        label=label,
+        description=description,
+        custom_id=item["custom_id"],
+        style=item["style"],
+        value=item.get("value") or "",
+        placeholder=item.get("placeholder"),
+        required=item.get("required", True) is not False,
+        min_length=int(item.get("min_length") or 0),
+        max_length=MAX_INPUT_TEXT if max_length is None else int(max_length),
+    )
+
+
+def submission(modal: Modal, values: Mapping[str, str]) -> ModalSubmitData:
+    """The `data` of the MODAL_SUBMIT interaction for `modal` filled in with `values` (by
+    field label; other fields keep what they were prefilled with). CannotSubmit when Discord's
+    client would not send it: an unknown label, a required field left empty, a text outside
+    the field's min_length..max_length."""
+    fields = {f.custom_id: f for f in modal.fields}
+    unknown = sorted(set(values) - {f.label for f in fields.values()})
+    if unknown:
+        raise CannotSubmit(
+            f"no fields {unknown} in modal {modal.title!r}; fields: "
+            f"{[f.label for f in fields.values()]}"
+        )
+    typed = {f.custom_id: values.get(f.label, f.value) for f in fields.values()}
+    for custom_id, text in typed.items():
+        field = fields[custom_id]
+        if not text and field.required:
+            raise CannotSubmit(f"field {field.label!r} is required; Discord won't submit it empty")
+        if text and not field.min_length <= len(text) <= field.max_length:
+            raise CannotSubmit(
+                f"field {field.label!r} takes {field.min_length}-{field.max_length} characters; "
+                f"Discord will not submit {len(text)}"
+            )
+    return ModalSubmitData(
+        custom_id=modal.custom_id, components=_submitted(modal.components, typed)
+    )
+
+
+def _submitted(components: list[Component], typed: Mapping[str, str]) -> list[Component]:
+    out: list[Component] = []
+    for item in components:
+        kind = item.get("type")
+        if kind == LABEL:
+            child = _input(item["component"], typed)
+            out.append({"type": LABEL, "id": item["id"], "component": child})
+        elif kind == ACTION_ROW:
+            inputs = [_input(c, typed) for c in item["components"]]
+            out.append({"type": ACTION_ROW, "id": item["id"], "components": inputs})
+        elif kind == TEXT_DISPLAY:
+            out.append({"type": TEXT_DISPLAY, "id": item["id"], "content": item["content"]})
+    return out
+
+
+def _input(item: Component, typed: Mapping[str, str]) -> Component:
+    if item.get("type") != TEXT_INPUT:
+        raise CannotSubmit(f"the emulator fills in text inputs only, not type {item.get('type')}")
+    custom_id = item["custom_id"]
+    return {"type": TEXT_INPUT, "id": item["id"], "custom_id": custom_id, "value": typed[custom_id]}
