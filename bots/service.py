@@ -12,6 +12,7 @@ from bots.platforms import HINTS, platform_runtimes
 from bots.settings import Settings
 from core.api import add_api_routes, api_middlewares
 from core.api.auth import is_loopback
+from core.api.hooks import add_hook_routes
 from core.broker import Broker
 from core.clock import Clock
 from core.errors import AskbridgeError, StartupError
@@ -77,6 +78,7 @@ class Service:
             client_max_size=settings.max_body_bytes,
         )
         add_api_routes(app, self.broker)
+        add_hook_routes(app, settings.hook_options())
         for runtime in self.runtimes:
             runtime.mount(app)
 
