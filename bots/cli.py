@@ -27,6 +27,7 @@ from bots.client import (
 from bots.logs import configure_logging
 from bots.settings import Settings
 from core.errors import StartupError
+from core.version import VERSION
 
 if TYPE_CHECKING:
     from bots.service import Service
@@ -70,6 +71,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="askbridge",
         description="Let AI agents ask people multiple-choice questions in chat.",
     )
+    parser.add_argument("--version", action="version", version=f"askbridge {VERSION}")
     commands = parser.add_subparsers(dest="command")
     serve = commands.add_parser("serve", help="run the service (agent API, web page, chat bots)")
     serve.add_argument("--host", help="address to bind (ASKBRIDGE_HOST)")
@@ -233,7 +235,7 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
 
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
     settings = settings.model_copy(update=overrides)
-    configure_logging(settings.log_level, settings.secrets())
+    configure_logging(settings.log_level, settings.secrets(), settings.log_format)
     try:
         asyncio.run(_run_until_signalled(Service(settings)))
     except StartupError as error:
@@ -369,7 +371,7 @@ def _mcp(settings: Settings, args: argparse.Namespace) -> int:
         return EXIT_ERROR
 
     # stdout carries the protocol; logs go to stderr.
-    configure_logging(settings.log_level, settings.secrets())
+    configure_logging(settings.log_level, settings.secrets(), settings.log_format)
     token = settings.api_token.get_secret_value() if settings.api_token else None
     server = build_server(args.url or settings.server_url, token)
     asyncio.run(server.run_stdio_async())

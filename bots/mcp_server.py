@@ -17,6 +17,7 @@ from bots.client import AskbridgeClient, ClientError
 from core.ask import Ask, TimeoutAnswers
 from core.errors import InvalidQuestion
 from core.models import UserQuestion
+from core.version import VERSION
 
 INSTRUCTIONS = (
     "ask_user_question asks people (in Slack, Discord or askbridge's web page) 1-4 "
@@ -34,7 +35,7 @@ class Answers(BaseModel):
 
 
 def build_server(url: str, token: str | None) -> MCPServer[Any]:
-    server: MCPServer[Any] = MCPServer(name="askbridge", instructions=INSTRUCTIONS)
+    server: MCPServer[Any] = MCPServer(name="askbridge", version=VERSION, instructions=INSTRUCTIONS)
 
     @server.tool(
         name="ask_user_question",

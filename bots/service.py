@@ -20,6 +20,7 @@ from core.store import Store, open_store
 from core.store.factory import shown_url
 from core.surface import PlatformRuntime
 from core.targets import parse_target
+from core.version import VERSION
 
 log = logging.getLogger("askbridge")
 
@@ -114,7 +115,8 @@ class Service:
 
     def _log_ready(self, lines: list[str], token: str | None) -> None:
         log.info(
-            "askbridge is listening on %s (store: %s)",
+            "askbridge %s is listening on %s (store: %s)",
+            VERSION,
             self.url,
             shown_url(self.settings.database_url),
         )

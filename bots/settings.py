@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from core.ask import MAX_SECONDS
@@ -36,6 +36,7 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=256 * 1024, ge=1024)
     idle_timeout_s: float = Field(default=30.0, gt=0, le=3600)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_format: Literal["text", "json"] = "text"
     # Only the client and `askbridge ask` read this: where a running server is.
     url: str | None = None
     # Claude Code's hooks: the command hook's defaults, and the HTTP hook's on the server.
@@ -69,6 +70,17 @@ class Settings(BaseSettings):
     discord_gateway_url: str | None = Field(
         default=None, validation_alias=AliasChoices("DISCORD_GATEWAY_URL")
     )
+
+    @field_validator("log_level", "log_format", mode="before")
+    @classmethod
+    def _any_case(cls, value: object) -> object:
+        if not isinstance(value, str):
+            return value
+        return (
+            value.upper()
+            if value.lower() in ("debug", "info", "warning", "error")
+            else value.lower()
+        )
 
     @property
     def server_url(self) -> str:

@@ -250,6 +250,7 @@ class Broker:
                 person.key,
                 request_id,
                 _where(origin),
+                extra={"request_id": request_id, "surface": person.platform, "person": person.key},
             )
             return Refused(Refusal.FOREIGN_MESSAGE, view)
         if not view.waiting:
@@ -305,7 +306,12 @@ class Broker:
         if outcome is VoteOutcome.CLOSED:
             return Refused(Refusal.ALREADY_ENDED, now)
         if outcome is VoteOutcome.REPLAYED:
-            log.info("ignored a replayed click by %s on %s", person.key, request_id)
+            log.info(
+                "ignored a replayed click by %s on %s",
+                person.key,
+                request_id,
+                extra={"request_id": request_id, "surface": person.platform, "person": person.key},
+            )
             return Refused(Refusal.REPLAYED, now)
         self.hub.publish(request_id, voted if voted.status.is_terminal else None)
         self.messages.changed(voted)
@@ -429,7 +435,12 @@ class Broker:
         return request
 
     def _finished(self, request: Request) -> None:
-        log.info("request %s %s", request.request_id, request.status.value)
+        log.info(
+            "request %s %s",
+            request.request_id,
+            request.status.value,
+            extra={"request_id": request.request_id},
+        )
         self.hub.publish(request.request_id, request)
         self.messages.changed(request)
 

@@ -13,6 +13,7 @@ import pytest
 from bots.service import Service
 from core.clock import ManualClock
 from core.errors import StartupError
+from core.version import VERSION
 from tests.conftest import DATABASE, EXPECTED, StartService
 from tests.web_person import answer_on_web
 
@@ -255,7 +256,7 @@ async def test_schema_and_health(service: Service, http: aiohttp.ClientSession) 
     assert schema["required"] == ["questions"]
     assert schema["properties"]["questions"]["maxItems"] == 4
     async with http.get(f"{service.url}/healthz") as response:
-        assert await response.json() == {"ok": True, "surfaces": ["web"]}
+        assert await response.json() == {"ok": True, "version": VERSION, "surfaces": ["web"]}
 
 
 async def test_the_audit_trail_tells_the_story(

@@ -6,12 +6,14 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
 import aiohttp
 import pytest
 
+from core.version import VERSION
 from tests.conftest import DATABASE, EXPECTED
 from tests.server_process import ServerProcess
 from tests.web_person import answer_on_web
@@ -220,3 +222,11 @@ async def test_audit_takes_the_request_id_as_an_argument(
     code, _, err = await run_audit(started.url, "ask_nope")
     assert code == 2
     assert "ask_nope" in err
+
+
+def test_version() -> None:
+    shown = subprocess.run(
+        [sys.executable, "-m", "bots.cli", "--version"], capture_output=True, text=True, check=True
+    )
+    assert shown.stdout.strip() == f"askbridge {VERSION}"
+    assert VERSION != "0+unknown", "askbridge is installed (make dev)"

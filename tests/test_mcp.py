@@ -16,6 +16,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from bots.service import Service
+from core.version import VERSION
 from tests.conftest import DATABASE, EXPECTED
 from tests.web_person import answer_on_web
 
@@ -67,7 +68,7 @@ async def test_an_mcp_client_gets_the_answers(
         await answer_on_web(http, service.url, request_id, picks, name="Grace")
         result = await asyncio.wait_for(call, 30)
     assert not result.is_error, text_of(result)
-    assert result.structured_content == {"answers": EXPECTED, "answered_by": "Grace"}
+    assert result.structured_content == {"answers": EXPECTED, "answered_by": "Grace", "notes": {}}
 
 
 async def test_a_cancel_or_a_bad_question_is_a_tool_error(
@@ -87,3 +88,14 @@ async def test_a_cancel_or_a_bad_question_is_a_tool_error(
         result = await asyncio.wait_for(call, 30)
     assert result.is_error
     assert "Interrupted" in text_of(result)
+
+
+async def test_the_server_names_its_version(service: Service) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASKBRIDGE_")}
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "bots.cli", "mcp", "--url", service.url], env=env
+    )
+    async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+        started = await session.initialize()
+    assert started.server_info.name == "askbridge"
+    assert started.server_info.version == VERSION

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import sys
+from datetime import datetime
 
 import pytest
 
-from bots.logs import RedactSecrets
+from bots.logs import RedactSecrets, configure_logging
 
 
 def test_log_lines_are_scrubbed_of_tokens(caplog: pytest.LogCaptureFixture) -> None:
@@ -49,3 +51,31 @@ async def test_a_bad_setting_is_named(name: str, value: str, message: str) -> No
     _, err = await serve.communicate()
     assert serve.returncode == 2
     assert message in err.decode()
+
+
+def test_log_lines_carry_iso_times_and_json_carries_context(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    root = logging.getLogger()
+    saved = (root.handlers[:], root.level)
+    try:
+        configure_logging("info", ["s3cret-token"], "json")
+        logging.getLogger("askbridge.test").info(
+            "answered with s3cret-token", extra={"request_id": "ask_1", "surface": "slack"}
+        )
+        voice = "PyNaCl is not installed, voice will NOT be supported"
+        logging.getLogger("discord.client").warning(voice)
+        configure_logging("INFO", form="text")
+        logging.getLogger("askbridge.test").info("plain")
+    finally:
+        root.handlers[:], root.level = saved
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2, lines
+    line = json.loads(lines[0])
+    assert line["request_id"] == "ask_1"
+    assert line["surface"] == "slack"
+    assert line["message"] == "answered with [redacted]"
+    assert datetime.fromisoformat(line["time"]).tzinfo is not None
+    stamp = lines[1].split(" ", 1)[0]
+    assert datetime.fromisoformat(stamp).tzinfo is not None
+    assert lines[1].endswith("askbridge.test: plain")

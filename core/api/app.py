@@ -18,6 +18,7 @@ from core.api.status import event_object, status_object
 from core.ask import Ask, ask_schema
 from core.broker import Broker
 from core.models import Status
+from core.version import VERSION
 
 MAX_WAIT_S = 300.0
 MAX_LIST = 1000
@@ -50,7 +51,7 @@ def add_api_routes(app: web.Application, broker: Broker) -> None:
 
 async def healthz(request: web.Request) -> web.Response:
     broker = request.app[BROKER]
-    return web.json_response({"ok": True, "surfaces": broker.platforms})
+    return web.json_response({"ok": True, "version": VERSION, "surfaces": broker.platforms})
 
 
 async def schema(request: web.Request) -> web.Response:
