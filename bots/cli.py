@@ -127,6 +127,13 @@ def _parser() -> argparse.ArgumentParser:
         "mcp", help="serve the ask_user_question tool to an MCP client over stdio"
     )
     mcp.add_argument("--url", help="the server (ASKBRIDGE_URL, else ASKBRIDGE_HOST:PORT)")
+    mcp.add_argument(
+        "--progress-every",
+        type=float,
+        default=15.0,
+        metavar="SECONDS",
+        help="while nobody has answered, tell the client this often that the tool still waits",
+    )
 
     _hook_parser(commands)
 
@@ -373,7 +380,7 @@ def _mcp(settings: Settings, args: argparse.Namespace) -> int:
     # stdout carries the protocol; logs go to stderr.
     configure_logging(settings.log_level, settings.secrets(), settings.log_format)
     token = settings.api_token.get_secret_value() if settings.api_token else None
-    server = build_server(args.url or settings.server_url, token)
+    server = build_server(args.url or settings.server_url, token, args.progress_every)
     asyncio.run(server.run_stdio_async())
     return EXIT_ANSWERED
 
