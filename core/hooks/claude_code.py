@@ -137,7 +137,7 @@ class ToolCall(BaseModel):
             return f"claude_{self.tool_use_id}"
         named = [self.session_id, self.prompt_id, self.cwd, self.tool_name, self.tool_input]
         digest = hashlib.sha256(json.dumps(named, sort_keys=True).encode()).hexdigest()
-        return f"claude_{self.source.value}_{digest[:40]}"
+        return f"claude_perm_{digest[:40]}"
 
     @property
     def context(self) -> str:
