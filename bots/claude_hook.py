@@ -24,7 +24,7 @@ from core.hooks.flow import Unavailable, decision_for
 
 POLL_S = 60.0
 # A server that is not there is said at once: every tool call would wait for it otherwise.
-CREATE_PATIENCE_S = 2.0
+CREATE_PATIENCE_S = 1.0
 TOKEN_VARIABLE = "ASKBRIDGE_API_TOKEN"
 
 

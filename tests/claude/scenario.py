@@ -20,6 +20,42 @@ from tests.conftest import DATABASE
 
 StartFake = Callable[[Script], Awaitable[FakeAnthropic]]
 
+QUESTIONS: Any = copy.deepcopy(DATABASE["questions"])
+QUESTIONS[0]["options"][0]["preview"] = "CREATE TABLE …"  # Claude Code's own field, kept
+SUGGESTIONS = [
+    {
+        "type": "addRules",
+        "rules": [{"toolName": "Bash", "ruleContent": "npm test *"}],
+        "behavior": "allow",
+        "destination": "localSettings",
+    },
+    {"type": "addDirectories", "directories": ["/work/app"], "destination": "session"},
+]
+SESSION = {
+    "session_id": "2de254c5-cff7-41a5-8f5c-df9c71ddb6a5",
+    "transcript_path": "/home/ada/.claude/projects/app/2de254c5.jsonl",
+    "cwd": "/work/app",
+    "prompt_id": "69718a6a-c017-40d3-a949-0e2a4736f259",
+    "permission_mode": "default",
+    "effort": {"level": "medium"},
+}
+QUESTION_HOOK = {
+    **SESSION,
+    "hook_event_name": "PreToolUse",
+    "tool_name": "AskUserQuestion",
+    "tool_input": {"questions": QUESTIONS},
+    "tool_use_id": "toolu_01A09q90qw90lq917835lq9",
+}
+"""A PreToolUse hook's input, as Claude Code 2.1.332 sends it."""
+APPROVAL_HOOK = {
+    **SESSION,
+    "hook_event_name": "PermissionRequest",
+    "tool_name": "Bash",
+    "tool_input": {"command": "npm test -- --watch=false", "description": "Run the tests"},
+    "permission_suggestions": SUGGESTIONS,
+}
+"""A PermissionRequest hook's input: no tool_use_id."""
+
 ANSWERED = (
     'Your questions have been answered: "Which database should we use?"="PostgreSQL", '
     '"Which features do you want?"="Caching, Metrics". '
