@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 import aiohttp
 
@@ -17,7 +18,7 @@ from bots.service import Service
 from core.clock import ManualClock
 from core.intents import Decided, Submit
 from core.models import Person
-from tests.claude.cli import ClaudeRun, Sandbox
+from tests.claude.cli import CLAUDE_VERSION, ClaudeRun, Sandbox
 from tests.claude.fake_anthropic import Turn, in_order, result_text
 from tests.claude.scenario import (
     ANSWERED,
@@ -215,3 +216,9 @@ async def test_the_http_hook_asks_in_slack_and_always_allow_adds_claude_codes_ru
     assert local["permissions"]["allow"] == ["Bash(echo made *)"]
     [prompt] = run.prompts("Bash")
     assert run.withdrawn(prompt)
+
+
+def test_ci_installs_the_cli_version_these_tests_pin() -> None:
+    script = (Path(__file__).resolve().parents[2] / ".ci" / "run").read_text()
+    assert f"\nCLAUDE_CODE_VERSION={CLAUDE_VERSION}\n" in script
+    assert 'export ASKBRIDGE_TEST_CLAUDE="$CLAUDE_CODE_PREFIX/node_modules/.bin/claude"' in script
