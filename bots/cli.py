@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import signal
 import sys
 from pathlib import Path
@@ -25,7 +26,7 @@ from bots.client import (
     outcome,
 )
 from bots.logs import configure_logging
-from bots.settings import Settings
+from bots.settings import Settings, unknown_variables
 from core.errors import StartupError
 from core.version import VERSION
 
@@ -52,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValidationError as error:
         sys.stderr.write(f"askbridge: invalid settings:\n{_settings_errors(error)}\n")
         return EXIT_USAGE
+    for warning in unknown_variables(os.environ):
+        sys.stderr.write(f"askbridge: warning: {warning}\n")
     if args.command == "serve":
         return _serve(settings, args)
     if args.command == "ask":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
@@ -118,3 +120,18 @@ class Settings(BaseSettings):
 
 def _listed(text: str | None) -> tuple[str, ...]:
     return tuple(part.strip() for part in (text or "").split(",") if part.strip())
+
+
+def unknown_variables(environ: Mapping[str, str]) -> list[str]:
+    """A warning for each ASKBRIDGE_* variable askbridge does not read, naming the closest
+    one it does: a typo would otherwise be ignored in silence."""
+    prefix = str(Settings.model_config.get("env_prefix", ""))
+    known = [prefix + name.upper() for name in Settings.model_fields]
+    warnings = []
+    for name in sorted(environ):
+        if not name.startswith(prefix) or name in known or name.startswith(f"{prefix}TEST_"):
+            continue
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        warnings.append(f"{name} is not a setting askbridge reads{hint}")
+    return warnings

@@ -22,7 +22,9 @@ from core.errors import (
     AlreadyEnded,
     AskbridgeError,
     Conflict,
+    InvalidQuestion,
     NotFound,
+    Problem,
     SurfaceUnavailable,
     UnknownTarget,
 )
@@ -111,6 +113,7 @@ class Broker:
         """Create and post a request; return it and whether it is new (False: a repeat)."""
         request_id = ask.request_id or f"ask_{uuid.uuid4()}"
         targets = [self._target(t) for t in ask.target or (self.default_target,)]
+        self._check_answerers(ask.answerers)
         timeout_s = self.default_timeout_s if ask.timeout_s is None else ask.timeout_s
         policy = ask.policy
         now = self.clock.now()
@@ -210,8 +213,14 @@ class Broker:
             raise NotFound(f"no request with request_id {request_id!r}")
         return RequestView.of(request), draft
 
-    async def list_requests(self, status: Status | None = None, limit: int = 100) -> list[Request]:
-        return await self.store.list_requests(status, limit)
+    async def list_requests(
+        self, status: Status | None = None, limit: int = 100, older_than: str | None = None
+    ) -> list[Request]:
+        """Newest first; `older_than`: the page after that request (see `Store.list_requests`)."""
+        return await self.store.list_requests(status, limit, older_than)
+
+    async def count_requests(self, status: Status, older_than: str | None = None) -> int:
+        return await self.store.count_requests(status, older_than)
 
     async def withdraw(self, request_id: str) -> Request:
         await self.get(request_id)
@@ -409,6 +418,23 @@ class Broker:
             )
         surface.check_target(target)
         return target
+
+    def _check_answerers(self, answerers: Sequence[str]) -> None:
+        """Every answerer must be of a kind a configured surface knows, or nobody could ever
+        answer as them (a typo such as `slack-grup:S0SRE` would make a gate no one can pass)."""
+        kinds = {kind: s.platform for s in self._surfaces.values() for kind in s.answerer_kinds}
+        problems = []
+        for index, entry in enumerate(answerers):
+            kind = entry.partition(":")[0]
+            if kind in kinds:
+                continue
+            platform = kind.split("-")[0]
+            hint = self._unconfigured.get(platform)
+            why = f"{platform} is not set up ({hint})" if hint else f"unknown kind {kind!r}"
+            valid = ", ".join(f"{k}:…" for k in sorted(kinds)) or "none"
+            problems.append(Problem(f"answerers[{index}]", f"{why}; valid here: {valid}"))
+        if problems:
+            raise InvalidQuestion(problems)
 
     async def _post(self, request: Request) -> None:
         posted: list[MessageRef] = []

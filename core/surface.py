@@ -18,6 +18,9 @@ from core.models import MessageRef, Person, Request, Target
 
 class Surface(Protocol):
     platform: str
+    answerer_kinds: tuple[str, ...]
+    """The answerer entry kinds this surface can check: a person (`slack`), a group
+    (`slack-group`)."""
 
     def check_target(self, target: Target) -> None:
         """Raise `UnknownTarget` with a fixable message when `target` cannot work here."""

@@ -65,6 +65,21 @@ def settings_for(tmp_path: Path, **overrides: Any) -> Settings:
     return Settings(_env_file=None, **values)
 
 
+async def waiting_ids(
+    http: aiohttp.ClientSession, url: str, until: Callable[[list[str]], bool] = bool
+) -> list[str]:
+    """The ids of the waiting requests, newest first, once `until(ids)` holds (by default: once
+    any request waits); woken by the web page's change feed, not by polling."""
+    since = -1  # lower than any version: the first call answers at once
+    while True:
+        async with http.get(f"{url}/web/changes?since={since}") as response:
+            since = (await response.json())["version"]
+        async with http.get(f"{url}/v1/questions?status=waiting") as response:
+            ids = [q["request_id"] for q in (await response.json())["questions"]]
+        if until(ids):
+            return ids
+
+
 async def audit_events(
     http: aiohttp.ClientSession, url: str, request_id: str
 ) -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ import aiohttp
 
 from bots.service import Service
 from core.clock import ManualClock
-from tests.conftest import DATABASE, EXPECTED
+from tests.conftest import DATABASE, EXPECTED, waiting_ids
 from tests.web_person import answer_on_web
 
 
@@ -22,14 +22,7 @@ def ask_frame(request_id: str) -> dict[str, Any]:
 
 
 async def wait_until_waiting(http: aiohttp.ClientSession, url: str, request_id: str) -> None:
-    """The request exists once the list's change counter moves past its creation."""
-    since = 0
-    while True:
-        async with http.get(f"{url}/web/changes?since={since}") as response:
-            body = await response.json()
-        if request_id in body["waiting"]:
-            return
-        since = body["version"]
+    await waiting_ids(http, url, lambda ids: request_id in ids)
 
 
 async def receive(socket: aiohttp.ClientWebSocketResponse) -> Any:

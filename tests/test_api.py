@@ -297,3 +297,19 @@ async def test_beyond_loopback_the_web_page_is_off_unless_asked_for(
     async with http.post(f"{service.url}/v1/questions", json=ask(), headers=headers) as r:
         assert r.status == 422
         assert "set ASKBRIDGE_WEB_UI=on" in (await r.json())["error"]
+
+
+async def test_answerers_nobody_could_ever_be_are_refused(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    for entries, fragment in (
+        (["bogus:1"], "unknown kind 'bogus'; valid here: web:…"),
+        (["slack:U1"], "slack is not set up (set SLACK_BOT_TOKEN"),
+        (["web:ada", "slack-grup:S0SRE"], "answerers[1]"),
+    ):
+        body = {**ask(), "answerers": entries}
+        async with http.post(f"{service.url}/v1/questions", json=body) as response:
+            assert response.status == 422, entries
+            assert fragment in (await response.json())["error"]
+    async with http.get(f"{service.url}/v1/questions") as response:
+        assert (await response.json())["questions"] == []

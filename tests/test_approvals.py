@@ -13,7 +13,7 @@ import pytest
 
 from bots.service import Service
 from core.clock import ManualClock
-from tests.conftest import DATABASE, DEPLOY, story
+from tests.conftest import DATABASE, DEPLOY, story, waiting_ids
 from tests.server_process import ServerProcess
 from tests.web_person import answer_on_web
 
@@ -172,14 +172,7 @@ async def answer_permission(
     async with http.ws_connect(f"{service.url}/v1/agent{query}") as socket:
         await socket.send_json({"TextDelta": "I need to run a command."})
         await socket.send_json(PROMPT)
-        since = 0
-        while True:
-            async with http.get(f"{service.url}/web/changes?since={since}") as response:
-                changes = await response.json()
-            if changes["waiting"]:
-                break
-            since = changes["version"]
-        (request_id,) = changes["waiting"]
+        (request_id,) = await waiting_ids(http, service.url)
         async with http.get(f"{service.url}/v1/questions/{request_id}") as response:
             asked = await response.json()
         text = asked["questions"][0]["question"]
@@ -221,8 +214,7 @@ async def test_permission_prompts_follow_the_connection_policy(
     query = "?answerers=web:Grace,web:Lin&quorum=2"
     async with http.ws_connect(f"{service.url}/v1/agent{query}") as socket:
         await socket.send_json(PROMPT)
-        async with http.get(f"{service.url}/web/changes?since=0") as response:
-            (request_id,) = (await response.json())["waiting"]
+        (request_id,) = await waiting_ids(http, service.url)
         picks = {"Permission": ["Allow once"]}
         code, _ = await answer_on_web(http, service.url, request_id, picks, name="Mallory")
         assert code == 403

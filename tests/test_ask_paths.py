@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from bots.service import Service
 from core.ask import MAX_SECONDS
+from tests.conftest import waiting_ids
 
 ABSENT = object()
 
@@ -234,16 +235,6 @@ async def withdraw_all(http: aiohttp.ClientSession, url: str) -> None:
             assert response.status == 200
 
 
-async def first_waiting(http: aiohttp.ClientSession, url: str) -> str:
-    since = 0
-    while True:
-        async with http.get(f"{url}/web/changes?since={since}") as response:
-            body = await response.json()
-        if body["waiting"]:
-            return str(body["waiting"][0])
-        since = body["version"]
-
-
 async def receive(socket: aiohttp.ClientWebSocketResponse) -> Any:
     message = await socket.receive(timeout=10)
     assert message.type is aiohttp.WSMsgType.TEXT, message
@@ -257,14 +248,14 @@ async def over_socket(
     async with http.ws_connect(f"{url}/v1/agent", params=query) as socket:
         await socket.send_json(frame)
         answer = asyncio.create_task(receive(socket))
-        created = asyncio.create_task(first_waiting(http, url))
+        created = asyncio.create_task(waiting_ids(http, url))
         await asyncio.wait({answer, created}, return_when=asyncio.FIRST_COMPLETED)
         if answer.done():
             created.cancel()
             assert await receive(socket) == "Interrupt"
             error: dict[str, Any] = answer.result()
             return error
-        async with http.delete(f"{url}/v1/questions/{created.result()}") as response:
+        async with http.delete(f"{url}/v1/questions/{created.result()[0]}") as response:
             assert response.status == 200
         assert await answer == "Interrupt"
         return None

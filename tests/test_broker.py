@@ -26,6 +26,7 @@ class ChatSurface:
     """A surface on the real seam whose platform fails as often as a test says."""
 
     platform = "chat"
+    answerer_kinds: tuple[str, ...] = ("chat",)
 
     def __init__(self) -> None:
         self.post_failures = 0

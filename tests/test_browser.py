@@ -8,13 +8,16 @@ import os
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
 from playwright.async_api import Browser, Dialog, Page, async_playwright, expect
 
 from bots.service import Service
+from core.clock import ManualClock
 from tests.conftest import DATABASE, EXPECTED
+from tests.web_person import answer_on_web
 
 CHROMIUM_FLAGS = [
     "--headless=new",
@@ -58,10 +61,15 @@ async def page(browser: Browser) -> AsyncIterator[Page]:
     await context.close()
 
 
-async def create(http: aiohttp.ClientSession, service: Service, request_id: str) -> None:
+async def create(
+    http: aiohttp.ClientSession,
+    service: Service,
+    request_id: str,
+    context: str = "release-bot is preparing v2",
+    **extra: Any,
+) -> None:
     body = copy.deepcopy(DATABASE)
-    body["request_id"] = request_id
-    body["context"] = "release-bot is preparing v2"
+    body.update(request_id=request_id, context=context, **extra)
     async with http.post(f"{service.url}/v1/questions", json=body) as response:
         assert response.status == 201
 
@@ -159,3 +167,112 @@ async def test_the_page_breaks_none_of_its_own_security_policy(
     assert asked == ["Cancel this question? The agent will be interrupted."]
     await expect(submit).to_be_visible()
     assert [c for c in complaints if "Content Security Policy" in c] == []
+
+
+PICKS = {"Database": ["PostgreSQL"], "Features": ["Caching", "Metrics"]}
+
+
+async def create_many(
+    http: aiohttp.ClientSession, service: Service, clock: ManualClock, numbers: range
+) -> None:
+    """Questions `ask_<n>` ("question <n>" in their context), each a second newer than the last."""
+    for number in numbers:
+        await clock.advance(1)
+        await create(http, service, f"ask_{number:03}", f"question {number}")
+
+
+async def test_an_old_question_keeps_the_choice_while_others_change(
+    service: Service, http: aiohttp.ClientSession, browser: Browser, clock: ManualClock
+) -> None:
+    # The oldest of 111 waiting questions; two people must agree on it.
+    await create(http, service, "ask_old", "the old one", quorum=2)
+    await create_many(http, service, clock, range(110))
+    context = await browser.new_context()
+    page, listing = await context.new_page(), await context.new_page()
+    loads: list[str] = []
+    page.on("load", lambda loaded: loads.append(loaded.url))
+    await listing.goto(f"{service.url}/")
+    await page.goto(f"{service.url}/q/ask_old")
+    await page.get_by_label("SQLite").check()
+    await page.get_by_label("Logging").check()
+    await page.get_by_label("Your name").fill("Lin")
+
+    # Elsewhere, one person votes on it, others answer other questions, the agent withdraws
+    # some and asks more.
+    await answer_on_web(http, service.url, "ask_old", PICKS, name="Grace")
+    for number in range(100, 105):
+        await answer_on_web(http, service.url, f"ask_{number:03}", PICKS, name="Ada")
+        async with http.delete(f"{service.url}/v1/questions/ask_{number - 100:03}") as response:
+            assert response.status == 200
+    await create_many(http, service, clock, range(110, 115))
+    # The list, following every change, has caught up with the last of them.
+    await expect(listing.get_by_text("question 114")).to_be_visible(timeout=10_000)
+
+    # The page did not reload: the person's choice is as they left it.
+    await expect(page.get_by_label("SQLite")).to_be_checked()
+    await expect(page.get_by_label("Logging")).to_be_checked()
+    await expect(page.get_by_label("Your name")).to_have_value("Lin")
+    assert loads == [f"{service.url}/q/ask_old"]
+
+    # Once the question is decided elsewhere, the page shows it.
+    await answer_on_web(http, service.url, "ask_old", PICKS, name="Ada")
+    await expect(page.locator("#outcome")).to_contain_text("Answered by", timeout=10_000)
+    assert loads == [f"{service.url}/q/ask_old"] * 2
+    await context.close()
+
+
+async def test_the_list_says_how_many_more_wait_and_pages_to_them(
+    service: Service, http: aiohttp.ClientSession, page: Page, clock: ManualClock
+) -> None:
+    await create_many(http, service, clock, range(120))
+    await page.goto(f"{service.url}/")
+    items = page.locator("#waiting li")
+    more = page.locator("#more")
+    # The newest first.
+    await expect(items).to_have_count(50)
+    await expect(items.first).to_contain_text("question 119")
+    await expect(more).to_have_text("And 70 more questions are waiting. Older questions")
+
+    await page.get_by_role("link", name="Older questions").click()
+    await expect(items).to_have_count(50)
+    await expect(items.first).to_contain_text("question 69")
+    await expect(items.last).to_contain_text("question 20")
+    await expect(more).to_have_text("And 20 more questions are waiting. Older questions")
+    # This page follows changes too, and stays this page: a question on it is answered.
+    await answer_on_web(http, service.url, "ask_050", PICKS)
+    await expect(more).to_have_text("And 19 more questions are waiting. Older questions")
+    await expect(items.last).to_contain_text("question 19")
+    await expect(items.first).to_contain_text("question 69")
+
+    await page.get_by_role("link", name="Older questions").click()
+    await expect(items).to_have_count(19)
+    await expect(items.first).to_contain_text("question 18")
+    await expect(more).to_have_count(0)
+    await page.get_by_role("link", name="Newest questions").click()
+    await expect(items.first).to_contain_text("question 119")
+
+
+async def test_answer_in_ones_own_words_with_a_note(
+    service: Service, http: aiohttp.ClientSession, page: Page, tmp_path: Path
+) -> None:
+    await create(http, service, "ask_words", allow_other=True, allow_notes=True)
+    await page.goto(f"{service.url}/q/ask_words")
+    database = page.locator("fieldset[data-header='Database']")
+    features = page.locator("fieldset[data-header='Features']")
+    await database.get_by_label("Or in your own words").fill("Neither — use MySQL 8")
+    await features.get_by_label("Caching").check()
+    await features.get_by_label("Or in your own words").fill("tracing")
+    await page.get_by_label("A note with your answer").fill("Ask ops before the switch.")
+    await page.get_by_label("Your name").fill("Lin")
+    await page.get_by_role("button", name="Submit").click()
+
+    await expect(page.locator("#outcome")).to_contain_text("Answered by Lin")
+    answers = page.locator("#answers")
+    await expect(answers).to_contain_text("Neither — use MySQL 8")
+    await expect(answers).to_contain_text("Caching, tracing")
+    await expect(answers.locator(".their-note")).to_have_text("Ask ops before the switch.")
+    await page.screenshot(path=str(tmp_path / "own-words.png"), full_page=True)
+    async with http.get(f"{service.url}/v1/questions/ask_words") as response:
+        found = await response.json()
+    assert found["answers"] == {"Database": "Neither — use MySQL 8", "Features": "Caching, tracing"}
+    assert found["notes"] == {"Database": "Ask ops before the switch."}

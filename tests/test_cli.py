@@ -14,7 +14,7 @@ import aiohttp
 import pytest
 
 from core.version import VERSION
-from tests.conftest import DATABASE, EXPECTED
+from tests.conftest import DATABASE, EXPECTED, waiting_ids
 from tests.server_process import ServerProcess
 from tests.web_person import answer_on_web
 
@@ -39,17 +39,6 @@ async def run_ask(url: str, *args: str) -> asyncio.subprocess.Process:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-
-
-async def waiting_ids(http: aiohttp.ClientSession, url: str) -> list[str]:
-    """Long-poll the change feed until at least one request waits."""
-    since = 0
-    while True:
-        async with http.get(f"{url}/web/changes?since={since}") as response:
-            body = await response.json()
-        if body["waiting"]:
-            return list(body["waiting"])
-        since = body["version"]
 
 
 DEPLOY_FLAGS = (

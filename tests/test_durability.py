@@ -8,7 +8,7 @@ import copy
 import aiohttp
 
 from bots.client import AskbridgeClient
-from tests.conftest import DATABASE, EXPECTED
+from tests.conftest import DATABASE, EXPECTED, waiting_ids
 from tests.server_process import ServerProcess
 from tests.web_person import answer_on_web
 
@@ -22,8 +22,7 @@ async def test_sigkill_with_a_request_waiting_loses_nothing(
         # The agent is waiting through the whole crash and restart.
         agent = asyncio.create_task(client.ask(questions, request_id="ask_crash"))  # type: ignore[arg-type]
         # Wait until the request is stored and visible.
-        async with http.get(f"{url}/web/changes?since=0") as response:
-            assert "ask_crash" in (await response.json())["waiting"]
+        await waiting_ids(http, url, lambda ids: "ask_crash" in ids)
 
         await server.kill()
         assert not agent.done()

@@ -16,27 +16,15 @@ from core.ask import Ask
 from core.broker import Broker
 from core.clock import ManualClock
 from core.intents import NOTE, Counted, Decided, Refusal, Refused, Submit
-from core.models import MessageRef, Person, Request, Target, UserQuestion
+from core.models import Person, UserQuestion
 from core.questions import parse_questions
 from core.store.sqlite import SQLiteStore
+from tests.chat import Chat
 from tests.conftest import DATABASE, DEPLOY
 
 ADA = Person(platform="chat", id="U1", name="Ada")
 LIN = Person(platform="chat", id="U2", name="Lin")
 DATABASE_Q, FEATURES_Q = parse_questions(copy.deepcopy(DATABASE["questions"]))
-
-
-class Chat:
-    platform = "chat"
-
-    def check_target(self, target: Target) -> None:
-        pass
-
-    async def post(self, request: Request, target: Target) -> MessageRef:
-        return MessageRef(platform="chat", channel="C1", message_id=request.request_id)
-
-    async def update(self, request: Request, message: MessageRef) -> None:
-        pass
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from bots.service import Service
 from core.intents import Decided, Submit
 from core.models import Person
 from core.version import VERSION
-from tests.conftest import DATABASE, EXPECTED
+from tests.conftest import DATABASE, EXPECTED, waiting_ids
 from tests.web_person import answer_on_web
 
 
@@ -33,16 +33,6 @@ async def connected(service: Service, *flags: str) -> AsyncIterator[ClientSessio
     async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
-
-
-async def waiting(http: aiohttp.ClientSession, url: str) -> str:
-    since = 0
-    while True:
-        async with http.get(f"{url}/web/changes?since={since}") as response:
-            body = await response.json()
-        if body["waiting"]:
-            return str(body["waiting"][0])
-        since = body["version"]
 
 
 def text_of(result: types.CallToolResult) -> str:
@@ -64,7 +54,7 @@ async def test_an_mcp_client_gets_the_answers(
     arguments = {"questions": questions, "context": "an MCP agent"}
     async with connected(service) as mcp:
         call = asyncio.create_task(mcp.call_tool("ask_user_question", arguments))
-        request_id = await waiting(http, service.url)
+        request_id, *_ = await waiting_ids(http, service.url)
         picks = {"Database": ["PostgreSQL"], "Features": ["Caching", "Metrics"]}
         await answer_on_web(http, service.url, request_id, picks, name="Grace")
         result = await asyncio.wait_for(call, 30)
@@ -84,7 +74,7 @@ async def test_a_cancel_or_a_bad_question_is_a_tool_error(
         assert "questions[0].header: must be at most 12 characters" in text_of(result)
 
         call = asyncio.create_task(mcp.call_tool("ask_user_question", {"questions": good}))
-        request_id = await waiting(http, service.url)
+        request_id, *_ = await waiting_ids(http, service.url)
         await answer_on_web(http, service.url, request_id, {}, action="cancel")
         result = await asyncio.wait_for(call, 30)
     assert result.is_error
@@ -120,7 +110,7 @@ async def test_a_waiting_call_sends_progress_and_own_words_come_back(
         call = asyncio.create_task(
             mcp.call_tool("ask_user_question", arguments, progress_callback=progressed)
         )
-        request_id = await waiting(http, service.url)
+        request_id, *_ = await waiting_ids(http, service.url)
         await asyncio.wait_for(twice.wait(), 30)
         ada = Person(platform="web", id="Ada", name="Ada")
         typed = Submit(selections={1: (0,)}, typed={0: "DuckDB"}, note="columnar, please")

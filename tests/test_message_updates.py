@@ -26,6 +26,7 @@ class Flaky:
     """A surface on the real seam whose updates fail `failures` times, then work."""
 
     platform = "chat"
+    answerer_kinds: tuple[str, ...] = ("chat",)
 
     def __init__(self, failures: int = 0, retry_after_s: float | None = None) -> None:
         self.failures = failures

@@ -13,9 +13,10 @@ from core.ask import Ask
 from core.broker import Broker
 from core.clock import ManualClock
 from core.intents import Cancel, Choose, Intent, Pick, Refused, Submit
-from core.models import MessageRef, Person, Request, Target
+from core.models import Person
 from core.store.base import Store
 from core.store.sqlite import SQLiteStore
+from tests.chat import Chat
 from tests.conftest import DATABASE
 
 READS = {"get", "get_with_draft", "draft", "list_requests", "events"}
@@ -40,19 +41,6 @@ class RecordingStore:
             return cast("Callable[..., Awaitable[Any]]", found)(*args, **kwargs)
 
         return recorded
-
-
-class Chat:
-    platform = "chat"
-
-    def check_target(self, target: Target) -> None:
-        pass
-
-    async def post(self, request: Request, target: Target) -> MessageRef:
-        return MessageRef(platform="chat", channel="C1", message_id=request.request_id)
-
-    async def update(self, request: Request, message: MessageRef) -> None:
-        pass
 
 
 @pytest.fixture

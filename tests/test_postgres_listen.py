@@ -35,6 +35,7 @@ class Room:
     """A surface on the real seam that shows questions nowhere."""
 
     platform = "chat"
+    answerer_kinds: tuple[str, ...] = ("chat",)
 
     def check_target(self, target: Target) -> None:
         pass

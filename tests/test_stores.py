@@ -159,6 +159,35 @@ async def test_a_discarded_request_leaves_only_its_audit(replicas: tuple[Store, 
     assert [e.kind for e in await one.events("r7")] == ["created", "post_failed"]
 
 
+async def test_listings_page_newest_first_and_count_what_is_left(
+    replicas: tuple[Store, Store],
+) -> None:
+    one, two = replicas
+    # Created at the same instant: the id breaks the tie, so pages neither skip nor repeat.
+    for name in ("p1", "p2", "p3", "p4", "p5"):
+        await one.create(request(name))
+    await one.create(request("p9", created_at=NOW - timedelta(seconds=1)))
+    await one.finish("p3", Ending(Status.ANSWERED, NOW, ANSWERS, person(1)))
+
+    async def page(older_than: str | None, status: Status | None = Status.WAITING) -> list[str]:
+        return [r.request_id for r in await two.list_requests(status, 2, older_than)]
+
+    assert await page(None) == ["p5", "p4"]
+    assert await page("p4") == ["p2", "p1"]
+    assert await page("p1") == ["p9"]
+    assert await page("p9") == []
+    # A page may start after a request that has ended since.
+    assert await page("p3") == ["p2", "p1"]
+    assert await page("p4", status=None) == ["p3", "p2"]
+    assert await two.count_requests(Status.WAITING) == 5
+    assert await two.count_requests(Status.WAITING, "p4") == 3
+    assert await two.count_requests(Status.ANSWERED, "p4") == 1
+    assert await two.count_requests(Status.WAITING, "p9") == 0
+    # A position that does not exist lists nothing, rather than starting over.
+    assert await page("missing") == []
+    assert await two.count_requests(Status.WAITING, "missing") == 0
+
+
 async def test_postgres_replicas_hear_each_others_changes(tmp_path: Path) -> None:
     async with database_url("postgres", tmp_path) as url:
         one, two = open_store(url), open_store(url)

@@ -33,33 +33,20 @@ from core.models import (
     Vote,
 )
 from core.view import Receipt, RequestView, end_sentence
+from tests.hostile import HOSTILE as SHARED_HOSTILE
 
 HOSTILE = [
-    "<script>alert(1)</script>",
-    "\"'><img src=x onerror=alert(1)>",
+    *SHARED_HOSTILE,
     "'><svg onload=alert(1)>",
-    "<!channel>",
-    "<!here>",
-    "<@U1>",
-    "<@&1>",
-    "@everyone",
-    "[x](https://e.example)",
     "javascript:alert(1)",
-    "*_~",
-    "```",
-    "```js\n",
-    "&amp;",
     "&lt;b&gt;",
     "&",
     "<!--",
     "-->",
     "<![CDATA[",
     "</textarea></title></style>",
-    "\n",
     "\r\n",
     "\t",
-    "👩‍👩‍👧‍👦",
-    "🏳️‍🌈",
     "e\u0301",
     "plain",
 ]

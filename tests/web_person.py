@@ -15,6 +15,9 @@ class _Form(HTMLParser):
         super().__init__()
         self.csrf = ""
         self.options: dict[str, dict[str, tuple[str, str]]] = {}
+        self.own: dict[str, str] = {}
+        """Per question header, the field for an answer in one's own words."""
+        self.takes_a_note = False
         self._header = ""
         self._pending: tuple[str, str] | None = None
 
@@ -27,6 +30,10 @@ class _Form(HTMLParser):
             self.csrf = found["value"]
         elif tag == "input" and found.get("type") in ("radio", "checkbox"):
             self._pending = (found["name"], found["value"])
+        elif tag == "input" and found.get("name", "").endswith("_own"):
+            self.own[self._header] = found["name"]
+        elif tag == "textarea" and found.get("name") == "note":
+            self.takes_a_note = True
 
     def handle_data(self, data: str) -> None:
         if self._pending is not None and data.strip():
@@ -50,13 +57,21 @@ async def answer_on_web(
     *,
     action: str = "submit",
     name: str = "Ada",
+    typed: dict[str, str] | None = None,
+    note: str | None = None,
 ) -> tuple[int, str]:
-    """Pick options by header and visible label, press Submit or Cancel; return status and page."""
+    """Pick options by header and visible label, type words of one's own (by header) and a
+    note where the form has the fields, press Submit or Cancel; return status and page."""
     form = await read_form(http, base, request_id)
     data: list[tuple[str, Any]] = [("csrf", form.csrf), ("name", name), ("action", action)]
     for header, labels in picks.items():
         for label in labels:
             field, value = form.options[header][label]
             data.append((field, value))
+    for header, text in (typed or {}).items():
+        data.append((form.own[header], text))
+    if note is not None:
+        assert form.takes_a_note, "the form has no note field"
+        data.append(("note", note))
     async with http.post(f"{base}/q/{request_id}", data=data, allow_redirects=True) as response:
         return response.status, await response.text()

@@ -61,6 +61,7 @@ def destination(target: Target) -> Destination:
 
 class DiscordSurface:
     platform = "discord"
+    answerer_kinds: tuple[str, ...] = ("discord", "discord-role")
 
     def __init__(self, client: discord.Client) -> None:
         self._client = client

@@ -68,6 +68,7 @@ class Install:
 
 class SlackSurface:
     platform = PLATFORM
+    answerer_kinds: tuple[str, ...] = ("slack", "slack-group")
 
     def __init__(self, client: AsyncWebClient) -> None:
         self.client = client

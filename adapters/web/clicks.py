@@ -27,6 +27,7 @@ from core.view import Receipt, RequestView, end_sentence, given
 NAME_COOKIE = "askbridge_name"
 MAX_NAME_CHARS = 80
 FIELD = re.compile(r"q(\d{1,2})")
+OWN = re.compile(r"q(\d{1,2})_own")
 OPTION = re.compile(r"\d{1,2}")
 
 Form = MultiDictProxy[str | bytes | bytearray | web.FileField]
@@ -44,17 +45,28 @@ class Click:
 
 
 def parse(form: Form) -> Click:
-    """Cancel, or Submit with the options checked (`q<question>=<option>`)."""
+    """Cancel, or Submit with the options checked (`q<question>=<option>`), the words typed
+    for a question (`q<question>_own`) and the note (`note`)."""
     name = form.get("name")
     name = name.strip()[:MAX_NAME_CHARS] if isinstance(name, str) else ""
     if form.get("action") == "cancel":
         return Click(name, Cancel())
     chosen: dict[int, set[int]] = {}
+    typed: dict[int, str] = {}
     for key, value in form.items():
         field = FIELD.fullmatch(key)
         if field and isinstance(value, str) and OPTION.fullmatch(value):
             chosen.setdefault(int(field[1]), set()).add(int(value))
-    return Click(name, Submit({q: tuple(sorted(o)) for q, o in chosen.items()}))
+        own = OWN.fullmatch(key)
+        if own and isinstance(value, str) and value.strip():
+            typed[int(own[1])] = value
+    note = form.get("note")
+    submit = Submit(
+        {q: tuple(sorted(o)) for q, o in chosen.items()},
+        typed=typed,
+        note=note if isinstance(note, str) else "",
+    )
+    return Click(name, submit)
 
 
 def respond(
@@ -69,10 +81,18 @@ def respond(
             reply = render.response(render.outcome(view, version=version, note=note, flash=True))
         case Refused(view=None):
             return render.response(render.not_found(request_id, version), 404)
-        case Refused(reason=Refusal.MISSING_ANSWERS, view=RequestView() as view):
-            chosen, missing = outcome.selections, outcome.missing
+        case Refused(reason=Refusal.MISSING_ANSWERS | Refusal.BAD_TEXT, view=RequestView() as view):
+            submitted = click.intent if isinstance(click.intent, Submit) else Submit()
             page = render.form(
-                view, token=token, version=version, chosen=chosen, missing=missing, name=click.name
+                view,
+                token=token,
+                version=version,
+                chosen=outcome.selections,
+                missing=outcome.missing,
+                name=click.name,
+                typed=submitted.typed,
+                their_note=submitted.note,
+                problems=outcome.problems,
             )
             return render.response(page, 422)
         case Refused(reason=Refusal.FOREIGN_MESSAGE, view=RequestView() as view):

@@ -14,6 +14,8 @@ from urllib.parse import quote
 
 from aiohttp import web
 
+from core.answers import MAX_TYPED_CHARS
+from core.intents import NOTE
 from core.view import RequestView, State, TallyRow, given, names
 
 CSP = (
@@ -51,20 +53,39 @@ def page(title: str, body: str, *, version: int, watching: str = "") -> str:
 # --- pages ---------------------------------------------------------------------------------
 
 
-def index(waiting: Iterable[RequestView], ended: Iterable[RequestView], version: int) -> str:
+def index(
+    waiting: Sequence[RequestView],
+    ended: Iterable[RequestView],
+    version: int,
+    *,
+    more: int = 0,
+    paged: bool = False,
+) -> str:
+    """Waiting questions, newest first; `more`: how many older ones wait beyond the last, which
+    a link pages to; `paged`: this is such a page, not the newest."""
     waiting_items = "".join(_list_item(v) for v in waiting)
     ended_items = "".join(_list_item(v) for v in ended)
-    body = (
-        "<h1>Questions from your agents</h1><div id='live'>"
-        + (
-            f"<ul class='requests' id='waiting'>{waiting_items}</ul>"
-            if waiting_items
-            else "<p id='waiting' class='hint'>No question is waiting. New ones appear here.</p>"
+    parts = ["<h1>Questions from your agents</h1><div id='live'>"]
+    if paged:
+        parts.append("<p><a href='/'>Newest questions</a></p>")
+    if waiting_items:
+        parts.append(f"<ul class='requests' id='waiting'>{waiting_items}</ul>")
+    elif paged:
+        parts.append("<p id='waiting' class='hint'>No older question is waiting.</p>")
+    else:
+        parts.append(
+            "<p id='waiting' class='hint'>No question is waiting. New ones appear here.</p>"
         )
-        + (f"<h2>Recently ended</h2><ul class='requests'>{ended_items}</ul>" if ended_items else "")
-        + "</div>"
-    )
-    return page("Questions", body, version=version)
+    if more and waiting:
+        older = f"/?before={quote(waiting[-1].request_id, safe='')}"
+        parts.append(
+            f"<p id='more'>{escape(more_line(more))} "
+            f"<a href='{escape(older)}' rel='next'>Older questions</a></p>"
+        )
+    if ended_items:
+        parts.append(f"<h2>Recently ended</h2><ul class='requests'>{ended_items}</ul>")
+    parts.append("</div>")
+    return page("Questions", "".join(parts), version=version)
 
 
 def form(
@@ -76,12 +97,20 @@ def form(
     missing: Sequence[str] = (),
     name: str = "",
     note: str = "",
+    typed: Mapping[int, str] | None = None,
+    their_note: str = "",
+    problems: Mapping[int, str] | None = None,
 ) -> str:
-    """The question as a form; `missing` headers are marked, `chosen` options kept checked."""
-    chosen = chosen or {}
+    """The question as a form, as the person left it: `chosen` options checked, `typed` words
+    and `their_note` kept, `missing` questions and `problems` (question index, -1 the note)
+    marked."""
+    chosen, typed, problems = chosen or {}, typed or {}, problems or {}
+    policy = view.request.policy
     parts = [*_top(view), *_hints(policy_lines(view)), _tally(view)]
     if missing:
         note = "Please answer " + ", ".join(f"“{h}”" for h in missing) + " before submitting."
+    elif problems:
+        note = "Please look at what is marked below."
     if note:
         parts.append(f"<p class='error' role='alert'>{escape(note)}</p>")
     parts.append(f"<form method='post' action='{escape(href(view.request_id))}'>")
@@ -90,6 +119,8 @@ def form(
         kind = "checkbox" if question.multi_select else "radio"
         css = " class='missing'" if question.header in missing else ""
         hint = "Choose any that apply." if question.multi_select else "Choose one."
+        if index in problems:
+            css = " class='missing'"
         parts.append(
             f"<fieldset{css} data-header='{escape(question.header)}'>"
             f"<legend><span class='tag'>{escape(question.header)}</span></legend>"
@@ -102,7 +133,21 @@ def form(
                 f"{checked}> {escape(option.label)}"
                 f"<span class='desc'>{escape(option.description)}</span></label>"
             )
+        if policy.allow_other:
+            besides = "besides those" if question.multi_select else "instead"
+            parts.append(
+                f"<label class='own'>Or in your own words ({besides}) "
+                f"<input name='q{index}_own' maxlength='{MAX_TYPED_CHARS}' "
+                f"value='{escape(typed.get(index, ''))}'></label>"
+            )
+        parts.extend(_problem(problems.get(index)))
         parts.append("</fieldset>")
+    if policy.allow_notes:
+        parts.append(
+            f"<p><label class='own'>A note with your answer <textarea name='note' "
+            f"maxlength='{MAX_TYPED_CHARS}'>{escape(their_note)}</textarea></label></p>"
+        )
+        parts.extend(_problem(problems.get(NOTE)))
     parts.append(
         "<p><label>Your name <input name='name' autocomplete='name' "
         f"value='{escape(name)}' placeholder='shown to the agent'></label></p>"
@@ -122,8 +167,11 @@ def outcome(view: RequestView, *, version: int, note: str = "", flash: bool = Fa
         parts.append(f"<p class='{'note' if flash else 'error'}' role='alert'>{escape(note)}</p>")
     parts.append(f"<p id='outcome'><strong>{escape(outcome_line(view))}</strong></p>")
     if view.answers:
+        notes = view.notes
         rows = "".join(
-            f"<tr><th>{escape(header)}</th><td>{escape(answer)}</td></tr>"
+            f"<tr><th>{escape(header)}</th><td>{escape(answer)}"
+            + (f"<div class='their-note'>{escape(notes[header])}</div>" if header in notes else "")
+            + "</td></tr>"
             for header, answer in view.answers.items()
         )
         parts.append(f"<table id='answers'>{rows}</table>")
@@ -191,6 +239,10 @@ def policy_lines(view: RequestView) -> list[str]:
     return lines
 
 
+def more_line(more: int) -> str:
+    return f"And {more} more {'question is' if more == 1 else 'questions are'} waiting."
+
+
 def tally_line(row: TallyRow, quorum: int) -> str:
     return f"{given(row.answers)} — {row.count}/{quorum} ({names(row.voters)})"
 
@@ -205,6 +257,10 @@ def _top(view: RequestView) -> list[str]:
     if view.context:
         parts.append(f"<p class='context'>{escape(view.context)}</p>")
     return parts
+
+
+def _problem(text: str | None) -> list[str]:
+    return [f"<p class='error' role='alert'>{escape(text)}</p>"] if text else []
 
 
 def _hints(lines: Iterable[str]) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import hmac
 from collections.abc import Awaitable, Callable
@@ -12,13 +13,14 @@ from importlib import resources
 from aiohttp import web
 
 from adapters.web import clicks, render
-from core.broker import Broker
+from core.broker import REQUEST_ID_PATTERN, Broker
 from core.errors import NotFound
-from core.models import Status
+from core.models import Request, Status
 from core.view import RequestView
 
 CHANGES_WAIT_S = 25.0
 RECENTLY_ENDED = 10
+WAITING_PER_PAGE = 50
 KEY_NAME = "web-form-key"
 """Under which name the store keeps the random key, when ASKBRIDGE_WEB_SECRET is not set."""
 
@@ -91,11 +93,23 @@ def _authorized(request: web.Request, password: str) -> bool:
 
 
 async def index(request: web.Request) -> web.Response:
+    """The newest waiting questions, newest first, and how many more wait; `?before=<id>`: the
+    page of those after question <id>."""
     broker = _page(request).broker
-    waiting = [RequestView.of(r) for r in reversed(await broker.list_requests(Status.WAITING))]
-    recent = await broker.list_requests(limit=2 * RECENTLY_ENDED)
-    ended = [RequestView.of(r) for r in recent if r.status.is_terminal][:RECENTLY_ENDED]
-    return render.response(render.index(waiting, ended, broker.version))
+    before = request.query.get("before") or None
+    page: list[Request] = []
+    if before is None or _well_formed(before):
+        page = await broker.list_requests(Status.WAITING, WAITING_PER_PAGE, older_than=before)
+    waiting = [RequestView.of(r) for r in page]
+    more = 0
+    if len(page) == WAITING_PER_PAGE:
+        more = await broker.count_requests(Status.WAITING, older_than=page[-1].request_id)
+    ended: list[RequestView] = []
+    if before is None:
+        recent = await broker.list_requests(limit=2 * RECENTLY_ENDED)
+        ended = [RequestView.of(r) for r in recent if r.status.is_terminal][:RECENTLY_ENDED]
+    html = render.index(waiting, ended, broker.version, more=more, paged=before is not None)
+    return render.response(html)
 
 
 async def show(request: web.Request) -> web.Response:
@@ -132,15 +146,36 @@ async def answer(request: web.Request) -> web.Response:
 
 
 async def changes(request: web.Request) -> web.Response:
-    """Long-poll for the page's script: returns once anything changed, or after a while."""
+    """Long-poll for the page's script, returning after a while if nothing happens.
+
+    `?request=<id>`, for a question's page: returns once that request is no longer waiting,
+    with its status; other requests' changes, and votes that leave it waiting, do not wake it.
+    `?since=<version>`, for the list: returns once any request changed, with the new version.
+    """
     broker = _page(request).broker
+    request_id = request.query.get("request")
+    if request_id is not None:
+        return await _follow(broker, request_id)
     try:
         since = int(request.query.get("since", "0")[:20])
     except ValueError:
         since = 0
-    version = await broker.wait_for_change(since, CHANGES_WAIT_S)
-    waiting = [r.request_id for r in await broker.list_requests(Status.WAITING)]
-    return web.json_response({"version": version, "waiting": waiting})
+    return web.json_response({"version": await broker.wait_for_change(since, CHANGES_WAIT_S)})
+
+
+async def _follow(broker: Broker, request_id: str) -> web.Response:
+    found = None
+    if _well_formed(request_id):
+        with contextlib.suppress(NotFound):
+            found = await broker.wait(request_id, CHANGES_WAIT_S)
+    if found is None:
+        return web.json_response({"request_id": request_id, "status": None}, status=404)
+    return web.json_response({"request_id": request_id, "status": found.status.value})
+
+
+def _well_formed(request_id: str) -> bool:
+    """Could be a request's id: other values, which no request has, need not reach the store."""
+    return REQUEST_ID_PATTERN.fullmatch(request_id) is not None
 
 
 def _asset(name: str, content_type: str) -> Callable[[web.Request], Awaitable[web.Response]]:

@@ -8,6 +8,7 @@ from core.models import MessageRef, Request, Target
 
 class WebSurface:
     platform = "web"
+    answerer_kinds: tuple[str, ...] = ("web",)
 
     def check_target(self, target: Target) -> None:
         if target.channel or target.thread:

@@ -78,8 +78,14 @@ class Store(Protocol):
         """The request and `person`'s draft of it, in one read."""
 
     async def list_requests(
-        self, status: Status | None = None, limit: int = 100
-    ) -> list[Request]: ...
+        self, status: Status | None = None, limit: int = 100, older_than: str | None = None
+    ) -> list[Request]:
+        """Requests newest first (by creation, then id); with `older_than` (a request id), only
+        those listed after that request: the next page. An unknown `older_than` lists none."""
+
+    async def count_requests(self, status: Status, older_than: str | None = None) -> int:
+        """How many requests `list_requests(status, older_than=older_than)` would list without
+        a limit."""
 
     async def add_message(self, request_id: str, message: MessageRef, at: datetime) -> None: ...
 

@@ -29,9 +29,11 @@ from urllib.parse import urlsplit
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
+from core.errors import StartupError
 from core.models import MessageRef, Person, Request, Selections, Status, Vote
 from core.store import codec
 from core.store.base import EVERY_REQUEST, Ending, Event, VoteOutcome
+from core.store.factory import shown_url
 from core.store.postgres_schema import MIGRATIONS
 
 log = logging.getLogger("askbridge.store")
@@ -77,9 +79,16 @@ class PostgresStore:
         return self._pool
 
     async def open(self) -> None:
-        self._pool = await asyncpg.create_pool(
-            self.url, min_size=self._sizes[0], max_size=self._sizes[1]
-        )
+        try:
+            self._pool = await asyncpg.create_pool(
+                self.url, min_size=self._sizes[0], max_size=self._sizes[1]
+            )
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+            raise StartupError(
+                f"cannot connect to PostgreSQL at ASKBRIDGE_DATABASE_URL={shown_url(self.url)} "
+                f"({type(error).__name__}: {error}); check that the server runs, the database "
+                "exists and the user may log in"
+            ) from error
         async with self.pool.acquire() as db, db.transaction():
             await db.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
             await db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER)")
@@ -242,12 +251,14 @@ class PostgresStore:
         async with self.pool.acquire() as db:
             return await _load(db, request_id), await _draft(db, request_id, person)
 
-    async def list_requests(self, status: Status | None = None, limit: int = 100) -> list[Request]:
-        where, args = ("WHERE status = $2", [status.value]) if status else ("", [])
+    async def list_requests(
+        self, status: Status | None = None, limit: int = 100, older_than: str | None = None
+    ) -> list[Request]:
+        where, args = _listing(status, older_than, first=2)
         async with self.pool.acquire() as db:
             rows = await db.fetch(
                 f"SELECT {codec.REQUEST_COLUMNS} FROM requests {where}"
-                " ORDER BY created_at DESC LIMIT $1",
+                " ORDER BY created_at DESC, request_id DESC LIMIT $1",
                 limit,
                 *args,
             )
@@ -257,6 +268,12 @@ class PostgresStore:
             codec.load_request(tuple(row), messages.get(row[0], []), votes.get(row[0], []))
             for row in rows
         ]
+
+    async def count_requests(self, status: Status, older_than: str | None = None) -> int:
+        where, args = _listing(status, older_than, first=1)
+        async with self.pool.acquire() as db:
+            found = await db.fetchval(f"SELECT count(*) FROM requests {where}", *args)
+        return int(found)
 
     async def add_message(self, request_id: str, message: MessageRef, at: datetime) -> None:
         async with self.pool.acquire() as db, db.transaction():
@@ -509,6 +526,23 @@ async def _load(db: Connection, request_id: str) -> Request | None:
         (await _messages(db, [request_id])).get(request_id, []),
         (await _votes(db, [request_id])).get(request_id, []),
     )
+
+
+def _listing(status: Status | None, older_than: str | None, *, first: int) -> tuple[str, list[str]]:
+    """The WHERE clause of a listing: by status, and after request `older_than` in its order;
+    its parameters are numbered from `first`."""
+    conditions: list[str] = []
+    args: list[str] = []
+    if status is not None:
+        conditions.append(f"status = ${first + len(args)}")
+        args.append(status.value)
+    if older_than is not None:
+        conditions.append(
+            "(created_at, request_id) < (SELECT created_at, request_id FROM requests"
+            f" WHERE request_id = ${first + len(args)})"
+        )
+        args.append(older_than)
+    return ("WHERE " + " AND ".join(conditions) if conditions else ""), args
 
 
 async def _messages(db: Connection, request_ids: Sequence[str]) -> dict[str, list[MessageRef]]:

@@ -19,6 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
+from core.errors import StartupError
 from core.models import MessageRef, Person, Request, Selections, Status, Vote
 from core.store import codec
 from core.store.base import Ending, Event, VoteOutcome
@@ -50,7 +51,13 @@ class SQLiteStore:
     # --- lifecycle ----------------------------------------------------------------------
 
     async def open(self) -> None:
-        await self._run(self._open)
+        try:
+            await self._run(self._open)
+        except (OSError, sqlite3.Error) as error:
+            raise StartupError(
+                f"cannot open the SQLite database {self.path!r} ({error}); check "
+                "ASKBRIDGE_DATABASE_URL, and that its directory is writable"
+            ) from error
 
     def _open(self) -> None:
         if self.path != ":memory:":
@@ -143,14 +150,16 @@ class SQLiteStore:
     def _get_with_draft(self, request_id: str, person: Person) -> tuple[Request | None, Selections]:
         return _load(self.db, request_id), _draft(self.db, request_id, person)
 
-    async def list_requests(self, status: Status | None = None, limit: int = 100) -> list[Request]:
-        return await self._run(self._list, status, limit)
+    async def list_requests(
+        self, status: Status | None = None, limit: int = 100, older_than: str | None = None
+    ) -> list[Request]:
+        return await self._run(self._list, status, limit, older_than)
 
-    def _list(self, status: Status | None, limit: int) -> list[Request]:
-        where, args = ("WHERE status = ?", (status.value,)) if status else ("", ())
+    def _list(self, status: Status | None, limit: int, older_than: str | None) -> list[Request]:
+        where, args = _listing(status, older_than)
         rows = self.db.execute(
             f"SELECT {codec.REQUEST_COLUMNS} FROM requests {where}"
-            " ORDER BY created_at DESC LIMIT ?",
+            " ORDER BY created_at DESC, request_id DESC LIMIT ?",
             (*args, limit),
         ).fetchall()
         ids = [row[0] for row in rows]
@@ -158,6 +167,11 @@ class SQLiteStore:
         return [
             codec.load_request(row, messages.get(row[0], []), votes.get(row[0], [])) for row in rows
         ]
+
+    async def count_requests(self, status: Status, older_than: str | None = None) -> int:
+        where, args = _listing(status, older_than)
+        rows = await self._run(_all, self.db, f"SELECT count(*) FROM requests {where}", args)
+        return int(rows[0][0])
 
     async def add_message(self, request_id: str, message: MessageRef, at: datetime) -> None:
         await self._run(self._add_message, request_id, message, at)
@@ -505,6 +519,22 @@ def _status(db: sqlite3.Connection, request_id: str) -> str | None:
 def _one(db: sqlite3.Connection, sql: str, args: Iterable[Any] = ()) -> tuple[Any, ...] | None:
     row = db.execute(sql, tuple(args)).fetchone()
     return None if row is None else tuple(row)
+
+
+def _listing(status: Status | None, older_than: str | None) -> tuple[str, tuple[str, ...]]:
+    """The WHERE clause of a listing: by status, and after request `older_than` in its order."""
+    conditions: list[str] = []
+    args: list[str] = []
+    if status is not None:
+        conditions.append("status = ?")
+        args.append(status.value)
+    if older_than is not None:
+        conditions.append(
+            "(created_at, request_id) <"
+            " (SELECT created_at, request_id FROM requests WHERE request_id = ?)"
+        )
+        args.append(older_than)
+    return ("WHERE " + " AND ".join(conditions) if conditions else ""), tuple(args)
 
 
 def _all(db: sqlite3.Connection, sql: str, args: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
