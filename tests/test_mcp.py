@@ -16,8 +16,6 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from bots.service import Service
-from core.intents import Decided, Submit
-from core.models import Person
 from core.version import VERSION
 from tests.conftest import DATABASE, EXPECTED, waiting_ids
 from tests.web_person import answer_on_web
@@ -112,14 +110,14 @@ async def test_a_waiting_call_sends_progress_and_own_words_come_back(
         )
         request_id, *_ = await waiting_ids(http, service.url)
         await asyncio.wait_for(twice.wait(), 30)
-        ada = Person(platform="web", id="Ada", name="Ada")
-        typed = Submit(selections={1: (0,)}, typed={0: "DuckDB"}, note="columnar, please")
-        assert isinstance(await service.broker.act(request_id, ada, typed), Decided)
+        picks = {"Features": ["Caching"]}
+        typed = {"Database": "DuckDB"}
+        await answer_on_web(http, service.url, request_id, picks, typed=typed, note="columnar")
         result = await asyncio.wait_for(call, 30)
     assert result.structured_content == {
         "answers": {"Database": "DuckDB", "Features": "Caching"},
         "answered_by": "Ada",
-        "notes": {"Database": "columnar, please"},
+        "notes": {"Database": "columnar"},
     }
     first, second = reports[:2]
     assert 0 < first[0] < second[0]

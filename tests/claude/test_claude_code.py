@@ -16,8 +16,6 @@ import aiohttp
 
 from bots.service import Service
 from core.clock import ManualClock
-from core.intents import Decided, Submit
-from core.models import Person
 from tests.claude.cli import CLAUDE_VERSION, ClaudeRun, Sandbox
 from tests.claude.fake_anthropic import Turn, in_order, result_text
 from tests.claude.scenario import (
@@ -108,8 +106,12 @@ async def test_a_cancel_is_a_refusal_never_an_empty_answer(
     assert run.prompts("AskUserQuestion") == []
 
 
-async def test_own_words_and_a_note_reach_the_model_through_the_http_hook(
-    service: Service, sandbox: Sandbox, start_fake: StartFake, claude: Claude
+async def test_own_words_and_a_note_typed_on_the_web_reach_the_model_through_the_http_hook(
+    service: Service,
+    http: aiohttp.ClientSession,
+    sandbox: Sandbox,
+    start_fake: StartFake,
+    claude: Claude,
 ) -> None:
     ask = ask_tool()
     fake = await start_fake(in_order(Turn(tools=(ask,))))
@@ -118,9 +120,16 @@ async def test_own_words_and_a_note_reach_the_model_through_the_http_hook(
     await run.start("Set up the database.", settings)
 
     question = await next_waiting(service.broker, set())
-    ada = Person(platform="web", id="Ada", name="Ada")
-    typed = Submit(selections={1: (0, 2)}, typed={0: "DuckDB, embedded"}, note="columnar, please")
-    assert isinstance(await service.broker.act(question.request_id, ada, typed), Decided)
+    status, _ = await answer_on_web(
+        http,
+        service.url,
+        question.request_id,
+        {"Features": ["Caching", "Metrics"]},
+        typed={"Database": "DuckDB, embedded"},
+        note="columnar, please",
+        name="Ada",
+    )
+    assert status == 200
     await run.result()
 
     assert result_text(result_of(fake, ask)).startswith(
