@@ -8,8 +8,10 @@ never hangs past the hook's timeout and never answers with empty answers.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shlex
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -69,6 +71,21 @@ async def answer_hook(
     if decision.behavior is None:
         return hook_output(call, decision), decision.message
     return hook_output(call, decision), ""
+
+
+async def run_hook(
+    text: str, options: HookOptions, url: str, token: str | None
+) -> tuple[dict[str, Any], str]:
+    """`answer_hook` as a process Claude Code may stop: on SIGTERM or SIGINT (Claude Code is
+    stopping) the question is withdrawn before the process ends."""
+    task = asyncio.create_task(answer_hook(text, options, url, token), name="claude-hook")
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, task.cancel)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        return {}, "askbridge: stopped by Claude Code; the question was withdrawn"
 
 
 def print_settings(
@@ -137,4 +154,4 @@ def _program() -> Sequence[str]:
     return [sys.executable, "-m", "bots.cli"]
 
 
-__all__ = ["ClientAsking", "answer_hook", "print_settings"]
+__all__ = ["ClientAsking", "answer_hook", "print_settings", "run_hook"]

@@ -203,7 +203,7 @@ def _hook_parser(commands: Any) -> None:
 
 
 def _hook(settings: Settings, args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from bots.claude_hook import answer_hook, print_settings
+    from bots.claude_hook import print_settings, run_hook
 
     if args.host != "claude-code":
         parser.error("say which host: askbridge hook claude-code")
@@ -233,7 +233,7 @@ def _hook(settings: Settings, args: argparse.Namespace, parser: argparse.Argumen
     # stderr is for the one line that says why no decision was made; DEBUG shows the rest.
     configure_logging("DEBUG" if settings.log_level == "DEBUG" else "ERROR", settings.secrets())
     token = settings.api_token.get_secret_value() if settings.api_token else None
-    output, problem = asyncio.run(answer_hook(sys.stdin.read(), options, url, token))
+    output, problem = asyncio.run(run_hook(sys.stdin.read(), options, url, token))
     if problem:
         sys.stderr.write(problem.replace("\n", " ") + "\n")
     _print_json(output)

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -208,18 +209,29 @@ class ClaudeRun:
             if m.get("type") == "system" and m.get("subtype") == "informational"
         ]
 
+    async def terminate(self) -> int:
+        """SIGTERM, as when its user stops it; the exit status."""
+        assert self._process is not None
+        self._process.send_signal(signal.SIGTERM)
+        async with asyncio.timeout(WAIT_S):
+            return await self._process.wait()
+
     async def stop(self) -> None:
+        """End the session: stdin closed, then SIGTERM (which stops its hooks too), then
+        SIGKILL."""
         process = self._process
         if process is None:
             return
         if process.stdin is not None and not process.stdin.is_closing():
             process.stdin.close()
-        try:
-            async with asyncio.timeout(10):
-                await process.wait()
-        except TimeoutError:
-            process.kill()
-            await process.wait()
+        for signum in (None, signal.SIGTERM, signal.SIGKILL):
+            if process.returncode is not None:
+                break
+            if signum is not None:
+                process.send_signal(signum)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(5):
+                    await process.wait()
         for reader in self._readers:
             with contextlib.suppress(asyncio.CancelledError):
                 await reader

@@ -13,9 +13,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import aiohttp
+import pytest
 
 from bots.service import Service
 from core.clock import ManualClock
+from core.models import Status
 from tests.claude.cli import CLAUDE_VERSION, ClaudeRun, Sandbox
 from tests.claude.fake_anthropic import Turn, in_order, result_text
 from tests.claude.scenario import (
@@ -164,12 +166,29 @@ async def test_nobody_answering_in_time_leaves_the_question_to_the_terminal(
     assert [r.request_id for r in await service.broker.list_requests()] == [question.request_id]
 
 
+async def test_a_question_claude_code_stops_waiting_for_is_withdrawn(
+    service: Service, sandbox: Sandbox, start_fake: StartFake, claude: Claude
+) -> None:
+    fake = await start_fake(in_order(Turn(tools=(ask_tool(),))))
+    settings = await printed_settings(sandbox, service.url, "--no-approvals")
+    run = claude(fake.url)
+    await run.start("Set up the database.", settings)
+    question = await next_waiting(service.broker, set())
+
+    await run.terminate()
+    # Claude Code stops its hook; the hook takes the question back before it ends.
+    withdrawn = await service.broker.wait(question.request_id, 30)
+    assert withdrawn.status is Status.WITHDRAWN
+
+
+@pytest.mark.parametrize("form", ["command", "http"])
 async def test_an_unreachable_server_leaves_the_question_to_the_terminal(
-    sandbox: Sandbox, start_fake: StartFake, claude: Claude
+    form: str, sandbox: Sandbox, start_fake: StartFake, claude: Claude
 ) -> None:
     ask = ask_tool()
     fake = await start_fake(in_order(Turn(tools=(ask,))))
-    settings = await printed_settings(sandbox, "http://127.0.0.1:9", "--no-approvals")
+    flags = ["--no-approvals"] + (["--http"] if form == "http" else [])
+    settings = await printed_settings(sandbox, "http://127.0.0.1:9", *flags)
     run = claude(fake.url)
     await run.start("Set up the database.", settings)
 
@@ -178,9 +197,10 @@ async def test_an_unreachable_server_leaves_the_question_to_the_terminal(
     await run.result()
 
     assert result_text(result_of(fake, ask)) == "answered in the terminal instead"
-    [notice] = [n for n in run.notices() if "askbridge" in n]
-    assert notice.startswith("PreToolUse:AskUserQuestion says: askbridge: could not ask: ")
-    assert "http://127.0.0.1:9 is unreachable" in notice
+    if form == "command":
+        [notice] = [n for n in run.notices() if "askbridge" in n]
+        assert notice.startswith("PreToolUse:AskUserQuestion says: askbridge: could not ask: ")
+        assert "http://127.0.0.1:9 is unreachable" in notice
 
 
 async def test_the_http_hook_asks_in_slack_and_always_allow_adds_claude_codes_rule(
