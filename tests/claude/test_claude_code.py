@@ -85,6 +85,33 @@ async def test_the_command_hook_asks_on_the_web_and_a_denied_bash_never_runs(
     assert run.withdrawn(prompt)
 
 
+async def test_a_pre_tool_use_approval_lets_bash_run_once_without_the_hosts_prompt(
+    service: Service,
+    http: aiohttp.ClientSession,
+    sandbox: Sandbox,
+    start_fake: StartFake,
+    claude: Claude,
+) -> None:
+    bash = bash_tool(sandbox.project)
+    fake = await start_fake(in_order(Turn(tools=(bash,))))
+    flags = ("--pre-tool-use", "Bash", "--no-approvals")
+    settings = await printed_settings(sandbox, service.url, "--http", *flags)
+    run = claude(fake.url)
+    await run.start("Write the file.", settings)
+
+    approval = await next_waiting(service.broker, set())
+    assert approval.request_id == f"claude_{bash.id}"
+    assert [o.label for o in approval.questions[0].options] == ["Allow once", "Deny"]
+    picks = {"Permission": ["Allow once"]}
+    await answer_on_web(http, service.url, approval.request_id, picks, name="Ada")
+    await run.result()
+
+    assert not result_of(fake, bash).get("is_error")
+    assert (sandbox.project / "made.txt").read_text() == "made\n"
+    assert run.prompts("Bash") == []
+    assert not (sandbox.project / ".claude").exists()
+
+
 async def test_a_cancel_is_a_refusal_never_an_empty_answer(
     service: Service,
     http: aiohttp.ClientSession,
