@@ -68,9 +68,8 @@ async def answer_hook(
         url, token, reconnect_for_s=options.wait_s, create_patience_s=CREATE_PATIENCE_S
     ) as client:
         decision = await decision_for(call, options, ClientAsking(client))
-    if decision.behavior is None:
-        return hook_output(call, decision), decision.message
-    return hook_output(call, decision), ""
+    output = hook_output(call, decision).json_object()
+    return output, decision.message if decision.behavior is None else ""
 
 
 async def run_hook(

@@ -8,8 +8,11 @@ import contextlib
 import json
 import logging
 import os
+import re
 import signal
 import sys
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +30,8 @@ from bots.client import (
 )
 from bots.logs import configure_logging
 from bots.settings import Settings, unknown_variables
-from core.errors import StartupError
+from core.errors import AskbridgeError, StartupError
+from core.store import open_store
 from core.version import VERSION
 
 if TYPE_CHECKING:
@@ -43,6 +47,8 @@ EXIT_ANSWERED, EXIT_ERROR, EXIT_USAGE, EXIT_CANCELLED, EXIT_EXPIRED, EXIT_WITHDR
     4,
     5,
 )
+EXIT_AUTH = 6
+"""The server refused the API token (ASKBRIDGE_API_TOKEN)."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         return _mcp(settings, args)
     if args.command == "hook":
         return _hook(settings, args, parser)
+    if args.command == "prune":
+        return _prune(settings, args)
     parser.print_help(sys.stderr)
     return EXIT_USAGE
 
@@ -84,7 +92,9 @@ def _parser() -> argparse.ArgumentParser:
         "ask",
         help="ask one question through a running server and print the answers as JSON",
         description="Exit status: 0 answered, 2 invalid question or usage, 3 cancelled, "
-        "4 expired, 5 withdrawn, 1 other errors (e.g. server unreachable).",
+        "4 expired, 5 withdrawn, 6 the API token was refused, 1 other errors (e.g. server "
+        "unreachable). Progress (the request id, where to answer, an unreachable server) goes "
+        "to stderr unless --quiet.",
     )
     ask.add_argument("--target", help="where to ask: web, slack:C0123, discord:123 …")
     ask.add_argument("--question", help="the question text")
@@ -125,6 +135,7 @@ def _parser() -> argparse.ArgumentParser:
         "--allow-notes", action="store_true", help="people may add a note to their answer"
     )
     ask.add_argument("--url", help="the server (ASKBRIDGE_URL, else ASKBRIDGE_HOST:PORT)")
+    ask.add_argument("--quiet", action="store_true", help="print nothing but the answers")
 
     mcp = commands.add_parser(
         "mcp", help="serve the ask_user_question tool to an MCP client over stdio"
@@ -139,6 +150,16 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     _hook_parser(commands)
+
+    prune = commands.add_parser(
+        "prune",
+        help="delete requests that ended long ago, with their votes and audit trail",
+        description="Works on the database of ASKBRIDGE_DATABASE_URL; never deletes a request "
+        "that is still waiting.",
+    )
+    prune.add_argument(
+        "--older-than", required=True, metavar="AGE", help="e.g. 90d, 12h, 30m (days by default)"
+    )
 
     audit = commands.add_parser("audit", help="print the audit trail as JSON lines")
     audit.add_argument("request_id", nargs="?", help="only this request id")
@@ -282,8 +303,9 @@ def _ask(settings: Settings, args: argparse.Namespace, parser: argparse.Argument
         parser.error(str(error))
     url = args.url or settings.server_url
     token = settings.api_token.get_secret_value() if settings.api_token else None
+    tell = _quiet if args.quiet else _tell
     try:
-        answers = asyncio.run(_ask_and_wait(url, token, body))
+        answers = asyncio.run(_ask_and_wait(url, token, body, tell))
     except KeyboardInterrupt:
         sys.stderr.write("askbridge: interrupted; the question was withdrawn\n")
         return EXIT_WITHDRAWN
@@ -304,16 +326,42 @@ def _ask(settings: Settings, args: argparse.Namespace, parser: argparse.Argument
         return EXIT_WITHDRAWN
     except ClientError as error:
         sys.stderr.write(f"askbridge: {error}\n")
+        if error.status == 401:
+            return EXIT_AUTH
         return EXIT_USAGE if 400 <= error.status < 500 else EXIT_ERROR
     _print_json(answers)
     return EXIT_ANSWERED
 
 
-async def _ask_and_wait(url: str, token: str | None, body: dict[str, Any]) -> dict[str, str]:
+def _tell(line: str) -> None:
+    sys.stderr.write(f"askbridge: {line}\n")
+    sys.stderr.flush()
+
+
+def _quiet(line: str) -> None:
+    """--quiet: progress is not printed."""
+
+
+def where_to_answer(url: str, status: dict[str, Any]) -> str:
+    """Where people see a posted request, for the person who asked."""
+    places = []
+    for message in status.get("messages") or []:
+        platform, channel = message.get("platform"), message.get("channel")
+        if platform == "web":
+            places.append(f"{url}/q/{status['request_id']}")
+        else:
+            places.append(f"{platform} channel {channel}")
+    return ", ".join(places) or "nowhere yet"
+
+
+async def _ask_and_wait(
+    url: str, token: str | None, body: dict[str, Any], tell: Callable[[str], None]
+) -> dict[str, str]:
     ask = checked(body)  # refused here, with the server's words, before anything is sent
-    async with AskbridgeClient(url, token) as client:
+    async with AskbridgeClient(url, token, notice=tell) as client:
         created = await client.create(ask)
         request_id = created["request_id"]
+        tell(f"asked {request_id}; answer at {where_to_answer(client.url, created)}")
         try:
             final = await client.wait(request_id, recreate=ask.body())
         except asyncio.CancelledError:
@@ -410,6 +458,36 @@ def _audit(settings: Settings, args: argparse.Namespace) -> int:
         return EXIT_USAGE if 400 <= error.status < 500 else EXIT_ERROR
     for event in events:
         _print_json(event)
+    return EXIT_ANSWERED
+
+
+AGE = re.compile(r"(\d+(?:\.\d+)?)([dhms]?)")
+AGE_UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1, "": 86400}
+
+
+def _prune(settings: Settings, args: argparse.Namespace) -> int:
+    age = AGE.fullmatch(args.older_than.strip())
+    if age is None:
+        sys.stderr.write(
+            f"askbridge prune: --older-than takes 90d, 12h, 30m or 45s, got {args.older_than!r}\n"
+        )
+        return EXIT_USAGE
+    keep = timedelta(seconds=float(age[1]) * AGE_UNITS[age[2]])
+
+    async def prune() -> int:
+        store = open_store(settings.database_url)
+        await store.open()
+        try:
+            return await store.prune(datetime.now(UTC) - keep)
+        finally:
+            await store.close()
+
+    try:
+        pruned = asyncio.run(prune())
+    except AskbridgeError as error:
+        sys.stderr.write(f"askbridge prune: {error}\n")
+        return EXIT_ERROR
+    sys.stderr.write(f"askbridge prune: deleted {pruned} requests that ended over {keep} ago\n")
     return EXIT_ANSWERED
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import aiohttp
@@ -24,7 +24,7 @@ log = logging.getLogger("askbridge.client")
 POLL_S = 60
 # Nothing has been asked yet: a server that is not there should be said at once, while a
 # restart of a few seconds is still ridden out.
-CREATE_PATIENCE_S = 5.0
+CREATE_PATIENCE_S = 3.0
 
 
 class ClientError(Exception):
@@ -75,14 +75,18 @@ class AskbridgeClient:
         *,
         reconnect_for_s: float = 300.0,
         session: aiohttp.ClientSession | None = None,
+        notice: Callable[[str], None] | None = None,
         create_patience_s: float = CREATE_PATIENCE_S,
     ) -> None:
+        """`notice` hears when the server becomes unreachable and when it is back."""
         self.url = url.rstrip("/")
         self._headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._reconnect_for_s = reconnect_for_s
         self._create_patience_s = create_patience_s
         self._session = session
         self._own_session = session is None
+        self._notice = notice or log.info
+        self._lost = False
 
     async def __aenter__(self) -> AskbridgeClient:
         return self
@@ -182,6 +186,8 @@ class AskbridgeClient:
         backoff = 0.25
         while True:
             try:
+                if self._lost:
+                    await self._probe()
                 async with self.session.request(
                     method,
                     self.url + path,
@@ -201,9 +207,21 @@ class AskbridgeClient:
                         f"askbridge at {self.url} is unreachable ({error}); is `askbridge "
                         "serve` running there? Set ASKBRIDGE_URL (or --url) to where it is."
                     ) from error
-                log.info("askbridge unreachable (%s); trying again in %.1fs", error, backoff)
+                if not self._lost:
+                    self._lost = True
+                    self._notice(f"askbridge at {self.url} is unreachable ({error}); retrying")
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 5.0)
+
+    async def _probe(self) -> None:
+        """After an outage: a quick call, so that the way back is told at once, not when a
+        long-poll that may wait a minute ends."""
+        async with self.session.get(
+            f"{self.url}/healthz", timeout=aiohttp.ClientTimeout(total=5)
+        ) as response:
+            await response.read()
+        self._lost = False
+        self._notice(f"askbridge at {self.url} is reachable again")
 
 
 def request_body(

@@ -8,6 +8,7 @@ from adapters.discord import DiscordRuntime
 from adapters.slack import SlackConfig, SlackRuntime
 from bots.settings import Settings
 from core.broker import Broker
+from core.metrics import Metrics
 from core.surface import PlatformRuntime
 
 HINTS = {
@@ -17,7 +18,9 @@ HINTS = {
 }
 
 
-def platform_runtimes(settings: Settings, broker: Broker) -> list[PlatformRuntime]:
+def platform_runtimes(
+    settings: Settings, broker: Broker, metrics: Metrics
+) -> list[PlatformRuntime]:
     """A runtime for every platform whose settings are present."""
     runtimes: list[PlatformRuntime] = []
     if settings.slack_bot_token is not None:
@@ -27,7 +30,7 @@ def platform_runtimes(settings: Settings, broker: Broker) -> list[PlatformRuntim
             signing_secret=_secret(settings.slack_signing_secret),
             api_url=settings.slack_api_url,
         )
-        runtimes.append(SlackRuntime(broker, slack))
+        runtimes.append(SlackRuntime(broker, slack, metrics))
     if settings.discord_bot_token is not None:
         runtimes.append(
             DiscordRuntime(
@@ -35,6 +38,7 @@ def platform_runtimes(settings: Settings, broker: Broker) -> list[PlatformRuntim
                 token=settings.discord_bot_token.get_secret_value(),
                 api_url=settings.discord_api_url,
                 gateway_url=settings.discord_gateway_url,
+                metrics=metrics,
             )
         )
     return runtimes

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from aiohttp import web
 
 from adapters.web import WebSurface, add_web_routes, form_key
 from bots.platforms import HINTS, platform_runtimes
 from bots.settings import Settings
-from core.api import add_api_routes, api_middlewares
+from core.api import add_api_routes, add_health_routes, api_middlewares
 from core.api.auth import is_loopback
 from core.api.hooks import add_hook_routes
 from core.broker import Broker
 from core.clock import Clock
 from core.errors import AskbridgeError, StartupError
+from core.metrics import Metrics
 from core.store import Store, open_store
 from core.store.factory import shown_url
 from core.surface import PlatformRuntime
@@ -25,6 +28,7 @@ from core.version import VERSION
 log = logging.getLogger("askbridge")
 
 SHUTDOWN_GRACE_S = 5.0
+PRUNE_EVERY_S = 3600.0
 
 
 @dataclass
@@ -33,8 +37,10 @@ class Service:
     clock: Clock | None = None
     store: Store = field(init=False)
     broker: Broker = field(init=False)
+    metrics: Metrics = field(init=False, default_factory=Metrics)
     runtimes: list[PlatformRuntime] = field(init=False, default_factory=list)
     _runner: web.AppRunner | None = field(init=False, default=None)
+    _retention: asyncio.Task[None] | None = field(init=False, default=None)
     port: int = field(init=False, default=0)
 
     @property
@@ -71,14 +77,18 @@ class Service:
             default_timeout_s=settings.default_timeout_s,
             default_target=settings.default_target,
             unconfigured=hints,
+            metrics=self.metrics,
         )
-        self.runtimes = platform_runtimes(settings, self.broker)
+        self.runtimes = platform_runtimes(settings, self.broker, self.metrics)
         signed = tuple(path for runtime in self.runtimes for path in runtime.signed_paths)
         app = web.Application(
-            middlewares=api_middlewares(token=token, loopback_only=loopback, signed_paths=signed),
+            middlewares=api_middlewares(
+                token=token, loopback_only=loopback, signed_paths=signed, metrics=self.metrics
+            ),
             client_max_size=settings.max_body_bytes,
         )
-        add_api_routes(app, self.broker)
+        add_api_routes(app, self.broker, orphan_grace_s=settings.permission_grace_s)
+        add_health_routes(app, self.broker, self.runtimes)
         add_hook_routes(app, settings.hook_options())
         for runtime in self.runtimes:
             runtime.mount(app)
@@ -111,6 +121,10 @@ class Service:
             await self.stop()
             raise
         self.port = self._runner.addresses[0][1]
+        if settings.retention_days is not None:
+            keep = timedelta(days=settings.retention_days)
+            await self.broker.prune(keep)
+            self._retention = asyncio.create_task(self._prune_forever(keep), name="askbridge-prune")
         self._log_ready(lines, token)
 
     def _log_ready(self, lines: list[str], token: str | None) -> None:
@@ -139,7 +153,19 @@ class Service:
                 self.settings.default_target,
             )
 
+    async def _prune_forever(self, keep: timedelta) -> None:
+        while True:
+            await asyncio.sleep(PRUNE_EVERY_S)
+            try:
+                await self.broker.prune(keep)
+            except Exception:
+                log.exception("pruning old requests failed; trying again in an hour")
+
     async def stop(self) -> None:
+        if self._retention is not None:
+            self._retention.cancel()
+            await asyncio.gather(self._retention, return_exceptions=True)
+            self._retention = None
         if hasattr(self, "broker"):
             # Wakes long-polls first, so that the server does not wait out their timeouts.
             self.broker.close_waiters()

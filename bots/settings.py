@@ -37,6 +37,8 @@ class Settings(BaseSettings):
     web_secret: SecretStr | None = None
     max_body_bytes: int = Field(default=256 * 1024, ge=1024)
     idle_timeout_s: float = Field(default=30.0, gt=0, le=3600)
+    permission_grace_s: float = Field(default=60.0, ge=0, le=3600)
+    retention_days: float | None = Field(default=None, gt=0)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     log_format: Literal["text", "json"] = "text"
     # Only the client and `askbridge ask` read this: where a running server is.

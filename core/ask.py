@@ -25,7 +25,7 @@ from pydantic import (
 
 from core.answers import to_selections
 from core.errors import Problem
-from core.models import Policy, Target, UserQuestion
+from core.models import Policy, QuestionOption, Target, UserQuestion
 from core.policy import ANSWERER
 from core.problems import broken, invalid, rule, shown, text_problem
 from core.questions import (
@@ -276,14 +276,20 @@ class Ask(BaseModel):
 def ask_schema() -> dict[str, Any]:
     """The JSON schema of an ask (`GET /v1/schema`), with the question rules it can state."""
     schema = Ask.model_json_schema()
-    question = schema["$defs"]["UserQuestion"]["properties"]
+    describe_question_rules(schema["$defs"])
+    return schema
+
+
+def describe_question_rules(defs: dict[str, Any]) -> None:
+    """Add to the schemas of a question and an option (in `defs`, by model name) the rules
+    that their validators enforce and the JSON schema can state."""
+    question = defs[UserQuestion.__name__]["properties"]
     question["header"].update(minLength=1, maxLength=MAX_HEADER_CHARS)
     question["header"]["description"] = "unique within the ask; the answers are keyed by it"
     question["options"].update(minItems=MIN_OPTIONS, maxItems=MAX_OPTIONS)
     question["multi_select"]["description"] = "also read as multiSelect"
-    label = schema["$defs"]["QuestionOption"]["properties"]["label"]
+    label = defs[QuestionOption.__name__]["properties"]["label"]
     label["description"] = f"{MIN_LABEL_WORDS}-{MAX_LABEL_WORDS} words, unique within the question"
-    return schema
 
 
 def _seconds(raw: Any, wanted: str) -> float | None:

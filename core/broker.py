@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
@@ -43,6 +44,7 @@ from core.intents import (
     Submit,
 )
 from core.message_updates import BACKOFF_S, SWEEP_S, MessageUpdates
+from core.metrics import Metrics
 from core.models import MessageRef, Person, Request, Selections, Status, Target, UserQuestion
 from core.policy import may_answer
 from core.questions import MAX_QUESTIONS
@@ -67,8 +69,10 @@ class Broker:
         unconfigured: Mapping[str, str] | None = None,
         render_backoff_s: Sequence[float] = BACKOFF_S,
         render_sweep_s: float = SWEEP_S,
+        metrics: Metrics | None = None,
     ) -> None:
         self.store = store
+        self.metrics = metrics or Metrics()
         self.clock: Clock = clock or SystemClock()
         self.hub = Hub()
         self.default_timeout_s = default_timeout_s
@@ -79,11 +83,13 @@ class Broker:
         self.messages = MessageUpdates(
             store, self._surfaces, backoff_s=render_backoff_s, sweep_s=render_sweep_s
         )
+        self.metrics.watch_backlog(lambda: self.messages.backlog)
         self._deadline_moved = asyncio.Event()
         self._expiry: asyncio.Task[None] | None = None
 
     def add_surface(self, surface: Surface) -> None:
         self._surfaces[surface.platform] = surface
+        self.metrics.add_surface(surface.platform)
 
     async def start(self) -> None:
         await self.store.listen(self._changed_elsewhere)
@@ -106,6 +112,12 @@ class Broker:
             self._expiry.cancel()
             await asyncio.gather(self._expiry, return_exceptions=True)
         await self.messages.stop(grace_s)
+
+    def alive(self) -> dict[str, bool]:
+        """Whether each background loop still runs: False means it died, and only a restart
+        brings it back."""
+        expiring = self._expiry is not None and not self._expiry.done()
+        return {"deadlines": expiring, "message_updates": self.messages.running}
 
     # --- the agent's side -------------------------------------------------------------
 
@@ -142,6 +154,7 @@ class Broker:
                 )
             return stored, False
         await self._post(stored)
+        self.metrics.record_created(stored)
         if stored.expires_at is not None or stored.remind_at is not None:
             self._deadline_moved.set()
         self.hub.publish(request_id)
@@ -197,6 +210,13 @@ class Broker:
         """Wake every long-poll for good, so the server need not wait out their timeouts."""
         self.hub.close()
 
+    async def prune(self, older_than: timedelta) -> int:
+        """Forget requests that ended longer than `older_than` ago, with their audit trail."""
+        pruned = await self.store.prune(self.clock.now() - older_than)
+        if pruned:
+            log.info("pruned %d requests that ended over %s ago", pruned, older_than)
+        return pruned
+
     async def secret(self, name: str) -> bytes:
         """A random secret every replica shares, made on first use (see `Store.secret`)."""
         return await self.store.secret(name)
@@ -245,6 +265,20 @@ class Broker:
         raised for a click that cannot count: the outcome says why, and each surface words
         that once.
         """
+        started = time.perf_counter()
+        outcome = await self._act(request_id, person, intent, origin, sent_at)
+        if isinstance(outcome, Decided):
+            self.metrics.observe_click_to_agent(person.platform, time.perf_counter() - started)
+        return outcome
+
+    async def _act(
+        self,
+        request_id: str,
+        person: Person,
+        intent: Intent,
+        origin: MessageRef | None,
+        sent_at: datetime | None,
+    ) -> Outcome:
         needs_draft = isinstance(intent, Submit) and len(intent.selections) < MAX_QUESTIONS
         if needs_draft:
             request, draft = await self.store.get_with_draft(request_id, person)
@@ -324,6 +358,8 @@ class Broker:
             return Refused(Refusal.REPLAYED, now)
         self.hub.publish(request_id, voted if voted.status.is_terminal else None)
         self.messages.changed(voted)
+        if outcome is VoteOutcome.DECIDED:
+            self.metrics.record_ended(voted)
         receipt = now.receipt(person)
         if outcome is VoteOutcome.DECIDED or receipt is None:
             return Decided(now)
@@ -384,7 +420,14 @@ class Broker:
     async def _expire_forever(self) -> None:
         while True:
             self._deadline_moved.clear()
-            deadline = await self.store.next_deadline()
+            try:
+                deadline = await self.store.next_deadline()
+            except Exception:
+                log.exception(
+                    "reading the next deadline failed; trying again in %.0fs", EXPIRY_RETRY_S
+                )
+                await asyncio.sleep(EXPIRY_RETRY_S)
+                continue
             sleeper = None if deadline is None else self.clock.sleep_until(deadline)
             moved = self._deadline_moved.wait()
             waits = [asyncio.ensure_future(c) for c in (sleeper, moved) if c is not None]
@@ -469,6 +512,7 @@ class Broker:
         )
         self.hub.publish(request.request_id, request)
         self.messages.changed(request)
+        self.metrics.record_ended(request)
 
 
 def _where(origin: MessageRef | None) -> dict[str, str] | None:

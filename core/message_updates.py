@@ -64,6 +64,17 @@ class MessageUpdates:
                 log.warning("looking for messages to update failed", exc_info=True)
             await asyncio.sleep(self._sweep_s)
 
+    @property
+    def running(self) -> bool:
+        """The sweep for stale messages is alive."""
+        return self._sweeper is not None and not self._sweeper.done()
+
+    @property
+    def backlog(self) -> dict[str, int]:
+        """Messages being updated (or retried) and, of those, how many have a newer state
+        waiting behind the update in flight."""
+        return {"in_flight": len(self._workers), "queued": len(self._queue)}
+
     def changed(self, request: Request) -> None:
         """Re-render every message of `request`."""
         for message in request.messages:

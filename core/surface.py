@@ -59,6 +59,14 @@ class GroupDirectory(Protocol):
         """The entries `person` is in; `now` is the broker's time, for anything kept a while."""
 
 
+@dataclass(frozen=True)
+class Readiness:
+    """Whether a part askbridge needs works right now, in words for whoever runs askbridge."""
+
+    ready: bool
+    detail: str
+
+
 class PlatformRuntime(Protocol):
     """What a chat platform brings to the service besides its Surface: connections to open
     and close, and perhaps routes on the shared HTTP server."""
@@ -78,5 +86,8 @@ class PlatformRuntime(Protocol):
 
         Raise StartupError naming the setting to fix when the platform refuses us.
         """
+
+    async def ready(self) -> Readiness:
+        """Whether the platform's connection works now (for `/readyz`); never raises."""
 
     async def stop(self) -> None: ...

@@ -17,8 +17,11 @@ def question_response(request_id: str, answers: dict[str, str]) -> dict[str, Any
     return {RESPONSE: response.model_dump(mode="json")}
 
 
-def interrupt() -> str:
-    return INTERRUPT
+def interrupt(request_id: str | None = None) -> str | dict[str, Any]:
+    """The bare `"Interrupt"` of the wire format; with a request id, `{"Interrupt":
+    {"request_id": …}}`, so an agent waiting on several requests on one connection knows which
+    one ended."""
+    return INTERRUPT if request_id is None else {INTERRUPT: {"request_id": request_id}}
 
 
 def ask_frame(ask: AskUserQuestion) -> dict[str, Any]:

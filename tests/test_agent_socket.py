@@ -11,7 +11,7 @@ import aiohttp
 
 from bots.service import Service
 from core.clock import ManualClock
-from tests.conftest import DATABASE, EXPECTED, waiting_ids
+from tests.conftest import DATABASE, EXPECTED, StartService, waiting_ids
 from tests.web_person import answer_on_web
 
 
@@ -99,3 +99,66 @@ async def test_target_from_the_query_string(service: Service, http: aiohttp.Clie
         error = await receive(socket)
         assert "set SLACK_BOT_TOKEN" in error["error"]
         assert await receive(socket) == "Interrupt"
+
+
+PROMPT = {
+    "PermissionRequest": {"tool_name": "Bash", "action": "run a command", "input": {"cmd": "ls"}}
+}
+
+
+async def test_tagged_interrupts_name_their_request(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    url = f"{service.url}/v1/agent?interrupt=tagged"
+    async with http.ws_connect(url) as socket:
+        await socket.send_json(ask_frame("ask_tag1"))
+        await socket.send_json(ask_frame("ask_tag2"))
+        await wait_until_waiting(http, service.url, "ask_tag2")
+        await answer_on_web(http, service.url, "ask_tag2", {}, action="cancel")
+        assert await receive(socket) == {"Interrupt": {"request_id": "ask_tag2"}}
+        async with http.delete(f"{service.url}/v1/questions/ask_tag1") as response:
+            assert response.status == 200
+        assert await receive(socket) == {"Interrupt": {"request_id": "ask_tag1"}}
+
+
+async def waiting_prompt(http: aiohttp.ClientSession, url: str) -> dict[str, Any]:
+    """The one waiting permission prompt, once there is one."""
+    since = 0
+    while True:
+        async with http.get(f"{url}/v1/questions?status=waiting") as response:
+            found = [
+                q
+                for q in (await response.json())["questions"]
+                if q["request_id"].startswith("perm_")
+            ]
+        if found:
+            return dict(found[0])
+        async with http.get(f"{url}/web/changes?since={since}") as response:
+            since = (await response.json())["version"]
+
+
+async def test_a_prompt_whose_agent_left_is_withdrawn(
+    start_service: StartService, http: aiohttp.ClientSession
+) -> None:
+    service = await start_service(permission_grace_s=0.2)
+    async with http.ws_connect(f"{service.url}/v1/agent") as socket:
+        await socket.send_json(PROMPT)
+        left = await waiting_prompt(http, service.url)
+    async with http.get(f"{service.url}/v1/questions/{left['request_id']}?wait=10") as response:
+        assert (await response.json())["status"] == "withdrawn"
+
+
+async def test_an_agent_that_comes_back_takes_its_prompt_over(
+    start_service: StartService, http: aiohttp.ClientSession
+) -> None:
+    service = await start_service(permission_grace_s=30)
+    async with http.ws_connect(f"{service.url}/v1/agent") as socket:
+        await socket.send_json(PROMPT)
+        left = await waiting_prompt(http, service.url)
+    async with http.ws_connect(f"{service.url}/v1/agent") as socket:
+        await socket.send_json(PROMPT)
+        await answer_on_web(http, service.url, left["request_id"], {"Permission": ["Allow once"]})
+        answer = await receive(socket)
+    assert answer["PermissionResponse"]["allowed"] is True
+    async with http.get(f"{service.url}/v1/questions?status=waiting") as response:
+        assert (await response.json())["questions"] == []

@@ -219,3 +219,56 @@ def test_version() -> None:
     )
     assert shown.stdout.strip() == f"askbridge {VERSION}"
     assert VERSION != "0+unknown", "askbridge is installed (make dev)"
+
+
+async def stderr_line(process: asyncio.subprocess.Process, fragment: str) -> str:
+    """The next line the process writes to stderr that holds `fragment`."""
+    assert process.stderr is not None
+    async with asyncio.timeout(30):
+        while line := (await process.stderr.readline()).decode():
+            if fragment in line:
+                return line
+    raise AssertionError(f"stderr ended without {fragment!r}")
+
+
+async def test_ask_says_where_to_answer_and_quiet_says_nothing(
+    started: ServerProcess, http: aiohttp.ClientSession
+) -> None:
+    ask = await run_ask(started.url, *DEPLOY_FLAGS, "--request-id", "ask_told")
+    line = await stderr_line(ask, "asked ask_told")
+    assert f"answer at {started.url}/q/ask_told" in line
+    await answer_on_web(http, started.url, "ask_told", {"Deploy": ["Approve"]})
+    await ask.communicate()
+    assert ask.returncode == 0
+
+    quiet = await run_ask(started.url, *DEPLOY_FLAGS, "--request-id", "ask_quiet", "--quiet")
+    await waiting_ids(http, started.url)
+    await answer_on_web(http, started.url, "ask_quiet", {"Deploy": ["Reject"]})
+    out, err = await quiet.communicate()
+    assert quiet.returncode == 0
+    assert json.loads(out) == {"Deploy": "Reject"}
+    assert err == b""
+
+
+async def test_ask_says_when_the_server_is_gone_and_when_it_is_back(
+    started: ServerProcess, http: aiohttp.ClientSession
+) -> None:
+    ask = await run_ask(started.url, *DEPLOY_FLAGS, "--request-id", "ask_outage")
+    await stderr_line(ask, "asked ask_outage")
+    await started.kill()
+    await stderr_line(ask, "is unreachable")
+    url = await started.start(port=started.port)
+    await stderr_line(ask, "is reachable again")
+    await answer_on_web(http, url, "ask_outage", {"Deploy": ["Approve"]})
+    out, _ = await ask.communicate()
+    assert ask.returncode == 0
+    assert json.loads(out) == {"Deploy": "Approve"}
+
+
+async def test_a_refused_token_has_its_own_exit_status(server: ServerProcess) -> None:
+    server.env["ASKBRIDGE_API_TOKEN"] = "the-right-token"
+    url = await server.start()
+    ask = await run_ask(url, *DEPLOY_FLAGS)
+    _, err = await ask.communicate()
+    assert ask.returncode == 6
+    assert "ASKBRIDGE_API_TOKEN" in err.decode()

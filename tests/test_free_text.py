@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from core.answers import answer_text, typed_problem, with_typed
-from core.api.status import status_object
+from core.api.status import StatusObject
 from core.ask import Ask
 from core.broker import Broker
 from core.clock import ManualClock
@@ -69,7 +69,7 @@ async def test_own_words_and_a_note_come_back_to_the_agent(broker: Broker) -> No
     typed = {0: " Neither — use MySQL 8 ", 1: "Caching, tracing too"}
     outcome = await broker.act("ask_typed", ADA, Submit(typed=typed, note=" Ask ops first. "))
     assert isinstance(outcome, Decided)
-    body = status_object(outcome.view.request)
+    body = StatusObject.of(outcome.view.request).model_dump(mode="json")
     assert body["answers"] == {
         "Database": "Neither — use MySQL 8",
         "Features": "Caching, tracing too",

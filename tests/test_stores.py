@@ -188,6 +188,16 @@ async def test_listings_page_newest_first_and_count_what_is_left(
     assert await two.count_requests(Status.WAITING, "missing") == 0
 
 
+async def test_an_id_no_row_can_have_finds_nothing(replicas: tuple[Store, Store]) -> None:
+    # PostgreSQL text holds no NUL; a query with one used to fail (a 500 from the API).
+    one, _ = replicas
+    assert await one.get("r\x00") is None
+    assert await one.get_with_draft("r\x00", person(1)) == (None, {})
+    assert await one.events("r\x00") == []
+    assert await one.list_requests(Status.WAITING, 10, older_than="r\x00") == []
+    assert await one.count_requests(Status.WAITING, older_than="r\x00") == 0
+
+
 async def test_postgres_replicas_hear_each_others_changes(tmp_path: Path) -> None:
     async with database_url("postgres", tmp_path) as url:
         one, two = open_store(url), open_store(url)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import aiohttp
@@ -19,7 +20,8 @@ from adapters.discord.ids import DYNAMIC_ITEMS, CustomId
 from adapters.discord.surface import DiscordSurface
 from core.broker import Broker
 from core.errors import StartupError
-from core.surface import Surface
+from core.metrics import Metrics
+from core.surface import Readiness, Surface
 
 log = logging.getLogger("askbridge.discord")
 
@@ -32,6 +34,8 @@ PERMISSIONS = discord.Permissions(
 )
 """Exactly what the bot needs: see channels, post in them and in their threads, and find its
 own messages again (editing its own messages needs nothing more)."""
+WORD = re.compile(r"@?[a-z][a-z0-9_-]{0,31}")
+"""A path segment kept in a route's name; ids and tokens become `{id}` and `{token}`."""
 
 
 def invite_url(application_id: int) -> str:
@@ -41,7 +45,7 @@ def invite_url(application_id: int) -> str:
 class BridgeBot(discord.Client):
     """A plain `discord.Client` with minimal intents; it hands every click to the broker."""
 
-    def __init__(self, broker: Broker) -> None:
+    def __init__(self, broker: Broker, http_trace: aiohttp.TraceConfig) -> None:
         intents = discord.Intents.none()
         # Clicks (INTERACTION_CREATE) need no intent at all; `guilds` keeps the guild and role
         # caches filled, for checking roles (a click's member carries its role ids in any case).
@@ -52,18 +56,25 @@ class BridgeBot(discord.Client):
             max_messages=None,
             chunk_guilds_at_startup=False,
             allowed_mentions=discord.AllowedMentions.none(),
+            http_trace=http_trace,
         )
         self.broker = broker
         self.connected = asyncio.Event()
-        """Set once the gateway session is up (READY): from then on clicks arrive."""
+        """Set while the gateway session is up (from READY or RESUMED to a disconnect): then
+        clicks arrive."""
 
     async def setup_hook(self) -> None:
         # Runs once, inside login(), before the gateway connects: every message askbridge ever
         # posted is served from here on, with no view to re-register.
         self.add_dynamic_items(*DYNAMIC_ITEMS)
 
-    async def on_connect(self) -> None:
-        self.connected.set()
+    def dispatch(self, event: str, /, *args: Any, **kwargs: Any) -> None:
+        # Kept in step here, before any listener runs, so that readiness never lags.
+        if event in ("connect", "resumed"):
+            self.connected.set()
+        elif event == "disconnect":
+            self.connected.clear()
+        super().dispatch(event, *args, **kwargs)
 
     async def handle_click(
         self, interaction: discord.Interaction[Any], custom_id: CustomId, values: Sequence[str]
@@ -80,12 +91,13 @@ class DiscordRuntime:
         api_url: str | None = None,
         gateway_url: str | None = None,
         ready_timeout_s: float = READY_TIMEOUT_S,
+        metrics: Metrics | None = None,
     ) -> None:
         self._token = token
         self._api_url = api_url.rstrip("/") if api_url else None
         self._gateway_url = gateway_url
         self._ready_timeout_s = ready_timeout_s
-        self.client = BridgeBot(broker)
+        self.client = BridgeBot(broker, api_calls(metrics or Metrics(), self._api_base))
         self.surface: Surface = DiscordSurface(self.client)
         self._task: asyncio.Task[None] | None = None
         self._saved: tuple[str, yarl.URL] | None = None
@@ -125,6 +137,12 @@ class DiscordRuntime:
             f"{invite_url(application_id)}"
         )
 
+    async def ready(self) -> Readiness:
+        user = self.client.user
+        if self.client.connected.is_set() and not self.client.is_closed() and user is not None:
+            return Readiness(True, f"gateway connected as {user.name} (id {user.id})")
+        return Readiness(False, "the gateway connection is down; reconnecting")
+
     async def stop(self) -> None:
         await self.client.close()
         if self._task is not None:
@@ -134,6 +152,9 @@ class DiscordRuntime:
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
         self._restore_discord_py()
+
+    def _api_base(self) -> str:
+        return self._api_url or discord.http.Route.BASE
 
     def _point_discord_py(self) -> None:
         # discord.py reads its REST base and gateway from class attributes, so setting them
@@ -181,3 +202,44 @@ class DiscordRuntime:
             where = "DISCORD_API_URL" if self._api_url else "the network"
             return f"could not reach Discord at {api} ({error}); check {where}"
         return f"the Discord client stopped while connecting: {error!r}"
+
+
+def api_calls(metrics: Metrics, api_base: Callable[[], str]) -> aiohttp.TraceConfig:
+    """Counts every HTTP call discord.py makes (each retry after a 429 too), by route; the
+    gateway's connection counts as `gateway`."""
+    trace = aiohttp.TraceConfig()
+
+    async def answered(
+        _session: aiohttp.ClientSession, _context: object, params: aiohttp.TraceRequestEndParams
+    ) -> None:
+        name = route(params.method, params.url, api_base())
+        metrics.record_api_call("discord", name, status=params.response.status)
+
+    async def failed(
+        _session: aiohttp.ClientSession,
+        _context: object,
+        params: aiohttp.TraceRequestExceptionParams,
+    ) -> None:
+        metrics.record_api_call(
+            "discord", route(params.method, params.url, api_base()), status=None
+        )
+
+    trace.on_request_end.append(answered)
+    trace.on_request_exception.append(failed)
+    return trace
+
+
+def route(method: str, url: yarl.URL, api_base: str) -> str:
+    """`POST /channels/{id}/messages`: a call's route, without its ids and tokens."""
+    base = yarl.URL(api_base).path.rstrip("/")
+    if not url.path.startswith(base + "/"):
+        return "gateway"
+    parts: list[str] = []
+    for part in (p for p in url.path[len(base) :].split("/") if p):
+        if part.isdecimal():
+            parts.append("{id}")
+        elif parts[-2:] in (["interactions", "{id}"], ["webhooks", "{id}"]):
+            parts.append("{token}")  # whatever it looks like
+        else:
+            parts.append(part if WORD.fullmatch(part) else "{token}")
+    return f"{method} /{'/'.join(parts)}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import aiohttp
 from aiohttp import web
@@ -13,11 +13,15 @@ from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.app.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.async_handler import AsyncRetryHandler
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
     AsyncServerErrorRetryHandler,
 )
+from slack_sdk.http_retry.request import HttpRequest
+from slack_sdk.http_retry.response import HttpResponse
+from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.clicks import Clicks
@@ -25,12 +29,14 @@ from adapters.slack.ids import ANY_ACTION
 from adapters.slack.surface import Install, SlackSurface
 from core.broker import Broker
 from core.errors import StartupError
-from core.surface import Surface
+from core.metrics import Metrics
+from core.surface import Readiness, Surface
 
 log = logging.getLogger("askbridge.slack")
 
 EVENTS_PATH = "/slack/events"
 CONNECT_TIMEOUT_S = 30.0
+PROBE_TIMEOUT_S = 5
 RETRIES = 2
 Mode = Literal["socket", "http"]
 
@@ -48,21 +54,57 @@ class SlackConfig:
         return "socket" if self.app_token else "http"
 
 
+class ApiCalls(AsyncRetryHandler):
+    """Counts every HTTP call to Slack's Web API, retries included, by method. It never
+    retries: slack_sdk shows each attempt's outcome to its retry handlers in turn, and this one
+    comes first, then lets the next decide."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        super().__init__(max_retry_count=0)
+        self._metrics = metrics
+
+    async def can_retry_async(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
+        method = request.url.split("?", 1)[0].rsplit("/", 1)[-1]
+        body: Any = response.body if response is not None else None
+        refused = isinstance(body, dict) and body.get("ok") is False
+        status = response.status_code if response is not None and error is None else None
+        self._metrics.record_api_call("slack", method, status=status, failed=refused)
+        return False
+
+
 class SlackRuntime:
-    def __init__(self, broker: Broker, config: SlackConfig) -> None:
+    def __init__(self, broker: Broker, config: SlackConfig, metrics: Metrics | None = None) -> None:
         _check_tokens(config)
         self.config = config
+        base_url = config.api_url if config.api_url.endswith("/") else config.api_url + "/"
+        counting: list[AsyncRetryHandler] = [ApiCalls(metrics)] if metrics is not None else []
         self.client = AsyncWebClient(
             token=config.bot_token,
-            base_url=config.api_url if config.api_url.endswith("/") else config.api_url + "/",
+            base_url=base_url,
             # The handlers share one attempt count per call: two retries in all, for any mix of
             # 429 (after Retry-After), 500/503 and dropped connections.
             retry_handlers=[
+                *counting,
                 AsyncRateLimitErrorRetryHandler(max_retry_count=RETRIES),
                 AsyncConnectionErrorRetryHandler(max_retry_count=RETRIES),
                 AsyncServerErrorRetryHandler(max_retry_count=RETRIES),
             ],
         )
+        # For /readyz: one try, so that a Slack that is down reads as not ready at once.
+        self._probe = AsyncWebClient(
+            token=config.bot_token,
+            base_url=base_url,
+            timeout=PROBE_TIMEOUT_S,
+            retry_handlers=counting,
+        )
+        self._probing: asyncio.Task[Readiness] | None = None
         self.slack = SlackSurface(self.client)
         self.surface: Surface = self.slack
         self.clicks = Clicks(broker, self.slack)
@@ -156,7 +198,39 @@ class SlackRuntime:
                 "check the network and SLACK_API_URL"
             ) from error
 
+    async def ready(self) -> Readiness:
+        """Socket Mode: the socket is open. Both modes: the Web API accepts the bot token
+        (one `auth.test`, shared by the checks that arrive while it runs)."""
+        mode = "Socket Mode connected" if self.config.mode == "socket" else "HTTP mode"
+        if self.config.mode == "socket":
+            socket = self._socket
+            if socket is None or not await socket.client.is_connected():
+                return Readiness(False, "the Socket Mode connection is down; reconnecting")
+        if self._probing is None or self._probing.done():
+            self._probing = asyncio.create_task(self._verify(), name="askbridge-slack-ready")
+        verified = await asyncio.shield(self._probing)
+        if not verified.ready:
+            return verified
+        return Readiness(True, f"{mode}; {verified.detail}")
+
+    async def _verify(self) -> Readiness:
+        try:
+            await self._probe.auth_test()
+        except SlackApiError as error:
+            code = error.response.get("error")
+            return Readiness(False, f"Slack refused SLACK_BOT_TOKEN ({code})")
+        except (aiohttp.ClientError, TimeoutError) as error:
+            return Readiness(
+                False,
+                f"could not reach the Slack API at SLACK_API_URL={self._probe.base_url} "
+                f"({type(error).__name__}: {error})",
+            )
+        return Readiness(True, "the Web API accepts the bot token")
+
     async def stop(self) -> None:
+        if self._probing is not None:
+            self._probing.cancel()
+            await asyncio.gather(self._probing, return_exceptions=True)
         if self._socket is not None:
             await self._socket.close_async()  # type: ignore[no-untyped-call]
             self._socket = None

@@ -13,13 +13,15 @@ import json
 import logging
 import uuid
 import weakref
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from core.api.errors import parse_json
-from core.api.keys import BROKER, SOCKETS
+from core.api.keys import BROKER, ORPHANS, SOCKETS
+from core.api.orphans import Orphans, digest
 from core.ask import Ask
 from core.broker import Broker
 from core.errors import AskbridgeError, InvalidQuestion
@@ -32,10 +34,28 @@ log = logging.getLogger("askbridge.agent")
 WAIT_SLICE_S = 300.0
 
 
+@dataclass
+class Connection:
+    """One agent's socket and what it asked for in its query string."""
+
+    socket: web.WebSocketResponse
+    broker: Broker
+    settings: dict[str, Any]
+    tagged: bool
+    """`?interrupt=tagged`: every Interrupt names its request."""
+    prompts: dict[str, str] = field(default_factory=dict)
+    """Permission prompts still waiting: digest -> request id."""
+
+    def interrupt(self, request_id: Any) -> Any:
+        tagged = self.tagged and isinstance(request_id, str)
+        return interrupt(request_id if tagged else None)
+
+
 async def agent_socket(request: web.Request) -> web.WebSocketResponse:
-    broker = request.app[BROKER]
-    settings = _settings(request)
     socket = web.WebSocketResponse(heartbeat=30.0)
+    tagged = request.query.get("interrupt") == "tagged"
+    connection = Connection(socket, request.app[BROKER], _settings(request), tagged)
+    orphans = request.app[ORPHANS]
     await socket.prepare(request)
     request.app[SOCKETS].add(socket)
     pending: set[asyncio.Task[None]] = set()
@@ -45,9 +65,9 @@ async def agent_socket(request: web.Request) -> web.WebSocketResponse:
                 continue
             frame = _frame(message.data)
             if isinstance(frame.get(ASK), dict):
-                work = _answer(broker, socket, frame[ASK], settings)
+                work = _answer(connection, frame[ASK])
             elif isinstance(frame.get(PERMISSION), dict):
-                work = _approve(broker, socket, frame[PERMISSION], settings)
+                work = _approve(connection, frame[PERMISSION], orphans)
             elif ASK in frame or PERMISSION in frame:
                 # A malformed ask must not leave its agent waiting for an answer forever.
                 kind = ASK if ASK in frame else PERMISSION
@@ -61,6 +81,10 @@ async def agent_socket(request: web.Request) -> web.WebSocketResponse:
             task.add_done_callback(pending.discard)
     finally:
         request.app[SOCKETS].discard(socket)
+        # Before awaiting anything: a lost connection may cancel this handler again.
+        if not connection.broker.closed:
+            for key, request_id in connection.prompts.items():
+                orphans.leave(key, request_id)
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
@@ -106,9 +130,8 @@ def _frame(text: str) -> dict[str, Any]:
     return frame if isinstance(frame, dict) else {}
 
 
-async def _answer(
-    broker: Broker, socket: web.WebSocketResponse, frame: dict[str, Any], settings: dict[str, Any]
-) -> None:
+async def _answer(connection: Connection, frame: dict[str, Any]) -> None:
+    broker, socket, settings = connection.broker, connection.socket, connection.settings
     request_id = frame.get("request_id", frame.get("requestId"))
     # The frame carries the question and its id (as the agent framework sends them); the
     # connection's query string carries the settings.
@@ -117,21 +140,24 @@ async def _answer(
         outcome = await _ask_and_wait(broker, Ask.parse({**settings, **sent}))
     except AskbridgeError as error:
         await _send(socket, _error_frame(request_id, error))
-        await _send(socket, interrupt())
+        await _send(socket, connection.interrupt(request_id))
         return
     if outcome is not None:
-        await _send(socket, _outcome_frame(outcome))
+        await _send(socket, _outcome_frame(outcome, connection))
 
 
-async def _approve(
-    broker: Broker, socket: web.WebSocketResponse, prompt: dict[str, Any], settings: dict[str, Any]
-) -> None:
-    request_id = f"perm_{uuid.uuid4()}"
+async def _approve(connection: Connection, prompt: dict[str, Any], orphans: Orphans) -> None:
+    broker, socket, settings = connection.broker, connection.socket, connection.settings
+    key = digest(prompt)
+    request_id = orphans.adopt(key) or f"perm_{uuid.uuid4()}"
     questions = permission_questions(prompt)
+    connection.prompts[key] = request_id
     try:
         ask = Ask.parse({**settings, "questions": questions, "request_id": request_id})
         outcome = await _ask_and_wait(broker, ask)
+        connection.prompts.pop(key, None)
     except AskbridgeError as error:
+        connection.prompts.pop(key, None)
         log.warning("permission prompt for %s failed: %s", prompt.get("tool_name"), error)
         await _send(socket, _error_frame(request_id, error))
         outcome = None
@@ -163,10 +189,10 @@ def _nothing(request_id: str) -> Request:
     )
 
 
-def _outcome_frame(request: Request) -> Any:
+def _outcome_frame(request: Request, connection: Connection) -> Any:
     if request.status is Status.ANSWERED and request.answers is not None:
         return question_response(request.request_id, request.answers)
-    return interrupt()
+    return connection.interrupt(request.request_id)
 
 
 def _error_frame(request_id: Any, error: AskbridgeError) -> dict[str, Any]:

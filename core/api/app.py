@@ -12,34 +12,53 @@ from aiohttp import web
 
 from core.api.agent_socket import agent_socket, close_agent_sockets
 from core.api.auth import loopback_hosts_only, require_token, same_origin_only
+from core.api.bodies import json_body
 from core.api.errors import Handler, error_response, json_errors, parse_json
-from core.api.keys import BROKER, SOCKETS
-from core.api.status import event_object, status_object
+from core.api.health import count_requests
+from core.api.keys import BROKER, ORPHANS, SOCKETS
+from core.api.limits import MAX_EVENTS, MAX_LIST, MAX_WAIT_S
+from core.api.openapi import openapi_document
+from core.api.orphans import GRACE_S as ORPHAN_GRACE_S
+from core.api.orphans import Orphans
+from core.api.status import AuditEvent, EventList, QuestionList, StatusObject
 from core.ask import Ask, ask_schema
 from core.broker import Broker
+from core.metrics import Metrics
 from core.models import Status
-from core.version import VERSION
 
-MAX_WAIT_S = 300.0
-MAX_LIST = 1000
 BODY_READ_S = 10.0
 
 
 def api_middlewares(
-    *, token: str | None, loopback_only: bool, signed_paths: tuple[str, ...] = ()
+    *,
+    token: str | None,
+    loopback_only: bool,
+    signed_paths: tuple[str, ...] = (),
+    metrics: Metrics | None = None,
 ) -> list[Any]:
     middlewares: list[Any] = [json_errors, require_token(token), same_origin_only(signed_paths)]
     if loopback_only:
         middlewares.insert(0, loopback_hosts_only(signed_paths))
+    if metrics is not None:
+        # Outermost, so that refusals by the others are counted too.
+        middlewares.insert(0, count_requests(metrics))
     return middlewares
 
 
-def add_api_routes(app: web.Application, broker: Broker) -> None:
+async def _close_orphans(app: web.Application) -> None:
+    await app[ORPHANS].close()
+
+
+def add_api_routes(
+    app: web.Application, broker: Broker, *, orphan_grace_s: float = ORPHAN_GRACE_S
+) -> None:
     app[BROKER] = broker
     app[SOCKETS] = weakref.WeakSet()
+    app[ORPHANS] = Orphans(broker, orphan_grace_s)
     app.on_shutdown.append(close_agent_sockets)
-    app.router.add_get("/healthz", healthz)
+    app.on_cleanup.append(_close_orphans)
     app.router.add_get("/v1/schema", schema)
+    app.router.add_get("/v1/openapi.json", openapi)
     app.router.add_post("/v1/questions", create_question)
     app.router.add_get("/v1/questions", list_questions)
     app.router.add_get("/v1/questions/{request_id}", get_question)
@@ -49,19 +68,18 @@ def add_api_routes(app: web.Application, broker: Broker) -> None:
     app.router.add_get("/v1/agent", agent_socket)
 
 
-async def healthz(request: web.Request) -> web.Response:
-    broker = request.app[BROKER]
-    return web.json_response({"ok": True, "version": VERSION, "surfaces": broker.platforms})
-
-
 async def schema(request: web.Request) -> web.Response:
     return web.json_response(ask_schema())
+
+
+async def openapi(request: web.Request) -> web.Response:
+    return web.json_response(openapi_document())
 
 
 async def create_question(request: web.Request) -> web.Response:
     ask = Ask.parse(await read_json_object(request))
     asked, created = await request.app[BROKER].ask(ask)
-    return web.json_response(status_object(asked), status=201 if created else 200)
+    return json_body(StatusObject.of(asked), 201 if created else 200)
 
 
 async def get_question(request: web.Request) -> web.Response:
@@ -69,15 +87,16 @@ async def get_question(request: web.Request) -> web.Response:
     request_id = request.match_info["request_id"]
     wait = request.query.get("wait")
     if wait is None:
-        return web.json_response(status_object(await broker.get(request_id)))
+        return json_body(StatusObject.of(await broker.get(request_id)))
     try:
         seconds = float(wait)
     except ValueError:
         return error_response(400, f"wait must be a number of seconds (0-300), got {wait!r}")
     if not seconds >= 0:
         return error_response(400, f"wait must be a number of seconds (0-300), got {wait!r}")
-    found = await broker.wait(request_id, min(seconds, MAX_WAIT_S))
-    return web.json_response(status_object(found))
+    with broker.metrics.long_poll():
+        found = await broker.wait(request_id, min(seconds, MAX_WAIT_S))
+    return json_body(StatusObject.of(found))
 
 
 async def list_questions(request: web.Request) -> web.Response:
@@ -87,21 +106,18 @@ async def list_questions(request: web.Request) -> web.Response:
     except ValueError:
         names = ", ".join(s.value for s in Status)
         return error_response(400, f"status must be one of {names}, got {raw!r}")
-    raw_limit = request.query.get("limit", "100")
-    if not raw_limit.isdecimal() or not 1 <= int(raw_limit) <= MAX_LIST:
-        return error_response(400, f"limit must be a whole number from 1 to {MAX_LIST}")
-    found = await request.app[BROKER].list_requests(status, int(raw_limit))
-    return web.json_response({"questions": [status_object(r) for r in found]})
+    found = await request.app[BROKER].list_requests(status, _limit(request, 100, MAX_LIST))
+    return json_body(QuestionList(questions=[StatusObject.of(r) for r in found]))
 
 
 async def withdraw_question(request: web.Request) -> web.Response:
     withdrawn = await request.app[BROKER].withdraw(request.match_info["request_id"])
-    return web.json_response(status_object(withdrawn))
+    return json_body(StatusObject.of(withdrawn))
 
 
 async def question_events(request: web.Request) -> web.Response:
     events = await request.app[BROKER].events(request.match_info["request_id"])
-    return web.json_response({"events": [event_object(e) for e in events]})
+    return json_body(EventList(events=[AuditEvent.of(e) for e in events]))
 
 
 async def all_events(request: web.Request) -> web.Response:
@@ -109,15 +125,13 @@ async def all_events(request: web.Request) -> web.Response:
     raw_since = request.query.get("since")
     try:
         since = datetime.fromisoformat(raw_since.replace("Z", "+00:00")) if raw_since else None
-        limit = int(request.query.get("limit", "1000"))
     except ValueError:
-        return error_response(400, "since must be an ISO 8601 time and limit a whole number")
+        return error_response(400, f"since must be an ISO 8601 time, got {raw_since!r}")
     if since is not None and since.tzinfo is None:
         since = since.replace(tzinfo=UTC)
-    events = await request.app[BROKER].events(
-        request.query.get("request_id"), since, max(1, min(limit, 10_000))
-    )
-    return web.json_response({"events": [event_object(e) for e in events]})
+    limit = _limit(request, 1000, MAX_EVENTS)
+    events = await request.app[BROKER].events(request.query.get("request_id"), since, limit)
+    return json_body(EventList(events=[AuditEvent.of(e) for e in events]))
 
 
 async def read_json_object(request: web.Request) -> dict[str, Any]:
@@ -137,6 +151,15 @@ async def read_json_object(request: web.Request) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise _bad_request("request body must be a JSON object")
     return body
+
+
+def _limit(request: web.Request, default: int, most: int) -> int:
+    raw = request.query.get("limit")
+    if raw is None:
+        return default
+    if not (raw.isdecimal() and len(raw) <= len(str(most)) and 1 <= int(raw) <= most):
+        raise _bad_request(f"limit must be a whole number from 1 to {most}, got {raw!r}")
+    return int(raw)
 
 
 def _bad_request(message: str) -> web.HTTPBadRequest:

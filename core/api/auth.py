@@ -14,6 +14,7 @@ from core.api.errors import error_response
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 Middleware = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
 PROTECTED_PREFIX = "/v1/"
+PROTECTED_PATHS = ("/metrics",)
 
 
 def is_loopback(host: str) -> bool:
@@ -32,7 +33,7 @@ def require_token(
 
     @web.middleware
     async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if expected is not None and request.path.startswith(PROTECTED_PREFIX):
+        if expected is not None and _protected(request.path):
             given = request.headers.get("Authorization", "").encode()
             if not hmac.compare_digest(given, expected):
                 hint = "send 'Authorization: Bearer <ASKBRIDGE_API_TOKEN>'"
@@ -42,6 +43,10 @@ def require_token(
         return await handler(request)
 
     return check
+
+
+def _protected(path: str) -> bool:
+    return path.startswith(PROTECTED_PREFIX) or path in PROTECTED_PATHS
 
 
 def loopback_hosts_only(signed_paths: tuple[str, ...] = ()) -> Middleware:

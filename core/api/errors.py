@@ -8,7 +8,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
+from pydantic import ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 
+from core.api.bodies import Body, json_body, omitted
 from core.errors import (
     AlreadyEnded,
     AskbridgeError,
@@ -33,13 +36,29 @@ def parse_json(raw: bytes | str) -> Any:
         raise ValueError("nested too deeply") from None
 
 
-def error_response(status: int, message: str, **extra: object) -> web.Response:
-    return web.json_response({"error": message, **extra}, status=status)
+class ProblemDetail(Body):
+    location: str = Field(description="where in the body, such as questions[0].header")
+    message: str = Field(description="the rule that is broken and the value that breaks it")
+
+
+class ErrorBody(Body):
+    """What every refusal and failure sends."""
+
+    model_config = ConfigDict(title="Error")
+
+    error: str = Field(description="what is wrong and how to fix it")
+    details: list[ProblemDetail] | SkipJsonSchema[None] = omitted("each problem of a refused ask")
+
+
+def error_response(
+    status: int, message: str, details: list[ProblemDetail] | None = None
+) -> web.Response:
+    return json_body(ErrorBody(error=message, details=details), status)
 
 
 def from_error(error: AskbridgeError) -> web.Response:
     if isinstance(error, InvalidQuestion):
-        return error_response(422, str(error), details=error.details())
+        return error_response(422, str(error), [ProblemDetail(**d) for d in error.details()])
     if isinstance(error, UnknownTarget):
         return error_response(422, str(error))
     if isinstance(error, NotFound):

@@ -17,7 +17,7 @@ from multidict import MultiMapping
 from core.api.app import read_json_object
 from core.api.errors import error_response
 from core.api.keys import BROKER
-from core.api.status import status_object
+from core.api.status import StatusObject
 from core.ask import Ask
 from core.broker import Broker
 from core.errors import AskbridgeError
@@ -51,7 +51,7 @@ async def claude_code_hook(request: web.Request) -> web.Response:
     except BadHookInput as error:
         return error_response(400, str(error))
     decision = await decision_for(call, options, BrokerAsking(request.app[BROKER]))
-    return web.json_response(hook_output(call, decision))
+    return web.json_response(hook_output(call, decision).json_object())
 
 
 QUERY_FIELDS = {
@@ -93,12 +93,13 @@ class BrokerAsking:
             request, _ = await self.broker.ask(ask)
         except AskbridgeError as error:
             raise Unavailable(str(error)) from error
-        return status_object(request)
+        return StatusObject.of(request).model_dump(mode="json")
 
     async def wait(self, request_id: str, seconds: float) -> dict[str, Any]:
         if self.broker.closed:
             raise Unavailable("askbridge is shutting down")
-        return status_object(await self.broker.wait(request_id, seconds))
+        found = await self.broker.wait(request_id, seconds)
+        return StatusObject.of(found).model_dump(mode="json")
 
     async def withdraw(self, request_id: str) -> None:
         try:

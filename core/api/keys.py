@@ -4,7 +4,9 @@ import weakref
 
 from aiohttp import web
 
+from core.api.orphans import Orphans
 from core.broker import Broker
 
 BROKER: web.AppKey[Broker] = web.AppKey("broker", Broker)
 SOCKETS: web.AppKey[weakref.WeakSet[web.WebSocketResponse]] = web.AppKey("agent_sockets")
+ORPHANS: web.AppKey[Orphans] = web.AppKey("permission_orphans", Orphans)

@@ -1,80 +1,142 @@
-"""The status object: what an agent reads back about its request."""
+"""The status object: what an agent reads back about its request, and its audit trail."""
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
-from core.models import Person, Request, Target
+from pydantic import ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
+
+from core.api.bodies import Body, Timestamp, omitted
+from core.ask import TimeoutAnswers
+from core.models import Person, Request, Status, Target, UserQuestion
 from core.store.base import Event
 from core.view import AGENT_ERRORS, RequestView
 
 
-def status_object(request: Request) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "request_id": request.request_id,
-        "status": request.status.value,
-        "questions": [q.model_dump(mode="json") for q in request.questions],
-        "target": target_text(request.targets),
-        "created_at": iso(request.created_at),
-        "expires_at": iso(request.expires_at),
-    }
-    if request.context:
-        body["context"] = request.context
-    if request.ended_at is not None:
-        body["ended_at"] = iso(request.ended_at)
-    if request.answers is not None:
-        body["answers"] = request.answers
-        # Claude Code and the Claude Agent SDK key the same answers by question text.
-        body["answers_by_question"] = {
-            q.question: request.answers[q.header]
-            for q in request.questions
-            if q.header in request.answers
-        }
-        notes = RequestView.of(request).notes
-        if notes:
-            body["notes"] = notes
+class Actor(Body):
+    """Someone who acted on a request, as the surface they acted on knows them."""
+
+    platform: str
+    id: str
+    name: str
+
+    @classmethod
+    def of(cls, person: Person) -> Actor:
+        return cls(platform=person.platform, id=person.id, name=person.name)
+
+
+class Ballot(Body):
+    voter: Actor
+    answers: dict[str, str]
+    at: Timestamp
+    notes: dict[str, str] | SkipJsonSchema[None] = omitted("header -> the voter's note")
+
+
+class PostedMessage(Body):
+    platform: str
+    channel: str
+    message_id: str
+
+
+class Annotation(Body):
+    notes: str
+
+
+class StatusObject(Body):
+    """Everything an agent may read about one of its requests."""
+
+    model_config = ConfigDict(title="Status object")
+
+    request_id: str
+    status: Status
+    questions: tuple[UserQuestion, ...]
+    target: str | list[str] = Field(description="one target as text, or a list of them")
+    created_at: Timestamp
+    expires_at: Timestamp | None
+    context: str | SkipJsonSchema[None] = omitted()
+    ended_at: Timestamp | SkipJsonSchema[None] = omitted()
+    answers: dict[str, str] | SkipJsonSchema[None] = omitted("header -> label(s)")
+    answers_by_question: dict[str, str] | SkipJsonSchema[None] = omitted(
+        "the same answers keyed by question text"
+    )
+    notes: dict[str, str] | SkipJsonSchema[None] = omitted(
+        "header -> the notes the deciding voters gave with the answer"
+    )
+    annotations: dict[str, Annotation] | SkipJsonSchema[None] = omitted(
+        "the same notes keyed by question text, as Claude Code takes them"
+    )
+    answered_by: Actor | SkipJsonSchema[None] = omitted()
+    cancelled_by: Actor | SkipJsonSchema[None] = omitted()
+    decided_by: Literal["timeout"] | SkipJsonSchema[None] = omitted(
+        "the deadline gave the on_timeout answers"
+    )
+    error: str | SkipJsonSchema[None] = omitted(
+        "why a request ended without answers", enum=list(AGENT_ERRORS.values())
+    )
+    answerers: list[str]
+    quorum: int
+    allow_other: Literal[True] | SkipJsonSchema[None] = omitted(
+        "a person may answer in their own words"
+    )
+    allow_notes: Literal[True] | SkipJsonSchema[None] = omitted(
+        "a person may attach a note to their answer"
+    )
+    on_timeout: TimeoutAnswers | SkipJsonSchema[None] = omitted()
+    remind_at: Timestamp | SkipJsonSchema[None] = omitted("when the answerers are reminded")
+    reminded_at: Timestamp | SkipJsonSchema[None] = omitted("when the reminder went out")
+    votes: list[Ballot]
+    messages: list[PostedMessage]
+
+    @classmethod
+    def of(cls, request: Request) -> StatusObject:
+        answers = request.answers
+        policy = request.policy
+        notes = RequestView.of(request).notes if answers is not None else {}
+        return cls(
+            request_id=request.request_id,
+            status=request.status,
+            questions=request.questions,
+            target=target_text(request.targets),
+            created_at=request.created_at,
+            expires_at=request.expires_at,
+            context=request.context or None,
+            ended_at=request.ended_at,
+            answers=answers,
+            # Claude Code and the Claude Agent SDK key the same answers by question text.
+            answers_by_question=None
+            if answers is None
+            else {q.question: answers[q.header] for q in request.questions if q.header in answers},
+            notes=notes or None,
             # The shape Claude Code takes its answers' notes in.
-            body["annotations"] = {
-                q.question: {"notes": notes[q.header]}
+            annotations={
+                q.question: Annotation(notes=notes[q.header])
                 for q in request.questions
                 if q.header in notes
             }
-    if request.answered_by is not None:
-        body["answered_by"] = person_object(request.answered_by)
-    if request.cancelled_by is not None:
-        body["cancelled_by"] = person_object(request.cancelled_by)
-    if request.decided_by_timeout:
-        body["decided_by"] = "timeout"
-    error = AGENT_ERRORS.get(request.status)
-    if error is not None:
-        body["error"] = error
-    policy = request.policy
-    body["answerers"] = list(policy.answerers)
-    body["quorum"] = policy.quorum
-    if policy.allow_other:
-        body["allow_other"] = True
-    if policy.allow_notes:
-        body["allow_notes"] = True
-    if policy.timeout_answers is not None:
-        body["on_timeout"] = {"answers": policy.timeout_answers}
-    if request.remind_at is not None:
-        body["remind_at"] = iso(request.remind_at)
-        body["reminded_at"] = iso(request.reminded_at)
-    body["votes"] = [
-        {
-            "voter": person_object(v.person),
-            "answers": v.answers,
-            "at": iso(v.at),
-            **({"notes": v.notes} if v.notes else {}),
-        }
-        for v in request.votes
-    ]
-    body["messages"] = [
-        {"platform": m.platform, "channel": m.channel, "message_id": m.message_id}
-        for m in request.messages
-    ]
-    return body
+            or None,
+            answered_by=Actor.of(request.answered_by) if request.answered_by else None,
+            cancelled_by=Actor.of(request.cancelled_by) if request.cancelled_by else None,
+            decided_by="timeout" if request.decided_by_timeout else None,
+            error=AGENT_ERRORS.get(request.status),
+            answerers=list(policy.answerers),
+            quorum=policy.quorum,
+            allow_other=True if policy.allow_other else None,
+            allow_notes=True if policy.allow_notes else None,
+            on_timeout=None
+            if policy.timeout_answers is None
+            else TimeoutAnswers(answers=policy.timeout_answers),
+            remind_at=request.remind_at,
+            reminded_at=request.reminded_at,
+            votes=[
+                Ballot(voter=Actor.of(v.person), answers=v.answers, at=v.at, notes=v.notes or None)
+                for v in request.votes
+            ],
+            messages=[
+                PostedMessage(platform=m.platform, channel=m.channel, message_id=m.message_id)
+                for m in request.messages
+            ],
+        )
 
 
 def target_text(targets: tuple[Target, ...]) -> str | list[str]:
@@ -82,22 +144,45 @@ def target_text(targets: tuple[Target, ...]) -> str | list[str]:
     return texts[0] if len(texts) == 1 else texts
 
 
-def person_object(person: Person) -> dict[str, str]:
-    return {"platform": person.platform, "id": person.id, "name": person.name}
+class AuditEvent(Body):
+    """One line of a request's audit trail: created, posted, answered, cancelled, …"""
+
+    seq: int
+    request_id: str
+    at: Timestamp
+    kind: str
+    actor: Actor | None
+    data: dict[str, Any]
+
+    @classmethod
+    def of(cls, event: Event) -> AuditEvent:
+        return cls(
+            seq=event.seq,
+            request_id=event.request_id,
+            at=event.at,
+            kind=event.kind,
+            actor=Actor.of(event.actor) if event.actor else None,
+            data=event.data,
+        )
 
 
-def iso(when: datetime | None) -> str | None:
-    if when is None:
-        return None
-    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+class QuestionList(Body):
+    questions: list[StatusObject] = Field(description="newest first")
 
 
-def event_object(event: Event) -> dict[str, Any]:
-    return {
-        "seq": event.seq,
-        "request_id": event.request_id,
-        "at": iso(event.at),
-        "kind": event.kind,
-        "actor": person_object(event.actor) if event.actor else None,
-        "data": event.data,
-    }
+class EventList(Body):
+    events: list[AuditEvent] = Field(description="oldest first")
+
+
+class HealthPart(Body):
+    ok: bool
+    detail: str
+
+
+class Health(Body):
+    ok: bool = Field(description="false (with a 503) when a background loop has stopped")
+    version: str = Field(description="askbridge's version")
+    surfaces: list[str] = Field(description="the platforms askbridge posts to")
+    parts: dict[str, HealthPart] = Field(
+        default_factory=dict, description="each background loop: running or stopped"
+    )

@@ -26,6 +26,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core.ask import REQUEST_ID_PATTERN, Ask
 from core.errors import AskbridgeError
+from core.hooks.wire import (
+    HookInput,
+    HookOutput,
+    PermissionRequestDecision,
+    PermissionVerdict,
+    PreToolUseDecision,
+)
 from core.permissions import ALLOW_ONCE, ALWAYS, HEADER, permission_questions
 
 ASK_TOOL = "AskUserQuestion"
@@ -96,10 +103,10 @@ def _margin(timeout_s: float) -> float:
 class ToolCall(BaseModel):
     """A tool call Claude Code wants a decision on."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+    model_config = ConfigDict(frozen=True)
 
-    source: Source = Field(validation_alias="hook_event_name")
-    tool_name: str = Field(min_length=1)
+    source: Source
+    tool_name: str
     tool_input: dict[str, Any]
     tool_use_id: str | None = None
     session_id: str = ""
@@ -118,12 +125,20 @@ class ToolCall(BaseModel):
                 f"askbridge answers PreToolUse and PermissionRequest hooks, got {event!r}"
             )
         try:
-            return cls.model_validate(raw)
+            given = HookInput.model_validate(raw)
         except ValidationError as error:
-            where = ", ".join(
-                ".".join(map(str, e["loc"])) + f": {e['msg']}" for e in error.errors()
-            )
+            where = ", ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
             raise BadHookInput(f"the hook input is not Claude Code's: {where}") from None
+        return cls(
+            source=Source(given.hook_event_name),
+            tool_name=given.tool_name,
+            tool_input=given.tool_input,
+            tool_use_id=given.tool_use_id,
+            session_id=given.session_id,
+            prompt_id=given.prompt_id,
+            cwd=given.cwd,
+            permission_suggestions=tuple(given.permission_suggestions),
+        )
 
     @property
     def is_question(self) -> bool:
@@ -258,31 +273,25 @@ def _who(person: Any) -> str:
     return "someone"
 
 
-def hook_output(call: ToolCall, decision: Decision) -> dict[str, Any]:
-    """The hook's JSON output: what Claude Code reads on stdout or in the HTTP response."""
+def hook_output(call: ToolCall, decision: Decision) -> HookOutput:
+    """The hook's output: what Claude Code reads on stdout or in the HTTP response."""
     if decision.behavior is None:
         # Shown to the person at the terminal, who is asked next; it makes no decision.
-        return {"systemMessage": f"{decision.message}; answer here"} if decision.message else {}
+        return HookOutput(
+            systemMessage=f"{decision.message}; answer here" if decision.message else None
+        )
     if call.source is Source.PRE_TOOL_USE:
-        specific: dict[str, Any] = {
-            "hookEventName": Source.PRE_TOOL_USE.value,
-            "permissionDecision": decision.behavior,
-        }
-        if decision.message:
-            specific["permissionDecisionReason"] = decision.message
-        if decision.updated_input is not None:
-            specific["updatedInput"] = decision.updated_input
-        return {"hookSpecificOutput": specific}
-    verdict: dict[str, Any] = {"behavior": decision.behavior}
-    if decision.behavior == "deny":
-        verdict["message"] = decision.message
-    if decision.updated_input is not None:
-        verdict["updatedInput"] = decision.updated_input
-    if decision.updated_permissions:
-        verdict["updatedPermissions"] = list(decision.updated_permissions)
-    return {
-        "hookSpecificOutput": {
-            "hookEventName": Source.PERMISSION_REQUEST.value,
-            "decision": verdict,
-        }
-    }
+        return HookOutput(
+            hookSpecificOutput=PreToolUseDecision(
+                permissionDecision=decision.behavior,
+                permissionDecisionReason=decision.message or None,
+                updatedInput=decision.updated_input,
+            )
+        )
+    verdict = PermissionVerdict(
+        behavior=decision.behavior,
+        message=decision.message if decision.behavior == "deny" else None,
+        updatedInput=decision.updated_input,
+        updatedPermissions=list(decision.updated_permissions) or None,
+    )
+    return HookOutput(hookSpecificOutput=PermissionRequestDecision(decision=verdict))

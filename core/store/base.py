@@ -56,6 +56,9 @@ class Store(Protocol):
 
     async def close(self) -> None: ...
 
+    async def ping(self) -> None:
+        """Raise when the database cannot be reached or does not answer (for `/readyz`)."""
+
     async def listen(self, on_change: Callable[[str], Coroutine[Any, Any, None]]) -> None:
         """Call `on_change(request_id)` when another process changes a request (if the store
         can tell), so that waiters on this replica wake for answers given elsewhere.
@@ -71,6 +74,11 @@ class Store(Protocol):
         """Forget a request that was never shown to anyone (its posting failed)."""
 
     async def get(self, request_id: str) -> Request | None: ...
+
+    async def prune(self, ended_before: datetime) -> int:
+        """Delete requests that ended before `ended_before`, with their votes, drafts, messages
+        and audit events (and the events of requests whose posting failed by then); never a
+        waiting request. Returns how many requests went."""
 
     async def get_with_draft(
         self, request_id: str, person: Person

@@ -115,6 +115,10 @@ class PostgresStore:
             await self._pool.close()
             self._pool = None
 
+    async def ping(self) -> None:
+        async with self.pool.acquire(timeout=CONNECT_TIMEOUT_S) as db:
+            await db.fetchval("SELECT max(version) FROM schema_version")
+
     async def listen(self, on_change: OnChange) -> None:
         self._on_change = on_change
         lost = await self._connect_listener()
@@ -242,18 +246,45 @@ class PostgresStore:
             await _insert_event(db, Event(request_id, at, "post_failed", data={"error": reason}))
 
     async def get(self, request_id: str) -> Request | None:
+        if not _storable(request_id):
+            return None
         async with self.pool.acquire() as db:
             return await _load(db, request_id)
+
+    async def prune(self, ended_before: datetime) -> int:
+        before = codec.epoch(ended_before)
+        async with self.pool.acquire() as db, db.transaction():
+            ids = [
+                row[0]
+                for row in await db.fetch(
+                    "SELECT request_id FROM requests"
+                    " WHERE status <> 'waiting' AND ended_at < $1 FOR UPDATE",
+                    before,
+                )
+            ]
+            for table in ("drafts", "votes", "messages", "events", "requests"):
+                await db.execute(f"DELETE FROM {table} WHERE request_id = ANY($1::text[])", ids)
+            # Requests whose posting failed left only their events.
+            await db.execute(
+                "DELETE FROM events e WHERE at < $1"
+                " AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.request_id = e.request_id)",
+                before,
+            )
+        return len(ids)
 
     async def get_with_draft(
         self, request_id: str, person: Person
     ) -> tuple[Request | None, Selections]:
+        if not _storable(request_id):
+            return None, {}
         async with self.pool.acquire() as db:
             return await _load(db, request_id), await _draft(db, request_id, person)
 
     async def list_requests(
         self, status: Status | None = None, limit: int = 100, older_than: str | None = None
     ) -> list[Request]:
+        if not _storable(older_than):
+            return []
         where, args = _listing(status, older_than, first=2)
         async with self.pool.acquire() as db:
             rows = await db.fetch(
@@ -270,6 +301,8 @@ class PostgresStore:
         ]
 
     async def count_requests(self, status: Status, older_than: str | None = None) -> int:
+        if not _storable(older_than):
+            return 0
         where, args = _listing(status, older_than, first=1)
         async with self.pool.acquire() as db:
             found = await db.fetchval(f"SELECT count(*) FROM requests {where}", *args)
@@ -473,6 +506,8 @@ class PostgresStore:
     async def events(
         self, request_id: str | None = None, since: datetime | None = None, limit: int = 1000
     ) -> list[Event]:
+        if not _storable(request_id):
+            return []
         async with self.pool.acquire() as db:
             rows = await db.fetch(
                 "SELECT seq, request_id, at, kind, actor, data FROM events"
@@ -493,6 +528,12 @@ class PostgresStore:
             )
             for row in rows
         ]
+
+
+def _storable(key: str | None) -> bool:
+    """Whether a row may have this key: a text column cannot hold NUL, and a query for a
+    text with NUL in it fails instead of finding nothing."""
+    return key is None or "\x00" not in key
 
 
 async def _end(db: Connection, request_id: str, ending: Ending) -> bool:

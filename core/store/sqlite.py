@@ -83,6 +83,9 @@ class SQLiteStore:
             self._db = None
         self._thread.shutdown(wait=True)
 
+    async def ping(self) -> None:
+        await self._run(_one, self.db, "SELECT max(version) FROM schema_version")
+
     @property
     def db(self) -> sqlite3.Connection:
         if self._db is None:
@@ -141,6 +144,29 @@ class SQLiteStore:
 
     async def get(self, request_id: str) -> Request | None:
         return await self._run(_load, self.db, request_id)
+
+    async def prune(self, ended_before: datetime) -> int:
+        return await self._run(self._prune, codec.epoch(ended_before))
+
+    def _prune(self, before: float) -> int:
+        with self._transaction() as db:
+            db.execute("CREATE TEMP TABLE IF NOT EXISTS pruned (request_id TEXT PRIMARY KEY)")
+            db.execute("DELETE FROM pruned")
+            db.execute(
+                "INSERT INTO pruned SELECT request_id FROM requests"
+                " WHERE status <> 'waiting' AND ended_at < ?",
+                (before,),
+            )
+            for table in ("drafts", "votes", "messages", "events", "requests"):
+                db.execute(f"DELETE FROM {table} WHERE request_id IN (SELECT * FROM pruned)")
+            # Requests whose posting failed left only their events.
+            db.execute(
+                "DELETE FROM events WHERE at < ? AND request_id NOT IN"
+                " (SELECT request_id FROM requests)",
+                (before,),
+            )
+            row = _one(db, "SELECT count(*) FROM pruned")
+        return int(row[0]) if row else 0
 
     async def get_with_draft(
         self, request_id: str, person: Person

@@ -118,7 +118,7 @@ def test_answers_come_back_by_question_text_with_the_questions_kept() -> None:
     answers = {"Which database should we use?": "DuckDB", "Which features do you want?": "Caching"}
     notes = {"Which database should we use?": {"notes": "columnar"}}
     answered = status("answered", answers_by_question=answers, annotations=notes, answered_by=ADA)
-    assert hook_output(call, decide(call, answered, OPTIONS)) == {
+    assert hook_output(call, decide(call, answered, OPTIONS)).json_object() == {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
             "permissionDecision": "allow",
@@ -134,7 +134,7 @@ def test_an_allow_never_goes_without_answers() -> None:
     for given in (status("answered", answers_by_question=partial), status("answered")):
         decision = decide(call, given, OPTIONS)
         assert decision.behavior is None
-        assert hook_output(call, decision) == {
+        assert hook_output(call, decision).json_object() == {
             "systemMessage": "askbridge: the answers did not fit the questions; answer here"
         }
 
@@ -142,7 +142,7 @@ def test_an_allow_never_goes_without_answers() -> None:
 def test_cancel_denies_and_the_deadline_does_what_on_timeout_says() -> None:
     call = ToolCall.from_hook(QUESTION_HOOK)
     cancelled = decide(call, status("cancelled", cancelled_by=ADA), OPTIONS)
-    assert hook_output(call, cancelled) == {
+    assert hook_output(call, cancelled).json_object() == {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
             "permissionDecision": "deny",
@@ -171,14 +171,16 @@ def test_cancel_denies_and_the_deadline_does_what_on_timeout_says() -> None:
 def test_an_approval_answers_the_permission_request(choice: str, decision: Any) -> None:
     call = ToolCall.from_hook(APPROVAL_HOOK)
     answered = status("answered", answers={"Permission": choice}, answered_by=ADA)
-    assert hook_output(call, decide(call, answered, OPTIONS)) == {
+    assert hook_output(call, decide(call, answered, OPTIONS)).json_object() == {
         "hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}
     }
 
 
 def test_a_cancelled_approval_is_a_deny_the_model_reads() -> None:
     call = ToolCall.from_hook(APPROVAL_HOOK)
-    output = hook_output(call, decide(call, status("cancelled", cancelled_by=ADA), OPTIONS))
+    output = hook_output(
+        call, decide(call, status("cancelled", cancelled_by=ADA), OPTIONS)
+    ).json_object()
     assert output["hookSpecificOutput"]["decision"] == {
         "behavior": "deny",
         "message": "Interrupted by Ada",

@@ -1,0 +1,132 @@
+"""`/healthz`, `/readyz` and `/metrics`: is askbridge alive, can it do its work right now, and
+what has it done.
+
+`/healthz` answers 503 only when one of askbridge's background loops has died, which only a
+restart cures. `/readyz` answers 503 while the store or a configured platform cannot be
+reached, or while askbridge shuts down: send agents elsewhere until it is back. Both name each
+part they looked at, and neither needs the API token, so that probes need no secret;
+`/metrics` does when a token is set (see `core.api.auth`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from core.api.auth import Handler, Middleware
+from core.api.bodies import json_body
+from core.api.keys import SOCKETS
+from core.api.status import Health, HealthPart
+from core.broker import Broker
+from core.metrics import CONTENT_TYPE, Metrics
+from core.surface import PlatformRuntime, Readiness
+from core.version import VERSION
+
+log = logging.getLogger("askbridge.health")
+
+READY_TIMEOUT_S = 5.0
+"""How long each part of `/readyz` may take to answer before it counts as not ready."""
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+@dataclass(frozen=True)
+class Parts:
+    broker: Broker
+    runtimes: Sequence[PlatformRuntime]
+    """The platforms' runtimes, read on every check (they may be added after the routes)."""
+
+
+PARTS: web.AppKey[Parts] = web.AppKey("health_parts", Parts)
+
+
+def add_health_routes(
+    app: web.Application, broker: Broker, runtimes: Sequence[PlatformRuntime]
+) -> None:
+    """Serve the three routes; after `add_api_routes`, whose agent sockets `/metrics` counts."""
+    app[PARTS] = Parts(broker, runtimes)
+    sockets = app[SOCKETS]
+    broker.metrics.watch_agent_sockets(lambda: len(sockets))
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    app.router.add_get("/metrics", metrics)
+
+
+async def healthz(request: web.Request) -> web.Response:
+    broker = request.app[PARTS].broker
+    loops = broker.alive()
+    parts = {
+        name: HealthPart(ok=running, detail="running" if running else "stopped; restart askbridge")
+        for name, running in loops.items()
+    }
+    ok = all(loops.values())
+    body = Health(ok=ok, version=VERSION, surfaces=broker.platforms, parts=parts)
+    return json_body(body, status=200 if ok else 503)
+
+
+async def readyz(request: web.Request) -> web.Response:
+    found = request.app[PARTS]
+    checks: dict[str, Awaitable[Readiness]] = {"store": _store_ready(found.broker)}
+    for runtime in found.runtimes:
+        checks[runtime.surface.platform] = runtime.ready()
+    answers = await asyncio.gather(*(_within(name, check) for name, check in checks.items()))
+    parts: dict[str, Readiness] = dict(zip(checks, answers, strict=True))
+    if found.broker.closed:
+        parts["server"] = Readiness(False, "shutting down")
+    ready = all(part.ready for part in parts.values())
+    body: dict[str, Any] = {
+        "ready": ready,
+        "version": VERSION,
+        "parts": {name: {"ready": p.ready, "detail": p.detail} for name, p in parts.items()},
+    }
+    return web.json_response(body, status=200 if ready else 503)
+
+
+async def metrics(request: web.Request) -> web.Response:
+    exposition = request.app[PARTS].broker.metrics.exposition()
+    return web.Response(body=exposition, headers={"Content-Type": CONTENT_TYPE})
+
+
+def count_requests(metrics: Metrics) -> Middleware:
+    """Count every HTTP request by method, route (its pattern, not its path) and status."""
+
+    @web.middleware
+    async def count(request: web.Request, handler: Handler) -> web.StreamResponse:
+        method = request.method if request.method in METHODS else "other"
+        resource = request.match_info.route.resource
+        route = resource.canonical if resource is not None else "unmatched"
+        try:
+            response = await handler(request)
+        except web.HTTPException as error:
+            metrics.record_http(method, route, error.status)
+            raise
+        except Exception:
+            metrics.record_http(method, route, 500)
+            raise
+        metrics.record_http(method, route, response.status)
+        return response
+
+    return count
+
+
+async def _store_ready(broker: Broker) -> Readiness:
+    try:
+        await broker.store.ping()
+    except Exception as error:
+        return Readiness(False, f"the database does not answer: {type(error).__name__}: {error}")
+    return Readiness(True, "the database answers")
+
+
+async def _within(name: str, check: Awaitable[Readiness]) -> Readiness:
+    try:
+        async with asyncio.timeout(READY_TIMEOUT_S):
+            return await check
+    except TimeoutError:
+        return Readiness(False, f"no answer within {READY_TIMEOUT_S:g} s")
+    except Exception as error:
+        log.warning("checking whether %s is ready failed", name, exc_info=True)
+        return Readiness(False, f"the check failed: {type(error).__name__}: {error}")

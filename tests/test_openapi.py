@@ -1,0 +1,96 @@
+"""/v1/openapi.json: a valid OpenAPI 3.1 document of every agent API route, made from the
+models the routes use, so that what they send validates against it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiohttp
+import jsonschema_rs
+import schemathesis
+from hypothesis import HealthCheck, given, settings
+
+from bots.service import Service
+from core.api.errors import ErrorBody, ProblemDetail
+from core.api.openapi import openapi_document
+from core.api.status import StatusObject
+from core.ask import ask_schema
+from core.models import Request
+from tests.hostile import requests
+
+DOCUMENT = openapi_document()
+NOT_IN_THE_DOCUMENT = {"/v1/agent"}
+"""The agent WebSocket, which OpenAPI cannot describe; the README does."""
+
+
+def validator(component: str) -> jsonschema_rs.Validator:
+    schema = {"$ref": f"#/components/schemas/{component}", "components": DOCUMENT["components"]}
+    return jsonschema_rs.validator_for(schema, validate_formats=True)
+
+
+async def test_the_document_is_served_and_valid(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    async with http.get(f"{service.url}/v1/openapi.json") as response:
+        assert response.status == 200
+        assert response.content_type == "application/json"
+        served = await response.json()
+    assert served == DOCUMENT
+    assert served["openapi"] == "3.1.0"
+    schemathesis.openapi.from_dict(served).validate()
+
+
+def test_every_agent_api_route_is_described(service: Service) -> None:
+    assert service._runner is not None
+    routes = {
+        (route.method.lower(), route.resource.canonical)
+        for route in service._runner.app.router.routes()
+        if route.resource is not None
+        and route.method != "HEAD"
+        and route.resource.canonical.startswith(("/v1/", "/healthz"))
+        and route.resource.canonical not in NOT_IN_THE_DOCUMENT
+    }
+    described = {(method, path) for path, item in DOCUMENT["paths"].items() for method in item}
+    assert described == routes
+
+
+def test_the_ask_in_the_document_is_v1_schema() -> None:
+    alone = ask_schema()
+    components = DOCUMENT["components"]["schemas"]
+    for name, schema in alone.pop("$defs").items():
+        assert _refs_to_components(schema) == components[name], name
+    assert _refs_to_components(alone) == components["Ask"]
+
+
+def _refs_to_components(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {
+            key: value.replace("#/$defs/", "#/components/schemas/")
+            if key == "$ref"
+            else _refs_to_components(value)
+            for key, value in schema.items()
+        }
+    if isinstance(schema, list):
+        return [_refs_to_components(item) for item in schema]
+    return schema
+
+
+STATUS_OBJECT = validator("StatusObject")
+
+
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
+@given(requests())
+def test_status_objects_in_every_state_validate(request: Request) -> None:
+    # schemathesis sees only the states its own calls reach; these are answered, cancelled,
+    # voted on, reminded, decided by a deadline, with hostile text everywhere.
+    body = StatusObject.of(request).model_dump(mode="json")
+    STATUS_OBJECT.validate(body)
+
+
+def test_error_bodies_validate_with_and_without_details() -> None:
+    refused = ErrorBody(
+        error="rejected", details=[ProblemDetail(location="questions", message="missing")]
+    )
+    for body in (ErrorBody(error="no request"), refused):
+        validator("ErrorBody").validate(body.model_dump(mode="json"))
+    assert "details" not in ErrorBody(error="no request").model_dump(mode="json")

@@ -1,0 +1,99 @@
+"""Ended requests can be forgotten after a while, with their trail; waiting ones never."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from core.ask import Ask
+from core.broker import Broker
+from core.clock import ManualClock
+from core.intents import Cancel
+from core.models import Person
+from core.store import Store, open_store
+from tests.chat import Chat
+from tests.conftest import DEPLOY, StartService
+from tests.stores import database_url
+
+ADA = Person(platform="chat", id="U1", name="Ada")
+
+
+async def ask(broker: Broker, request_id: str) -> None:
+    await broker.ask(Ask.parse({"request_id": request_id, "questions": [DEPLOY]}))
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+async def test_old_ended_requests_go_with_their_trail(kind: str, tmp_path: Path) -> None:
+    async with database_url(kind, tmp_path) as url:
+        store = open_store(url)
+        await store.open()
+        try:
+            await prune_story(store)
+        finally:
+            await store.close()
+
+
+async def prune_story(store: Store) -> None:
+    clock = ManualClock()
+    broker = Broker(store, clock=clock, default_target="chat:C1")
+    broker.add_surface(Chat())
+    await ask(broker, "ask_old")
+    await broker.act("ask_old", ADA, Cancel())
+    await ask(broker, "ask_waiting")
+    await clock.advance(10 * 86400)
+    await ask(broker, "ask_recent")
+    await broker.act("ask_recent", ADA, Cancel())
+
+    assert await broker.prune(timedelta(days=5)) == 1
+    assert await store.get("ask_old") is None
+    assert await store.events("ask_old") == []
+    assert await store.get("ask_waiting") is not None, "a waiting request is never pruned"
+    assert await store.get("ask_recent") is not None
+    assert [e.kind for e in await store.events("ask_recent")] == ["created", "posted", "cancelled"]
+    assert await broker.prune(timedelta(days=5)) == 0
+
+
+async def test_askbridge_prune_works_on_the_configured_database(tmp_path: Path) -> None:
+    async with database_url("sqlite", tmp_path) as url:
+        store = open_store(url)
+        await store.open()
+        broker = Broker(store, default_target="chat:C1")
+        broker.add_surface(Chat())
+        await ask(broker, "ask_done")
+        await broker.act("ask_done", ADA, Cancel())
+        env = {**os.environ, "ASKBRIDGE_DATABASE_URL": url}
+        for age, code in (("ninety", 2), ("1d", 0), ("0s", 0)):
+            process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "bots.cli",
+                "prune",
+                "--older-than",
+                age,
+                env=env,
+                stderr=asyncio.subprocess.PIPE,
+            )
+            _, err = await process.communicate()
+            assert process.returncode == code, err
+        assert b"deleted 1 requests" in err
+        assert await store.get("ask_done") is None
+        await store.close()
+
+
+async def test_askbridge_retention_days_prunes_on_its_own(
+    start_service: StartService, clock: ManualClock, http: aiohttp.ClientSession
+) -> None:
+    first = await start_service()
+    await ask(first.broker, "ask_aged")
+    await first.broker.act("ask_aged", ADA, Cancel())
+    await clock.advance(2 * 86400)
+    # The first sweep is done before the service serves.
+    second = await start_service(retention_days=1)
+    async with http.get(f"{second.url}/v1/questions/ask_aged") as response:
+        assert response.status == 404
