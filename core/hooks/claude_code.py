@@ -156,7 +156,8 @@ class ToolCall(BaseModel):
 
     @property
     def context(self) -> str:
-        where = self.cwd if len(self.cwd) <= MAX_CONTEXT_CWD_CHARS else "…" + self.cwd[-299:]
+        cwd, most = self.cwd, MAX_CONTEXT_CWD_CHARS
+        where = cwd if len(cwd) <= most else "…" + cwd[1 - most :]
         text = f"Claude Code in {where}" if where else "Claude Code"
         return f"{text} (session {self.session_id[:8]})" if self.session_id else text
 

@@ -215,3 +215,13 @@ def test_options_name_what_is_wrong() -> None:
     with pytest.raises(ValueError, match="on_timeout"):
         OPTIONS.updated({"on_timeout": "allow"})
     assert OPTIONS.updated({"quorum": "2"}).quorum == 2
+
+
+def test_a_long_working_directory_is_shortened_from_the_left() -> None:
+    deep = "/work/" + "/".join(f"level{i}" for i in range(200))
+    ask = ask_for(ToolCall.from_hook({**QUESTION_HOOK, "cwd": deep}), OPTIONS)
+    assert ask is not None
+    assert ask.context is not None
+    assert ask.context.startswith("Claude Code in …")
+    assert ask.context.endswith("/level199 (session 2de254c5)")
+    assert len(ask.context) < 350
