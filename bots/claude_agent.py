@@ -7,7 +7,7 @@
 
 AskUserQuestion becomes the same request the Claude Code hook makes (answers in one's own
 words and notes allowed); any other tool the SDK asks about becomes Allow once / Always allow
-/ Deny. Needs the `claude` extra: `pip install 'askbridge[claude]'`.
+/ Deny. Needs the `claude` extra (`pip install -e '.[claude]'` in a clone).
 """
 
 from __future__ import annotations

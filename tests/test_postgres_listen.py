@@ -18,7 +18,7 @@ from core.ask import Ask
 from core.broker import Broker
 from core.intents import Submit
 from core.models import MessageRef, Person, Request, Selections, Status, Target
-from core.store.postgres import PostgresStore
+from core.store.postgres import LISTENER_NAME, PostgresStore
 from tests.conftest import DEPLOY
 from tests.stores import POSTGRES_URL, postgres_schema
 
@@ -139,8 +139,9 @@ async def test_a_terminated_listener_listens_again_and_wakes_waiters(
         # The listener is killed, and may not come back until the answer was given.
         await admin.execute(f"ALTER ROLE {role} NOLOGIN")
         pids = await admin.fetch(
-            "SELECT pid FROM pg_stat_activity WHERE usename = $1 AND query LIKE 'LISTEN%'",
+            "SELECT pid FROM pg_stat_activity WHERE usename = $1 AND application_name = $2",
             role,
+            LISTENER_NAME,
         )
         assert len(pids) == 1
         await admin.execute("SELECT pg_terminate_backend($1)", pids[0]["pid"])

@@ -1,7 +1,7 @@
 """The Block Kit JSON askbridge sends, and the `state.values` it reads back from a click.
 
-Typed apart from the domain models: these are wire shapes, built by `render` and read by
-`interactions`, and never leave this package.
+Typed apart from the domain models: these are wire shapes, built by `render` and `form` and
+read by `clicks`, and never leave this package.
 """
 
 from __future__ import annotations
@@ -25,6 +25,12 @@ MAX_CONFIRM_TEXT = 300
 MAX_CONFIRM_BUTTON = 30
 # Slack truncates (not rejects) `text` past 40,000 characters; a notification needs far less.
 MAX_FALLBACK_TEXT = 3000
+MAX_VIEW_TITLE = 24
+"""A modal's title, submit and close texts."""
+MAX_LABEL = 2000
+"""An input block's label and hint."""
+MAX_PLACEHOLDER = 150
+MAX_PRIVATE_METADATA = 3000
 
 
 class PlainText(TypedDict):
@@ -65,12 +71,26 @@ class RadioButtons(TypedDict):
     type: Literal["radio_buttons"]
     action_id: str
     options: list[Option]
+    initial_option: NotRequired[Option]
+    focus_on_load: NotRequired[bool]
 
 
 class Checkboxes(TypedDict):
     type: Literal["checkboxes"]
     action_id: str
     options: list[Option]
+    initial_options: NotRequired[list[Option]]
+    focus_on_load: NotRequired[bool]
+
+
+class PlainTextInput(TypedDict):
+    type: Literal["plain_text_input"]
+    action_id: str
+    max_length: int
+    multiline: bool
+    initial_value: NotRequired[str]
+    placeholder: NotRequired[PlainText]
+    focus_on_load: NotRequired[bool]
 
 
 Element = Button | RadioButtons | Checkboxes
@@ -165,6 +185,27 @@ class MessagePayload(TypedDict):
     blocks: list[Block]
 
 
+class InputBlock(TypedDict):
+    type: Literal["input"]
+    block_id: str
+    label: PlainText
+    element: PlainTextInput | RadioButtons | Checkboxes
+    hint: NotRequired[PlainText]
+    optional: NotRequired[bool]
+
+
+class ModalView(TypedDict):
+    """A modal, as `views.open` takes it and a `response_action: update` replaces it."""
+
+    type: Literal["modal"]
+    callback_id: str
+    title: PlainText
+    close: PlainText
+    blocks: list[InputBlock | RichTextBlock]
+    submit: NotRequired[PlainText]
+    private_metadata: NotRequired[str]
+
+
 # ---- what Slack sends (only the fields askbridge reads) ---------------------------------------
 
 
@@ -176,7 +217,9 @@ class StateEntry(TypedDict):
     type: str
     selected_option: NotRequired[SelectedOption | None]
     selected_options: NotRequired[list[SelectedOption]]
+    value: NotRequired[str | None]
 
 
 StateValues = dict[str, dict[str, StateEntry]]
-"""`state.values`: block_id -> action_id -> the element's current value in the clicker's client."""
+"""`state.values`: block_id -> action_id -> the element's current value in the clicker's client
+(in a message), or in the submitted modal."""

@@ -1,16 +1,21 @@
-"""The one codec for askbridge's Slack `action_id`s: `ab|<request_id>|<kind>[|<q>[|<option>]]`.
+"""The one codec for askbridge's Slack ids: `action_id`s (`ab|<request_id>|<kind>[|<q>[|<o>]]`)
+and the answer form's `callback_id` and `private_metadata`.
 
-Everything a click needs is in its action_id, so a message keeps working after a restart, and
-a click on an old or foreign element is recognised (and answered) instead of dropped.
+Everything a click needs is in its action_id, and everything a form's submission needs is in
+its private_metadata, so a message (or a form left open) keeps working after a restart, and a
+click on an old or foreign element is recognised (and answered) instead of dropped.
 """
 
 from __future__ import annotations
 
 import enum
+import json
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
-from adapters.slack.blockkit import MAX_ID
+from adapters.slack.blockkit import MAX_ID, MAX_PRIVATE_METADATA
 
 PREFIX = "ab"
 SEPARATOR = "|"
@@ -27,9 +32,22 @@ class Kind(enum.StrEnum):
     """The checkboxes of a multi-select question: question."""
     SUBMIT = "submit"
     CANCEL = "cancel"
+    OTHER = "other"
+    """"Other…": opens the answer form with a text input per question."""
+    NOTE = "note"
+    """"Add a note": opens the answer form with the options and a note."""
 
 
-_INDICES = {Kind.PICK: 2, Kind.RADIO: 1, Kind.CHECK: 1, Kind.SUBMIT: 0, Kind.CANCEL: 0}
+FORM_KINDS = frozenset({Kind.OTHER, Kind.NOTE})
+_INDICES = {
+    Kind.PICK: 2,
+    Kind.RADIO: 1,
+    Kind.CHECK: 1,
+    Kind.SUBMIT: 0,
+    Kind.CANCEL: 0,
+    Kind.OTHER: 0,
+    Kind.NOTE: 0,
+}
 _FORMAT = "ab|<request_id>|<kind>[|<question>[|<option>]]"
 
 
@@ -99,3 +117,60 @@ class ActionId:
             return cls(request_id, kind, numbers[0], numbers[1])
         except BadActionId as error:
             raise BadActionId(f"bad action_id {value!r}: {error}") from None
+
+
+# ---- the answer form ----------------------------------------------------------------------------
+
+FORM_CALLBACK_ID = "ab-answer"
+"""The callback_id of every answer form: what its bolt listener is registered for."""
+_FORM_VERSION = 1
+
+
+class BadFormMetadata(ValueError):
+    """A form's private_metadata that askbridge did not write (or no longer understands)."""
+
+
+_CLAIMS = {"team_id": "t", "app_id": "a", "thread_ts": "th"}
+
+
+@dataclass(frozen=True)
+class FormMetadata:
+    """What an answer form carries in its private_metadata: the request, and the message the
+    form was opened from (its channel and ts, and what the click claimed about its workspace,
+    app and thread), so that its submission is checked against that message like a click."""
+
+    request_id: str
+    channel: str
+    message_ts: str
+    claims: Mapping[str, str] = field(default_factory=dict)
+    """team_id, app_id and thread_ts, as far as the click named them."""
+
+    def pack(self) -> str:
+        fields: dict[str, Any] = {
+            "v": _FORM_VERSION,
+            "r": self.request_id,
+            "c": self.channel,
+            "m": self.message_ts,
+        }
+        fields.update({short: self.claims[k] for k, short in _CLAIMS.items() if self.claims.get(k)})
+        packed = json.dumps(fields, separators=(",", ":"))
+        if len(packed) > MAX_PRIVATE_METADATA:
+            raise BadFormMetadata(
+                f"private_metadata {packed[:40]!r}… is {len(packed)} characters; "
+                f"Slack allows {MAX_PRIVATE_METADATA}"
+            )
+        return packed
+
+    @classmethod
+    def unpack(cls, value: object) -> FormMetadata:
+        try:
+            fields = json.loads(value) if isinstance(value, str) else None
+        except json.JSONDecodeError:
+            fields = None
+        if not isinstance(fields, dict) or fields.get("v") != _FORM_VERSION:
+            raise BadFormMetadata(f"not an askbridge form's private_metadata: {value!r:.200}")
+        texts = {k: v for k, v in fields.items() if isinstance(v, str) and v}
+        if not all(k in texts for k in ("r", "c", "m")):
+            raise BadFormMetadata(f"private_metadata names no request and message: {value!r:.200}")
+        claims = {k: texts[short] for k, short in _CLAIMS.items() if short in texts}
+        return cls(texts["r"], texts["c"], texts["m"], claims)

@@ -2,10 +2,11 @@
 
 While waiting: the context, the approval policy (who may answer, how many must agree, the
 deadline), then per question its header and text, and its options (buttons for a one-click
-answer, radio buttons or checkboxes otherwise), the votes so far, then Submit and Cancel.
-Once ended: no interactive elements; each question with its answer, the votes, and who ended
-it, when. Every piece of user text sits in rich text or plain text (see `richtext`) and is cut
-to Block Kit's limits, so Slack never answers `invalid_blocks`.
+answer, radio buttons or checkboxes otherwise), the votes so far, then Submit, "Other…" and
+"Add a note" where the request takes them (they open the answer form, see `form`), and Cancel.
+Once ended: no interactive elements; each question with its answer (and the note given with
+it), the votes, and who ended it, when. Every piece of user text sits in rich text or plain
+text (see `richtext`) and is cut to Block Kit's limits, so Slack never answers `invalid_blocks`.
 """
 
 from __future__ import annotations
@@ -58,7 +59,10 @@ ANSWERERS_BUDGET = 1500
 DEFAULT_ANSWER_BUDGET = 300
 TALLY_ANSWER_BUDGET = 300
 VOTERS_BUDGET = 600
+NOTE_BUDGET = 3000
 MAX_TALLY_ROWS = 10
+OTHER_LABEL = "Other…"
+NOTE_LABEL = "Add a note"
 
 
 def render(view: RequestView, rev: str) -> MessagePayload:
@@ -225,6 +229,7 @@ def _waiting(view: RequestView, rev: str) -> list[Block]:
             _button(ActionId(request_id, Kind.PICK, 0, index), option.label, str(index))
             for index, option in enumerate(question.options)
         ]
+        buttons.extend(_form_buttons(view))
         buttons.append(_cancel(request_id))
         blocks.append(_actions(rev, "q0-options", buttons))
         return blocks
@@ -234,19 +239,46 @@ def _waiting(view: RequestView, rev: str) -> list[Block]:
     blocks.extend(_tally(view, rev))
     submit = _button(ActionId(request_id, Kind.SUBMIT), "Submit", "submit")
     submit["style"] = "primary"
-    blocks.append(_actions(rev, "buttons", [submit, _cancel(request_id)]))
+    blocks.append(_actions(rev, "buttons", [submit, *_form_buttons(view), _cancel(request_id)]))
     return blocks
+
+
+def _form_buttons(view: RequestView) -> list[Element]:
+    """The buttons that open the answer form: "Other…" when the request takes answers in one's
+    own words, "Add a note" when it takes notes."""
+    policy = view.request.policy
+    wanted = [
+        (Kind.OTHER, OTHER_LABEL, policy.allow_other),
+        (Kind.NOTE, NOTE_LABEL, policy.allow_notes),
+    ]
+    return [
+        _button(ActionId(view.request_id, kind), label, kind.value)
+        for kind, label, allowed in wanted
+        if allowed
+    ]
 
 
 def _ended(view: RequestView, rev: str) -> list[Block]:
     blocks = _context(view, rev)
+    notes = view.notes
     for index, question in enumerate(view.questions):
         answer = view.answers.get(question.header)
         below: list[RichElement] = [] if answer is None else [section(_answer_line(answer))]
+        if question.header in notes:
+            below.append(section(note_line(view, notes[question.header])))
         blocks.append(_question(view, rev, index, below))
     blocks.extend(_tally(view, rev))
     blocks.append(block(_id(rev, "outcome"), [section(outcome_line(view))]))
     return blocks
+
+
+def note_line(view: RequestView, note: str) -> Line:
+    """The note given with an answer, and whose it is (each voter's is named in `note` when
+    several agreed)."""
+    text = Span(shorten(note, NOTE_BUDGET))
+    if len(view.deciders) == 1:
+        return [Span("Note from "), *person(view.deciders[0]), Span(": "), text]
+    return [Span("Notes: "), text]
 
 
 def _answer_line(answer: str) -> Line:
@@ -258,7 +290,7 @@ def _actions(rev: str, name: str, elements: list[Element]) -> ActionsBlock:
 
 
 def _choices(request_id: str, index: int, question: UserQuestion) -> Element:
-    options = [_option(o, opt.label, opt.description) for o, opt in enumerate(question.options)]
+    options = [option(o, opt.label, opt.description) for o, opt in enumerate(question.options)]
     if question.multi_select:
         action = ActionId(request_id, Kind.CHECK, index)
         return {"type": "checkboxes", "action_id": action.pack(), "options": options}
@@ -266,11 +298,12 @@ def _choices(request_id: str, index: int, question: UserQuestion) -> Element:
     return {"type": "radio_buttons", "action_id": action.pack(), "options": options}
 
 
-def _option(index: int, label: str, description: str) -> Option:
-    option: Option = {"text": plain(label, MAX_OPTION_TEXT), "value": str(index)}
+def option(index: int, label: str, description: str) -> Option:
+    """An option of radio buttons or checkboxes; its value is its index."""
+    made: Option = {"text": plain(label, MAX_OPTION_TEXT), "value": str(index)}
     if description.strip():
-        option["description"] = plain(description, MAX_OPTION_DESCRIPTION)
-    return option
+        made["description"] = plain(description, MAX_OPTION_DESCRIPTION)
+    return made
 
 
 def _button(action: ActionId, label: str, value: str) -> Button:

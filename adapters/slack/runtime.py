@@ -25,7 +25,7 @@ from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.clicks import Clicks
-from adapters.slack.ids import ANY_ACTION
+from adapters.slack.ids import ANY_ACTION, FORM_CALLBACK_ID
 from adapters.slack.surface import Install, SlackSurface
 from core.broker import Broker
 from core.errors import StartupError
@@ -115,8 +115,10 @@ class SlackRuntime:
             # bolt sets the level of a logger with this name; it must not be one of ours.
             name="askbridge-slack-bolt",
         )
-        # One listener for every action_id, ours or not, so that no click goes unacknowledged.
+        # One listener for every action_id, ours or not, so that no click goes unacknowledged;
+        # one for the answer form, which needs nothing from before a restart to be taken.
         self.app.action(ANY_ACTION)(self.clicks.on_action)
+        self.app.view_submission(FORM_CALLBACK_ID)(self.clicks.on_submit)
         self._socket: AsyncSocketModeHandler | None = None
 
     @property

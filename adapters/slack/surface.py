@@ -1,5 +1,5 @@
 """Slack as a surface: post a request to a channel, DM or thread; update it; tell one person;
-remind the answerers in the message's thread."""
+open the answer form for one person; remind the answerers in the message's thread."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
-from adapters.slack.blockkit import Block, MessagePayload
+from adapters.slack.blockkit import Block, MessagePayload, ModalView
 from adapters.slack.groups import UserGroups
 from adapters.slack.render import answerers_line, render
 from adapters.slack.richtext import Line, Span, When, block, mrkdwn, section
@@ -207,6 +207,11 @@ class SlackSurface:
                 sent.status_code,
                 sent.body,
             )
+
+    async def open_form(self, trigger_id: str, form: ModalView) -> None:
+        """Open `form` for the person whose click carried `trigger_id`; Slack takes a trigger
+        once, within 3 seconds of the click. Raises when Slack refuses."""
+        await self.client.views_open(trigger_id=trigger_id, view=cast("dict[str, Any]", form))
 
     async def membership(self, person: Person, entries: Sequence[str], now: datetime) -> Membership:
         """The `slack-group:` answerers `person` is in, asked of Slack (kept for a minute)."""

@@ -43,6 +43,7 @@ CHANNEL = "askbridge_changes"
 MIGRATION_LOCK = 0x61736B62
 CONNECT_TIMEOUT_S = 10.0
 SECRET_BYTES = 32
+LISTENER_NAME = "askbridge-listener"
 Connection: TypeAlias = "asyncpg.Connection[Any] | PoolConnectionProxy[Any]"
 OnChange: TypeAlias = Callable[[str], Coroutine[Any, Any, None]]
 
@@ -128,7 +129,12 @@ class PostgresStore:
 
     async def _connect_listener(self) -> asyncio.Event:
         """Open the listening connection; return an event set when it closes."""
-        listener = await asyncpg.connect(self.url, timeout=CONNECT_TIMEOUT_S)
+        listener = await asyncpg.connect(
+            self.url,
+            timeout=CONNECT_TIMEOUT_S,
+            # So that operators (and tests) can tell it apart in pg_stat_activity.
+            server_settings={"application_name": LISTENER_NAME},
+        )
         self._listener = listener  # from here on, close() closes it
         lost = asyncio.Event()
         listener.add_termination_listener(lambda _connection: lost.set())

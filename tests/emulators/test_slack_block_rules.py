@@ -16,6 +16,7 @@ from .slack import (
     mentions,
     mrkdwn_markup,
     validate_blocks,
+    validate_view,
     visible_text,
 )
 
@@ -386,3 +387,132 @@ async def test_everything_sent_can_be_checked_at_once(
     sent = slack.sent()
     assert [m.text for m in sent] == ["quiet", "now <!here>", "now <!here>", "psst <@U1>"]
     assert [m.mentions.pings for m in sent] == [False, True, True, True]
+
+
+# ---- modals ------------------------------------------------------------------------------------
+
+
+def text_input(**extra: Any) -> dict[str, Any]:
+    return {
+        "type": "input",
+        "block_id": "i",
+        "label": plain("Why?"),
+        "element": {"type": "plain_text_input", "action_id": "t", **extra},
+    }
+
+
+def view(*blocks: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    base = {"type": "modal", "title": plain("Answer"), "submit": plain("Send")}
+    return {**base, "blocks": list(blocks or [text_input()]), **extra}
+
+
+def radio_input(**extra: Any) -> dict[str, Any]:
+    return {"type": "input", "block_id": "r", "label": plain("Pick"), "element": radio("a", "b")}
+
+
+VIEW_PROBES: dict[str, tuple[dict[str, Any], str]] = {
+    "home view": (view(type="home"), "type must be modal, not 'home' [json-pointer:/view/type]"),
+    "no title": ({"type": "modal", "blocks": []}, "missing required field: title"),
+    "title over 24": (view(title=plain("t" * 25)), "less than 25 characters"),
+    "submit over 24": (view(submit=plain("s" * 25)), "/view/submit/text"),
+    "close over 24": (view(close=plain("c" * 25)), "/view/close/text"),
+    "mrkdwn title": (view(title=mrkdwn("*t*")), "must be plain_text, not mrkdwn"),
+    "inputs without submit": (
+        {"type": "modal", "title": plain("t"), "blocks": [text_input()]},
+        "missing required field: submit",
+    ),
+    "101 blocks": (
+        view(*[section(mrkdwn("x")) | {"block_id": f"b{i}"} for i in range(101)]),
+        "less than 101 items",
+    ),
+    "private_metadata over 3000": (
+        view(private_metadata="m" * 3001),
+        "less than 3001 characters (got 3001) [json-pointer:/view/private_metadata]",
+    ),
+    "callback_id over 255": (view(callback_id="c" * 256), "/view/callback_id"),
+    "unknown view field": (view(color="red"), "invalid additional property: color"),
+    "max_length over 3000": (view(text_input(max_length=3001)), "max_length must be an integer"),
+    "max_length 0": (view(text_input(max_length=0)), "from 1 to 3000"),
+    "min_length over max_length": (
+        view(text_input(min_length=5, max_length=4)),
+        "min_length must not be more than max_length",
+    ),
+    "initial_value over max_length": (
+        view(text_input(max_length=3, initial_value="four")),
+        "initial_value is longer than max_length 3",
+    ),
+    "initial_value over 3000": (
+        view(text_input(initial_value="v" * 3001)),
+        "longer than max_length 3000",
+    ),
+    "multiline not a boolean": (view(text_input(multiline="yes")), "/element/multiline"),
+    "label over 2000": (
+        view(text_input() | {"label": plain("l" * 2001)}),
+        "/view/blocks/0/label/text",
+    ),
+    "hint over 2000": (view(text_input() | {"hint": plain("h" * 2001)}), "/view/blocks/0/hint"),
+    "two focused elements": (
+        view(text_input(focus_on_load=True), text_input(focus_on_load=True) | {"block_id": "j"}),
+        "only one element may set focus_on_load",
+    ),
+    "initial option not offered": (
+        view(
+            radio_input()
+            | {"element": radio("a") | {"initial_option": {"text": plain("A"), "value": "a"}}}
+        ),
+        "must match one of the options exactly",
+    ),
+    "button in an input block": (
+        view(text_input() | {"element": button(plain("Go"))}),
+        "button is not allowed in an input block",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(VIEW_PROBES))
+async def test_the_emulator_refuses_the_modals_slack_refuses(
+    slack: SlackEmulator, client: AsyncWebClient, case: str
+) -> None:
+    shown, expected = VIEW_PROBES[case]
+    trigger = slack.views.issue_trigger("U1")
+    with pytest.raises(SlackApiError) as error:
+        await client.views_open(trigger_id=trigger, view=shown)
+    answer = error.value.response
+    assert answer["error"] == "invalid_arguments"
+    assert any(expected in e for e in answer["errors"]), answer["errors"]
+    assert slack.block_rejections[0].source == "views.open"
+    assert slack.open_views("U1") == []
+    # The trigger was not spent on a view Slack refused.
+    assert not slack.views.triggers[trigger].used
+
+
+def test_a_modal_at_the_limits_passes() -> None:
+    options = [{"text": plain("A"), "value": "a"}, {"text": plain("B"), "value": "b"}]
+    checks = {
+        "type": "checkboxes",
+        "action_id": "c",
+        "options": options,
+        "initial_options": [options[1]],
+    }
+    fields = [
+        text_input(max_length=3000, initial_value="v" * 3000, multiline=True, focus_on_load=True),
+        {"type": "input", "block_id": "c", "label": plain("l" * 2000), "element": checks},
+        text_input(min_length=0, max_length=1) | {"block_id": "n", "optional": True},
+    ]
+    padding = [section(mrkdwn("x")) | {"block_id": f"p{i}"} for i in range(97)]
+    full = view(
+        *fields,
+        *padding,
+        title=plain("t" * 24),
+        submit=plain("s" * 24),
+        close=plain("c" * 24),
+        private_metadata="m" * 3000,
+        callback_id="c" * 255,
+        clear_on_close=True,
+        notify_on_close=False,
+    )
+    assert validate_view(full) == []
+    assert validate_view(view(submit=None) | {"blocks": []}) == [
+        "missing required field: text object [json-pointer:/view/submit]"
+    ]
+    assert validate_view({"type": "modal", "title": plain("Read only"), "blocks": []}) == []

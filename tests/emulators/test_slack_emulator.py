@@ -657,3 +657,221 @@ async def test_response_url_replies_replaces_deletes_and_wears_out(
     assert versions[-1].deleted
     assert [m.text for m in slack.messages(CHANNEL)] == ["all"]
     assert slack.invalid_blocks_count == 1
+
+
+# ---- modals ------------------------------------------------------------------------------------
+
+
+def modal(**extra: Any) -> dict[str, Any]:
+    """A form with a required text input (at most 20 characters) and an optional radio group."""
+    plain = {"type": "plain_text", "text": "Reason"}
+    text_input = {
+        "type": "plain_text_input",
+        "action_id": "text",
+        "max_length": 20,
+        "multiline": True,
+        "initial_value": "because",
+    }
+    radio = {"type": "radio_buttons", "action_id": "pick", "options": [option("EU", "eu")]}
+    return {
+        "type": "modal",
+        "callback_id": "form",
+        "title": {"type": "plain_text", "text": "Why?"},
+        "submit": {"type": "plain_text", "text": "Send"},
+        "close": {"type": "plain_text", "text": "Back"},
+        "private_metadata": "req-1",
+        "blocks": [
+            {"type": "input", "block_id": "reason", "label": plain, "element": text_input},
+            {
+                "type": "input",
+                "block_id": "region",
+                "optional": True,
+                "label": {"type": "plain_text", "text": "Region"},
+                "element": radio,
+            },
+        ],
+        **extra,
+    }
+
+
+async def test_a_trigger_opens_one_modal_within_three_seconds() -> None:
+    now = [1_700_000_000.0]
+    async with SlackEmulator(clock=lambda: now[0]) as slack:
+        slack.add_user("U1", "alice")
+        slack.add_channel(CHANNEL, "general")
+        client = AsyncWebClient(token=slack.identity.bot_token, base_url=slack.api_url)
+        message = await post_question(slack, client)
+        # Nobody listens, but the click still carries a trigger id, as in Slack.
+        click = await slack.person("U1").click_button(message, "Approve")
+        trigger = click.payload["trigger_id"]
+
+        opened = await client.views_open(trigger_id=trigger, view=modal())
+        assert opened["view"]["id"].startswith("V")
+        assert opened["view"]["callback_id"] == "form"
+        assert opened["view"]["root_view_id"] == opened["view"]["id"]
+        view = await slack.wait_for_view("U1")
+        assert (view.id, view.title, view.private_metadata) == (
+            opened["view"]["id"],
+            "Why?",
+            "req-1",
+        )
+        assert "Reason" in view.visible_text
+        assert view.value("Reason") == "because"
+
+        with pytest.raises(SlackApiError) as error:
+            await client.views_open(trigger_id=trigger, view=modal())
+        assert error.value.response["error"] == "exchanged_trigger_id"
+
+        late = await slack.person("U1").click_button(message, "Approve")
+        now[0] += 3.5
+        with pytest.raises(SlackApiError) as error:
+            await client.views_open(trigger_id=late.payload["trigger_id"], view=modal())
+        assert error.value.response["error"] == "expired_trigger_id"
+        with pytest.raises(SlackApiError) as error:
+            await client.views_open(trigger_id="1.2.forged", view=modal())
+        assert error.value.response["error"] == "invalid_arguments"
+        assert error.value.response["response_metadata"]["messages"] == [
+            "[ERROR] invalid `trigger_id`"
+        ]
+        assert len(slack.open_views("U1")) == 1
+
+
+def form_app(app: AsyncApp) -> asyncio.Queue[dict[str, Any]]:
+    """Approve opens the modal; a submission is answered by what was typed: `bad` gets an
+    error, `update` a new view, `clear` closes everything, `elsewhere` and `too long` answers
+    Slack refuses, anything else a plain ack."""
+    bodies: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+    async def on_approve(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
+        await ack()
+        await client.views_open(trigger_id=body["trigger_id"], view=modal())
+
+    async def on_submit(ack: AsyncAck, body: dict[str, Any]) -> None:
+        typed = body["view"]["state"]["values"]["reason"]["text"]["value"]
+        if typed == "bad":
+            await ack(response_action="errors", errors={"reason": "Not that."})
+        elif typed == "update":
+            done = {"type": "section", "block_id": "done", "text": {"type": "mrkdwn", "text": "ok"}}
+            view = {"type": "modal", "title": {"type": "plain_text", "text": "Done"}}
+            await ack(response_action="update", view={**view, "blocks": [done]})
+        elif typed == "clear":
+            await ack(response_action="clear")
+        elif typed == "elsewhere":
+            await ack(response_action="errors", errors={"nowhere": "Not here."})
+        elif typed == "too long":
+            title = {"type": "plain_text", "text": "t" * 25}
+            await ack(response_action="update", view={"type": "modal", "title": title})
+        else:
+            await ack()
+        await bodies.put(body)
+
+    app.action("approve")(on_approve)
+    app.view("form")(on_submit)
+    return bodies
+
+
+async def submit_and_check(slack: SlackEmulator, web_client: AsyncWebClient, app: AsyncApp) -> None:
+    bodies = form_app(app)
+    message = await post_question(slack, web_client)
+    alice = slack.person("U1")
+    (await alice.click_button(message, "Approve")).assert_acked()
+    view = await slack.wait_for_view("U1")
+
+    refused = await alice.submit_view(view, text={"Reason": "bad"}, choose={"Region": ["EU"]})
+    refused.assert_sent()
+    assert refused.errors == {"reason": "Not that."}
+    assert not refused.closed
+    body = await next_body(bodies)
+    assert body["type"] == "view_submission"
+    assert body["user"]["id"] == "U1"
+    assert body["view"]["private_metadata"] == "req-1"
+    assert body["view"]["state"]["values"]["region"]["pick"]["selected_option"]["value"] == "eu"
+
+    # What was typed stays in the modal; the region chosen before is still chosen.
+    accepted = await alice.submit_view(view, text={"Reason": "fine"})
+    accepted.assert_sent()
+    assert accepted.closed
+    assert (await next_body(bodies))["view"]["state"]["values"]["region"]["pick"][
+        "selected_option"
+    ]["value"] == "eu"
+    with pytest.raises(AssertionError, match="it is closed"):
+        await alice.submit_view(view)
+
+    await alice.click_button(message, "Approve")
+    second = await slack.wait_for_view("U1", after=1)
+    updated = await alice.submit_view(second, text={"Reason": "update"})
+    updated.assert_sent()
+    assert not updated.closed
+    assert (second.title, second.submit_label, len(second.versions)) == ("Done", None, 2)
+    assert slack.unacked == []
+
+
+async def test_a_modal_is_submitted_over_socket_mode(
+    slack: SlackEmulator,
+    web_client: AsyncWebClient,
+    socket_app: tuple[AsyncApp, AsyncSocketModeHandler],
+) -> None:
+    await submit_and_check(slack, web_client, socket_app[0])
+
+
+async def test_a_modal_is_submitted_over_signed_http(
+    slack: SlackEmulator, web_client: AsyncWebClient, http_app: AsyncApp
+) -> None:
+    await submit_and_check(slack, web_client, http_app)
+    await slack.person("U1").click_button(slack.messages(CHANNEL)[0], "Approve")
+    view = await slack.wait_for_view("U1", after=2)
+    forged = await slack.person("U1").submit_view(view, tamper="forged_signature")
+    assert forged.delivery is not None
+    assert forged.delivery.status == 401
+    assert not forged.closed
+    cleared = await slack.person("U1").submit_view(view, text={"Reason": "clear"})
+    cleared.assert_sent()
+    assert all(v.closed for v in slack.open_views("U1"))
+
+
+async def test_slacks_client_checks_a_modal_before_sending_it(
+    slack: SlackEmulator, web_client: AsyncWebClient, socket_app: tuple[AsyncApp, Any]
+) -> None:
+    bodies = form_app(socket_app[0])
+    message = await post_question(slack, web_client)
+    alice = slack.person("U1")
+    await alice.click_button(message, "Approve")
+    view = await slack.wait_for_view("U1")
+
+    empty = await alice.submit_view(view, text={"Reason": ""})
+    assert empty.delivery is None
+    assert empty.errors == {"reason": "Please complete this required field."}
+    long = await alice.submit_view(view, text={"Reason": "x" * 21})
+    assert long.delivery is None
+    assert "20 characters or fewer" in long.errors["reason"]
+    assert bodies.empty()
+
+    sent = await alice.submit_view(view, client_checks=False)
+    sent.assert_sent()
+    assert (await next_body(bodies))["view"]["state"]["values"]["reason"]["text"]["value"] == (
+        "x" * 21
+    )
+    with pytest.raises(AssertionError, match="No input"):
+        view.find_input("Nope", frozenset({"plain_text_input"}))
+
+
+async def test_answers_to_a_submission_that_slack_refuses(
+    slack: SlackEmulator, web_client: AsyncWebClient, socket_app: tuple[AsyncApp, Any]
+) -> None:
+    form_app(socket_app[0])
+    message = await post_question(slack, web_client)
+    alice = slack.person("U1")
+    await alice.click_button(message, "Approve")
+    view = await slack.wait_for_view("U1")
+
+    misplaced = await alice.submit_view(view, text={"Reason": "elsewhere"})
+    assert misplaced.problems == (
+        "errors names 'nowhere', which is not the block_id of an input block",
+    )
+    assert misplaced.errors == {}
+    with pytest.raises(AssertionError, match="Slack refused the app's answer"):
+        misplaced.assert_sent()
+    invalid = await alice.submit_view(view, text={"Reason": "too long"})
+    assert any("less than 25 characters" in p for p in invalid.problems)
+    assert len(view.versions) == 1
+    assert not view.closed

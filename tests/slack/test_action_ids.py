@@ -1,4 +1,5 @@
-"""The action_id codec: everything a click needs, in at most 255 characters, errors that say why."""
+"""The id codecs: everything a click needs in its action_id (at most 255 characters), everything
+a form's submission needs in its private_metadata (at most 3000), errors that say why."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.slack.ids import ActionId, BadActionId, Kind
+from adapters.slack.ids import ActionId, BadActionId, BadFormMetadata, FormMetadata, Kind
 
 request_ids = st.from_regex(r"[A-Za-z0-9_.-]{1,64}", fullmatch=True)
 indices = st.integers(min_value=0, max_value=3)
@@ -36,6 +37,8 @@ def test_the_format_is_stable() -> None:
     assert ActionId("ask_1", Kind.PICK, 0, 2).pack() == "ab|ask_1|pick|0|2"
     assert ActionId("ask_1", Kind.CHECK, 1).pack() == "ab|ask_1|check|1"
     assert ActionId("ask_1", Kind.SUBMIT).pack() == "ab|ask_1|submit"
+    assert ActionId("ask_1", Kind.OTHER).pack() == "ab|ask_1|other"
+    assert ActionId("ask_1", Kind.NOTE).pack() == "ab|ask_1|note"
     assert ActionId("ask_1", Kind.PICK, 0, 2).choice() == (0, 2)
 
 
@@ -70,3 +73,51 @@ def test_what_cannot_be_packed_is_refused() -> None:
         ActionId("r" * 290, Kind.SUBMIT).pack()
     with pytest.raises(BadActionId, match="names no option"):
         ActionId("ask_1", Kind.SUBMIT).choice()
+
+
+claims = st.fixed_dictionaries(
+    {},
+    optional={
+        "team_id": st.from_regex(r"T[A-Z0-9]{1,10}", fullmatch=True),
+        "app_id": st.from_regex(r"A[A-Z0-9]{1,10}", fullmatch=True),
+        "thread_ts": st.from_regex(r"\d{10}\.\d{6}", fullmatch=True),
+    },
+)
+
+
+@given(
+    request_ids,
+    st.from_regex(r"[CDG][A-Z0-9]{1,12}", fullmatch=True),
+    st.from_regex(r"\d{10}\.\d{6}", fullmatch=True),
+    claims,
+)
+def test_form_metadata_round_trips(
+    request_id: str, channel: str, ts: str, claimed: dict[str, str]
+) -> None:
+    metadata = FormMetadata(request_id, channel, ts, claimed)
+    packed = metadata.pack()
+    assert len(packed) <= 3000
+    assert FormMetadata.unpack(packed) == metadata
+
+
+def test_form_metadata_format_is_stable() -> None:
+    # Forms left open across a restart or an upgrade carry these.
+    metadata = FormMetadata("ask_1", "C1", "1700000000.000100", {"team_id": "T1", "app_id": "A1"})
+    assert metadata.pack() == (
+        '{"v":1,"r":"ask_1","c":"C1","m":"1700000000.000100","t":"T1","a":"A1"}'
+    )
+
+
+@pytest.mark.parametrize(
+    "value",
+    [None, "", "req-1", "[1]", '{"v":2,"r":"a","c":"C1","m":"1.2"}', '{"v":1,"r":"a","c":"C1"}'],
+)
+def test_foreign_form_metadata_is_refused_with_the_value_quoted(value: str | None) -> None:
+    with pytest.raises(BadFormMetadata) as error:
+        FormMetadata.unpack(value)
+    assert repr(value)[:20] in str(error.value)
+
+
+def test_form_metadata_past_slacks_limit_is_refused() -> None:
+    with pytest.raises(BadFormMetadata, match="Slack allows 3000"):
+        FormMetadata("ask_1", "C1", "1.2", {"thread_ts": "9" * 3000}).pack()

@@ -1,5 +1,6 @@
-"""Hostile text from agents and people is inert in every Slack message and note: it pings
-nobody, links nowhere, restyles nothing, and the payload passes Slack's checks."""
+"""Hostile text from agents and people is inert in every Slack message, note and answer form:
+it pings nobody, links nowhere, restyles nothing, and the payload passes Slack's checks. That
+includes answers in people's own words and their notes."""
 
 from __future__ import annotations
 
@@ -10,14 +11,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapters.slack.clicks import note
+from adapters.slack.form import form, notice
+from adapters.slack.ids import FormMetadata, Kind
 from adapters.slack.render import render
 from adapters.slack.richtext import Line, block, mrkdwn, section
 from adapters.slack.surface import reminder_line
 from core.intents import Counted, Refusal, Refused
-from core.models import Person, Request
+from core.models import Person, Request, Selections
 from core.view import Receipt, RequestView
-from tests.emulators.slack import Mentions, mentions, mrkdwn_markup, validate_blocks
-from tests.hostile import people, requests
+from tests.emulators.slack import (
+    Mentions,
+    mentions,
+    mrkdwn_markup,
+    validate_blocks,
+    validate_view,
+)
+from tests.hostile import hostile_text, people, requests
 
 EXAMPLES = settings(max_examples=500, derandomize=True, deadline=None)
 
@@ -73,3 +82,45 @@ def assert_note_inert(line: Line | None, request: Request) -> None:
     if line is not None:
         blocks = json.loads(json.dumps([block("ab-note", [section(line)])]))
         assert_inert(mrkdwn(line), blocks, request)
+
+
+@st.composite
+def requests_in_own_words(draw: st.DrawFn) -> Request:
+    """A request from `requests()` that takes answers in one's own words and notes: its votes
+    agree in pairs on hostile typed answers, each with a hostile note, and an answered request
+    has the first pair's answer."""
+    request = draw(requests())
+    headers = [q.header for q in request.questions]
+    typed = [{h: draw(hostile_text()).strip() or "x" for h in headers} for _ in range(2)]
+    votes = tuple(
+        vote.model_copy(
+            update={"answers": typed[i % 2], "notes": {headers[0]: draw(hostile_text())}}
+        )
+        for i, vote in enumerate(request.votes)
+    )
+    policy = request.policy.model_copy(update={"allow_other": True, "allow_notes": True})
+    update: dict[str, object] = {"votes": votes, "policy": policy}
+    if request.answers is not None:
+        update["answers"] = typed[0]
+    return request.model_copy(update=update)
+
+
+@EXAMPLES
+@given(requests_in_own_words(), st.sampled_from([Kind.OTHER, Kind.NOTE]))
+def test_own_words_and_notes_are_inert_in_messages_and_forms(request: Request, kind: Kind) -> None:
+    view = RequestView.of(request)
+    payload = render(view, "r1")
+    assert_inert(payload["text"], json.loads(json.dumps(payload["blocks"])), request)
+    for vote in request.votes:
+        assert_note_inert(note(Counted(view, Receipt(vote.answers, 1, 2))), request)
+    picks: Selections = {i: (0,) for i in range(len(request.questions))}
+    metadata = FormMetadata(request.request_id, "C1", "1700000000.000100", {"team_id": "T1"})
+    modal = json.loads(json.dumps(form(view, picks, kind, metadata)))
+    assert validate_view(modal) == []
+    assert mentions(None, modal["blocks"]).none
+    for reason in Refusal:
+        line = note(Refused(reason, view, missing=(request.questions[0].header,)))
+        if line is not None:
+            ended = json.loads(json.dumps(notice(line)))
+            assert validate_view(ended) == []
+            assert_inert("", ended["blocks"], request)

@@ -1,5 +1,6 @@
 """A local Slack for end-to-end tests: Web API, Socket Mode, signed HTTP interactions,
-response_urls and simulated people, spoken to by the unmodified slack_sdk / slack_bolt clients.
+response_urls, modals and simulated people, spoken to by the unmodified slack_sdk / slack_bolt
+clients.
 
     async with SlackEmulator() as slack:
         slack.add_user("U1", "alice")
@@ -13,7 +14,8 @@ from .emulator import SlackEmulator
 from .mrkdwn import Mentions, MrkdwnMarkup, mentions, mrkdwn_markup, mrkdwn_mentions
 from .person import Person
 from .response_url import ResponseUrlCall
-from .validation import validate_blocks
+from .validation import validate_blocks, validate_view
+from .views import OpenView, ViewSubmission, answer_of
 from .workspace import Channel, Ephemeral, Identity, Message, User
 
 __all__ = [
@@ -26,12 +28,15 @@ __all__ = [
     "Mentions",
     "Message",
     "MrkdwnMarkup",
+    "OpenView",
     "Person",
     "ResponseUrlCall",
     "SlackEmulator",
     "Tamper",
     "User",
     "Via",
+    "ViewSubmission",
+    "answer_of",
     "block_texts",
     "has_interactive_elements",
     "mentions",
@@ -39,5 +44,6 @@ __all__ = [
     "mrkdwn_mentions",
     "signature",
     "validate_blocks",
+    "validate_view",
     "visible_text",
 ]

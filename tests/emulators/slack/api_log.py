@@ -12,7 +12,7 @@ from typing import Any
 
 from .blocks import placed_elements
 from .types import Block
-from .validation import validate_blocks
+from .validation import validate_blocks, validate_view
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,8 @@ class ApiLog:
 
 @dataclass(frozen=True)
 class BlockRejection:
-    """One `invalid_blocks` answer: which call sent the blocks and what Slack objected to."""
+    """One `invalid_blocks` answer (or, for a view, `invalid_arguments`): which call sent the
+    blocks and what Slack objected to."""
 
     source: str
     errors: list[str]
@@ -109,6 +110,12 @@ class BlockGate:
         errors = validate_blocks(blocks, require_block_ids=self.require_block_ids)
         if errors:
             self.rejections.append(BlockRejection(source, errors, copy.deepcopy(blocks)))
+        return errors
+
+    def check_view(self, source: str, view: object) -> list[str]:
+        errors = validate_view(view, require_block_ids=self.require_block_ids)
+        if errors:
+            self.rejections.append(BlockRejection(source, errors, copy.deepcopy(view)))
         return errors
 
     @staticmethod

@@ -45,9 +45,11 @@ class Delivery:
     def assert_acked(self) -> Self:
         if not self.acked:
             action = (self.payload.get("actions") or [{}])[0]
+            view = self.payload.get("view") or {}
+            what = action.get("action_id") or view.get("callback_id")
             raise AssertionError(
                 f"The app did not acknowledge {self.payload.get('type')} "
-                f"{action.get('action_id')!r} over {self.via}: status={self.status} "
+                f"{what!r} over {self.via}: status={self.status} "
                 f"error={self.error!r} body={self.body!r}"
             )
         return self

@@ -19,6 +19,7 @@ from .person import Person
 from .response_url import ResponseUrlCall, ResponseUrls
 from .socket_mode import SocketModeServer
 from .types import JSONDict
+from .views import OpenView, Views
 from .web_api import WebApi
 from .workspace import (
     Channel,
@@ -80,6 +81,7 @@ class SlackEmulator:
         self.socket = SocketModeServer(self.workspace, ack_timeout)
         self.response_urls = ResponseUrls(self.workspace, self.gate, clock, lambda: self.base_url)
         self.client_states = ClientStates()
+        self.views = Views(self.workspace, clock)
         self._requested_port = port
         self._port: int | None = None
         self._runner: web.AppRunner | None = None
@@ -88,7 +90,7 @@ class SlackEmulator:
     # ---- lifecycle ---------------------------------------------------------------------------
 
     async def start(self) -> None:
-        api = WebApi(self.workspace, self.api_log, self.gate, self._socket_url)
+        api = WebApi(self.workspace, self.api_log, self.gate, self.views, self._socket_url)
         app = web.Application()
         app.router.add_route("*", "/api/{method}", api.handle)
         app.router.add_get("/socket-mode/{ticket}", self.socket.handle)
@@ -335,6 +337,32 @@ class SlackEmulator:
             lambda: (
                 f"no ephemeral for {user_id} containing {contains!r}. Seen: "
                 + repr([n.visible_text for n in self.workspace.ephemerals(user_id)])
+            ),
+        )
+
+    def open_views(self, user_id: str) -> list[OpenView]:
+        """Every modal opened for `user_id`, oldest first, closed ones included."""
+        return self.views.of(user_id)
+
+    async def wait_for_view(
+        self,
+        user_id: str,
+        timeout: float = 5.0,  # noqa: ASYNC109 -- the test-facing API; asyncio.timeout is inside
+        *,
+        after: int = 0,
+    ) -> OpenView:
+        """The first modal opened for `user_id` after the first `after` ones."""
+
+        def check() -> OpenView | None:
+            opened = self.views.of(user_id)[after:]
+            return opened[0] if opened else None
+
+        return await self.workspace.wait_until(
+            check,
+            timeout,
+            lambda: (
+                f"no modal opened for {user_id} after the first {after}; views.open calls: "
+                + repr([c.response.get("error", "ok") for c in self.api_log.of("views.open")])
             ),
         )
 

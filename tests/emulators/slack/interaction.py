@@ -159,6 +159,12 @@ class ClientState:
         option = entry.get("selected_option")
         return [option] if option else []
 
+    def type_text(self, target: Target, value: str) -> StateEntry:
+        """What the person typed into a text input replaces what was there."""
+        entry: StateEntry = {"type": target.type, "value": value}
+        self.choices[(target.block_id, target.action_id)] = entry
+        return copy.deepcopy(entry)
+
     def choose(self, target: Target, options: list[JSONDict]) -> StateEntry:
         entry: StateEntry = {"type": target.type}
         if target.type in MULTI_CHOICE:

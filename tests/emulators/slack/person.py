@@ -4,13 +4,16 @@ the `block_actions` payload Slack would, one per click, tick or choice."""
 from __future__ import annotations
 
 import copy
-import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from .blocks import text_of
 from .delivery import Delivery, Tamper, Via
 from .interaction import (
+    MULTI_CHOICE,
+    SINGLE_CHOICE,
+    VALUE_INPUTS,
     ClientState,
     Target,
     button_action,
@@ -19,7 +22,15 @@ from .interaction import (
     find_option,
     options_of,
 )
-from .types import ActionPayload, BlockActionsPayload, JSONDict, StateValues
+from .types import (
+    ActionPayload,
+    BlockActionsPayload,
+    JSONDict,
+    StateValues,
+    UserRef,
+    ViewSubmissionPayload,
+)
+from .views import OpenView, ViewSubmission, answer_of
 from .workspace import Message, User
 
 if TYPE_CHECKING:
@@ -153,6 +164,70 @@ class Person:
     ) -> list[Delivery]:
         return await self._set_boxes(message, labels, False, hint, via, tamper)
 
+    # ---- modals ------------------------------------------------------------------------------
+
+    async def submit_view(
+        self,
+        view: OpenView,
+        *,
+        text: Mapping[str, str] | None = None,
+        choose: Mapping[str, Sequence[str]] | None = None,
+        via: Via | None = None,
+        tamper: Tamper = "none",
+        client_checks: bool = True,
+    ) -> ViewSubmission:
+        """Type into the modal's text inputs and choose in its radio buttons or checkboxes
+        (each named by a word of its label or its block_id), then press its submit button.
+
+        Inputs not named keep what they hold. Slack's client checks the inputs first and sends
+        nothing when a required one is empty or text breaks a length limit; `client_checks=
+        False` sends what was typed anyway, to test the app's own checks. The app's answer is
+        applied to `view` (errors shown, view replaced, or closed)."""
+        if view.closed:
+            raise AssertionError(f"{self} cannot submit view {view.id}: it is closed")
+        if view.user != self.user.id:
+            raise AssertionError(f"{self} cannot submit view {view.id}: it is {view.user}'s")
+        if view.submit_label is None:
+            raise AssertionError(f"view {view.id} ({view.title!r}) has no submit button")
+        for name, value in (text or {}).items():
+            view.state.type_text(view.find_input(name, VALUE_INPUTS), value)
+        for name, labels in (choose or {}).items():
+            target = view.find_input(name, SINGLE_CHOICE | MULTI_CHOICE)
+            view.state.choose(target, _options(target, labels))
+        problems = view.client_errors() if client_checks else {}
+        if problems:
+            return ViewSubmission(view, None, errors=problems)
+        payload = self._submission(view)
+        delivery = await self._emulator.deliver(dict(payload), via=via, tamper=tamper)
+        if not delivery.acked:
+            return ViewSubmission(view, delivery, errors=dict(view.errors))
+        answer = answer_of(delivery)
+        refused = await self._emulator.views.respond(view, answer)
+        return ViewSubmission(
+            view,
+            delivery,
+            errors=dict(view.errors),
+            closed=view.closed,
+            response=answer,
+            problems=refused,
+        )
+
+    def _submission(self, view: OpenView) -> ViewSubmissionPayload:
+        emulator = self._emulator
+        identity = emulator.identity
+        return {
+            "type": "view_submission",
+            "team": {"id": identity.team_id, "domain": identity.team_domain},
+            "user": self._user_ref(),
+            "api_app_id": identity.app_id,
+            "token": identity.verification_token,
+            "trigger_id": emulator.views.issue_trigger(self.user.id),
+            "view": emulator.views.to_slack(view),
+            "response_urls": [],
+            "is_enterprise_install": False,
+            "enterprise": None,
+        }
+
     # ---- internals ---------------------------------------------------------------------------
 
     def _state(self, message: Message) -> ClientState:
@@ -208,15 +283,9 @@ class Person:
         emulator = self._emulator
         identity = emulator.identity
         channel = emulator.workspace.channels[shown.channel]
-        trigger_id = f"{int(emulator.clock())}.{secrets.randbelow(10**9)}.{secrets.token_hex(16)}"
         return {
             "type": "block_actions",
-            "user": {
-                "id": self.user.id,
-                "username": self.user.name,
-                "name": self.user.name,
-                "team_id": self.user.team_id,
-            },
+            "user": self._user_ref(),
             "api_app_id": identity.app_id,
             "token": identity.verification_token,
             "container": {
@@ -225,7 +294,7 @@ class Person:
                 "channel_id": shown.channel,
                 "is_ephemeral": False,
             },
-            "trigger_id": trigger_id,
+            "trigger_id": emulator.views.issue_trigger(self.user.id),
             "team": {"id": identity.team_id, "domain": identity.team_domain},
             "enterprise": None,
             "is_enterprise_install": False,
@@ -235,3 +304,19 @@ class Person:
             "response_url": emulator.response_urls.create(self.user.id, shown.channel, shown.ts),
             "actions": [action],
         }
+
+    def _user_ref(self) -> UserRef:
+        user = self.user
+        return {"id": user.id, "username": user.name, "name": user.name, "team_id": user.team_id}
+
+
+def _options(target: Target, labels: Sequence[str]) -> list[JSONDict]:
+    by_label = {text_of(o.get("text")).strip(): o for o in options_of(target.element)}
+    missing = [label for label in labels if label.strip() not in by_label]
+    if missing:
+        raise AssertionError(
+            f"No option labelled {missing!r} in {target.type} {target.block_id}; "
+            f"options: {sorted(by_label)}"
+        )
+    chosen = {label.strip() for label in labels}
+    return [o for label, o in by_label.items() if label in chosen]

@@ -48,3 +48,8 @@ class Problems:
         elif len(value) > high:
             self.fail(f"must be less than {high + 1} items (got {len(value)})", pointer)
         return value
+
+
+def is_int(value: object) -> bool:
+    """An integer in JSON: `True` is not one."""
+    return isinstance(value, int) and not isinstance(value, bool)

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
 
-from .problems import Problems
+from .problems import Problems, is_int
 
 MAX_LIST_INDENT = 8
 TEXT_STYLES = frozenset({"bold", "italic", "strike", "code"})
@@ -87,10 +87,10 @@ def _list_fields(element: Mapping[str, Any], pointer: str, out: Problems) -> Non
     if element.get("style") not in LIST_STYLES:
         out.fail(f"style must be one of {' | '.join(LIST_STYLES)}", f"{pointer}/style")
     indent = element.get("indent", 0)
-    if not _is_int(indent) or not 0 <= indent <= MAX_LIST_INDENT:
+    if not is_int(indent) or not 0 <= indent <= MAX_LIST_INDENT:
         out.fail(f"indent must be an integer from 0 to {MAX_LIST_INDENT}", f"{pointer}/indent")
     offset = element.get("offset", 0)
-    if not _is_int(offset) or offset < 0:
+    if not is_int(offset) or offset < 0:
         out.fail("offset must be a non-negative integer", f"{pointer}/offset")
 
 
@@ -136,16 +136,12 @@ def _style(style: object, pointer: str, out: Problems) -> None:
 
 
 def _date(element: Mapping[str, Any], pointer: str, out: Problems) -> None:
-    if not _is_int(element.get("timestamp")):
+    if not is_int(element.get("timestamp")):
         out.fail("timestamp must be an integer (seconds since the epoch)", f"{pointer}/timestamp")
     out.non_empty_text(element.get("format"), f"{pointer}/format")
     for key in ("fallback", "url"):
         if key in element:
             out.non_empty_text(element[key], f"{pointer}/{key}")
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 # ---- reading ------------------------------------------------------------------------------------
@@ -217,7 +213,7 @@ def _date_text(element: Mapping[str, Any]) -> str:
     if isinstance(fallback, str) and fallback:
         return fallback
     timestamp = element.get("timestamp")
-    if not _is_int(timestamp):
+    if not is_int(timestamp):
         return ""
     assert isinstance(timestamp, int)
     return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M UTC")

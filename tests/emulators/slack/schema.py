@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 MAX_BLOCKS = 50
+MAX_VIEW_BLOCKS = 100
 MAX_ID_LENGTH = 255
 MAX_ACTIONS_ELEMENTS = 25
 MAX_SECTION_TEXT = 3000
@@ -26,6 +27,13 @@ MAX_PLACEHOLDER = 150
 MAX_LABEL = 2000
 MAX_ALT_TEXT = 2000
 MAX_MARKDOWN_TEXT = 12_000
+MAX_TEXT_INPUT = 3000
+"""A plain_text_input's `max_length` (and `min_length`) may be at most this."""
+MAX_VIEW_TITLE = 24
+"""A modal's title, submit and close texts."""
+MAX_PRIVATE_METADATA = 3000
+MAX_CALLBACK_ID = 255
+MAX_EXTERNAL_ID = 255
 
 PLAIN = ("plain_text",)
 EITHER = ("plain_text", "mrkdwn")
@@ -145,5 +153,29 @@ BLOCK_FIELDS: Mapping[str, frozenset[str]] = MappingProxyType(
         ),
         "markdown": frozenset({"type", "block_id", "text"}),
         "rich_text": frozenset({"type", "block_id", "elements"}),
+    }
+)
+
+VIEW_FIELDS = frozenset(
+    {
+        "type",
+        "title",
+        "blocks",
+        "close",
+        "submit",
+        "private_metadata",
+        "callback_id",
+        "clear_on_close",
+        "notify_on_close",
+        "external_id",
+        "submit_disabled",
+    }
+)
+VIEW_TEXTS = ("title", "submit", "close")
+VIEW_LIMITS: Mapping[str, int] = MappingProxyType(
+    {
+        "private_metadata": MAX_PRIVATE_METADATA,
+        "callback_id": MAX_CALLBACK_ID,
+        "external_id": MAX_EXTERNAL_ID,
     }
 )

@@ -77,6 +77,19 @@ class BlockActionsPayload(TypedDict):
     actions: list[ActionPayload]
 
 
+class ViewSubmissionPayload(TypedDict):
+    type: Literal["view_submission"]
+    team: TeamRef
+    user: UserRef
+    api_app_id: str
+    token: str
+    trigger_id: str
+    view: JSONDict
+    response_urls: list[JSONDict]
+    is_enterprise_install: bool
+    enterprise: None
+
+
 class SocketEnvelope(TypedDict):
     envelope_id: str
     type: str

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from .problems import Problems
+from .problems import Problems, is_int
 from .rich_text import check_rich_text
 from .schema import (
     BLOCK_FIELDS,
@@ -42,10 +42,16 @@ from .schema import (
     MAX_PLACEHOLDER,
     MAX_SECTION_FIELDS,
     MAX_SECTION_TEXT,
+    MAX_TEXT_INPUT,
+    MAX_VIEW_BLOCKS,
+    MAX_VIEW_TITLE,
     MRKDWN_OPTIONS,
     MULTI_SELECTS,
     PLAIN,
     TEXT_FIELDS,
+    VIEW_FIELDS,
+    VIEW_LIMITS,
+    VIEW_TEXTS,
 )
 
 
@@ -53,6 +59,8 @@ class _Checker(Problems):
     def __init__(self, require_block_ids: bool) -> None:
         super().__init__()
         self.require_block_ids = require_block_ids
+        self.focused: list[str] = []
+        """Pointers of the elements with `focus_on_load`: Slack allows one per message or view."""
 
     # ---- composition objects ---------------------------------------------------------------
 
@@ -103,15 +111,15 @@ class _Checker(Problems):
 
     # ---- blocks ------------------------------------------------------------------------------
 
-    def blocks(self, blocks: object) -> None:
+    def blocks(self, blocks: object, base: str = "/blocks", limit: int = MAX_BLOCKS) -> None:
         if not isinstance(blocks, list):
-            self.fail("must be an array", "/blocks")
+            self.fail("must be an array", base)
             return
-        if len(blocks) > MAX_BLOCKS:
-            self.fail(f"must be less than {MAX_BLOCKS + 1} items (got {len(blocks)})", "/blocks")
+        if len(blocks) > limit:
+            self.fail(f"must be less than {limit + 1} items (got {len(blocks)})", base)
         seen_ids: dict[str, int] = {}
         for index, block in enumerate(blocks):
-            pointer = f"/blocks/{index}"
+            pointer = f"{base}/{index}"
             if not isinstance(block, dict) or not isinstance(block.get("type"), str):
                 self.fail("must be an object with a `type`", pointer)
                 continue
@@ -265,8 +273,13 @@ class _Checker(Problems):
                 self.max_length(action_id, MAX_ID_LENGTH, f"{pointer}/action_id")
         if kind == "button":
             self.button(element, pointer)
+        if kind == "plain_text_input":
+            self.text_input(element, pointer)
         if kind in MAX_OPTIONS:
             self.options(element, kind, pointer)
+        self.boolean(element, "focus_on_load", pointer)
+        if element.get("focus_on_load") is True:
+            self.focused.append(pointer)
         if "placeholder" in element:
             self.text_object(
                 element["placeholder"], f"{pointer}/placeholder", limit=MAX_PLACEHOLDER, kinds=PLAIN
@@ -280,6 +293,32 @@ class _Checker(Problems):
         self.max_length(element.get("value"), MAX_BUTTON_VALUE, f"{pointer}/value")
         self.max_length(element.get("url"), MAX_BUTTON_URL, f"{pointer}/url")
         self.style(element, pointer)
+
+    def text_input(self, element: dict[str, Any], pointer: str) -> None:
+        self.boolean(element, "multiline", pointer)
+        bounds: dict[str, int] = {}
+        for key, low in (("min_length", 0), ("max_length", 1)):
+            if key not in element:
+                continue
+            value = element[key]
+            if not is_int(value) or not low <= value <= MAX_TEXT_INPUT:
+                self.fail(
+                    f"{key} must be an integer from {low} to {MAX_TEXT_INPUT}", f"{pointer}/{key}"
+                )
+            else:
+                bounds[key] = value
+        most = bounds.get("max_length", MAX_TEXT_INPUT)
+        if bounds.get("min_length", 0) > most:
+            self.fail("min_length must not be more than max_length", f"{pointer}/min_length")
+        if "initial_value" in element:
+            initial = element["initial_value"]
+            if not isinstance(initial, str):
+                self.fail("initial_value must be a string", f"{pointer}/initial_value")
+            elif len(initial) > most:
+                self.fail(
+                    f"initial_value is longer than max_length {most} (got {len(initial)})",
+                    f"{pointer}/initial_value",
+                )
 
     def options(self, element: dict[str, Any], kind: str, pointer: str) -> None:
         kinds = EITHER if kind in MRKDWN_OPTIONS else PLAIN
@@ -320,6 +359,20 @@ class _Checker(Problems):
                 )
             else:
                 seen[value] = option_pointer
+        self.initial_options(element, [option for option, _ in placed], pointer)
+
+    def initial_options(self, element: dict[str, Any], options: list[object], pointer: str) -> None:
+        """An initial option must be one of the element's options, exactly as given there."""
+        initial = element.get("initial_option")
+        chosen = [(initial, f"{pointer}/initial_option")] if "initial_option" in element else []
+        many = element.get("initial_options")
+        if "initial_options" in element and not isinstance(many, list):
+            self.fail("must be an array", f"{pointer}/initial_options")
+        elif isinstance(many, list):
+            chosen += [(o, f"{pointer}/initial_options/{i}") for i, o in enumerate(many)]
+        for option, option_pointer in chosen:
+            if option not in options:
+                self.fail("must match one of the options exactly", option_pointer)
 
     def option(
         self, option: object, pointer: str, kinds: tuple[str, ...], *, with_url: bool
@@ -344,6 +397,55 @@ class _Checker(Problems):
         self.max_length(value, MAX_OPTION_VALUE, f"{pointer}/value")
         return value
 
+    # ---- views ---------------------------------------------------------------------------------
+
+    def view(self, view: object) -> None:
+        if not isinstance(view, dict):
+            self.fail("must be an object", "/view")
+            return
+        self.only_fields(view, VIEW_FIELDS, "/view")
+        if view.get("type") != "modal":
+            self.fail(f"type must be modal, not {view.get('type')!r}", "/view/type")
+        for key in VIEW_TEXTS:
+            if key in view:
+                self.text_object(view[key], f"/view/{key}", limit=MAX_VIEW_TITLE, kinds=PLAIN)
+            elif key == "title":
+                self.fail("missing required field: title", "/view")
+            elif key == "submit" and _has_inputs(view):
+                self.fail("missing required field: submit (a view with input blocks)", "/view")
+        for key, limit in VIEW_LIMITS.items():
+            if key in view and not isinstance(view[key], str):
+                self.fail("must be a string", f"/view/{key}")
+            else:
+                self.max_length(view.get(key), limit, f"/view/{key}")
+        for key in ("clear_on_close", "notify_on_close", "submit_disabled"):
+            self.boolean(view, key, "/view")
+        self.blocks(view.get("blocks"), "/view/blocks", MAX_VIEW_BLOCKS)
+        self.one_focus()
+
+    def one_focus(self) -> None:
+        for pointer in self.focused[1:]:
+            self.fail(
+                f"only one element may set focus_on_load (also {self.focused[0]})",
+                f"{pointer}/focus_on_load",
+            )
+
+
+def _has_inputs(view: Mapping[str, Any]) -> bool:
+    blocks = view.get("blocks")
+    return isinstance(blocks, list) and any(
+        isinstance(b, dict) and b.get("type") == "input" for b in blocks
+    )
+
+
+def validate_view(view: object, *, require_block_ids: bool = True) -> list[str]:
+    """Everything Slack would object to in a modal given to views.open or a response_action
+    `update`: its own fields (type, title, submit, close, private_metadata, callback_id) and
+    its blocks (at most 100)."""
+    checker = _Checker(require_block_ids)
+    checker.view(view)
+    return checker.errors
+
 
 def validate_blocks(blocks: object, *, require_block_ids: bool = True) -> list[str]:
     """Everything Slack would object to in `blocks`; an empty list means Slack accepts them.
@@ -353,4 +455,5 @@ def validate_blocks(blocks: object, *, require_block_ids: bool = True) -> list[s
     """
     checker = _Checker(require_block_ids)
     checker.blocks(blocks)
+    checker.one_focus()
     return checker.errors

@@ -12,6 +12,7 @@ from aiohttp import web
 
 from .api_log import ApiCall, ApiLog, BlockGate
 from .types import Block, JSONDict
+from .views import Views
 from .workspace import Channel, Ephemeral, Workspace
 
 logger = logging.getLogger(__name__)
@@ -34,7 +35,7 @@ class Method:
     token: TokenKind
 
 
-JSON_ARGUMENTS = ("blocks", "attachments", "metadata")
+JSON_ARGUMENTS = ("blocks", "attachments", "metadata", "view")
 
 
 async def read_arguments(request: web.Request) -> JSONDict:
@@ -65,11 +66,13 @@ class WebApi:
         workspace: Workspace,
         log: ApiLog,
         gate: BlockGate,
+        views: Views,
         socket_url: Callable[[], str],
     ) -> None:
         self.workspace = workspace
         self.log = log
         self.gate = gate
+        self.views = views
         self.socket_url = socket_url
         self.methods: dict[str, Method] = {
             "auth.test": Method(self.auth_test, "bot"),
@@ -84,6 +87,7 @@ class WebApi:
             "conversations.replies": Method(self.conversations_replies, "bot"),
             "users.info": Method(self.users_info, "bot"),
             "usergroups.users.list": Method(self.usergroups_users_list, "bot"),
+            "views.open": Method(self.views_open, "bot"),
         }
 
     # ---- transport ---------------------------------------------------------------------------
@@ -270,6 +274,29 @@ class WebApi:
         if user is None:
             raise SlackError("user_not_found")
         return {"ok": True, "user": user.to_slack()}
+
+    async def views_open(self, arguments: JSONDict) -> JSONDict:
+        """Open a modal with the trigger id of an interaction: once, within 3 seconds."""
+        trigger = self.views.trigger(arguments.get("trigger_id"))
+        if trigger is None:
+            raise SlackError(
+                "invalid_arguments",
+                response_metadata={"messages": ["[ERROR] invalid `trigger_id`"]},
+            )
+        if trigger.used:
+            raise SlackError("exchanged_trigger_id")
+        if self.views.expired(trigger):
+            raise SlackError("expired_trigger_id")
+        view = arguments.get("view")
+        errors = self.gate.check_view("views.open", view)
+        if errors or not isinstance(view, dict):
+            raise SlackError(
+                "invalid_arguments",
+                errors=errors,
+                response_metadata={"messages": [f"[ERROR] {e}" for e in errors]},
+            )
+        opened = await self.views.open(trigger, view)
+        return {"ok": True, "view": self.views.to_slack(opened)}
 
     async def usergroups_users_list(self, arguments: JSONDict) -> JSONDict:
         members = self.workspace.usergroups.get(str(arguments.get("usergroup")))
