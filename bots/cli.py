@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -30,11 +30,13 @@ from bots.client import (
 )
 from bots.crash_hook import crash_point_from
 from bots.logs import configure_logging
-from bots.service import Service
 from bots.settings import Settings, unknown_variables
 from core.errors import AskbridgeError, StartupError
 from core.store import open_store
 from core.version import VERSION
+
+if TYPE_CHECKING:
+    from bots.service import Service
 
 log = logging.getLogger("askbridge")
 
@@ -68,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
         return _audit(settings, args)
     if args.command == "mcp":
         return _mcp(settings, args)
+    if args.command == "hook":
+        return _hook(settings, args, parser)
     if args.command == "prune":
         return _prune(settings, args)
     parser.print_help(sys.stderr)
@@ -138,6 +142,15 @@ def _parser() -> argparse.ArgumentParser:
         "mcp", help="serve the ask_user_question tool to an MCP client over stdio"
     )
     mcp.add_argument("--url", help="the server (ASKBRIDGE_URL, else ASKBRIDGE_HOST:PORT)")
+    mcp.add_argument(
+        "--progress-every",
+        type=float,
+        default=15.0,
+        metavar="SECONDS",
+        help="while nobody has answered, tell the client this often that the tool still waits",
+    )
+
+    _hook_parser(commands)
 
     prune = commands.add_parser(
         "prune",
@@ -157,7 +170,101 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _hook_parser(commands: Any) -> None:
+    hook = commands.add_parser("hook", help="answer an agent host's hooks through askbridge")
+    hosts = hook.add_subparsers(dest="host")
+    claude = hosts.add_parser(
+        "claude-code",
+        help="Claude Code's command hook: read the hook input on stdin, print the decision",
+        description="A PreToolUse hook for AskUserQuestion asks its questions; a "
+        "PermissionRequest hook asks Allow once / Always allow / Deny. Flags fall back to "
+        "ASKBRIDGE_HOOK_* settings. No answer, or no server: no decision (Claude Code asks in "
+        "the terminal) and one line on stderr.",
+    )
+    claude.add_argument("--url", help="the server (ASKBRIDGE_URL, else ASKBRIDGE_HOST:PORT)")
+    claude.add_argument(
+        "--target", action="append", default=[], help="where to ask (repeat for several)"
+    )
+    claude.add_argument(
+        "--answerer", action="append", default=[], metavar="WHO", help="who may answer (repeat)"
+    )
+    claude.add_argument("--quorum", type=int, help="how many must give the same answers")
+    claude.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="the hook's timeout in Claude Code's settings (default 600); the question's "
+        "deadline ends a little before it",
+    )
+    claude.add_argument(
+        "--on-timeout",
+        choices=["ask", "deny"],
+        help="nobody answered in time: ask (no decision; the default) or deny",
+    )
+    claude.add_argument(
+        "--print-settings",
+        action="store_true",
+        help="print the hooks block for .claude/settings.json instead of running the hook",
+    )
+    claude.add_argument(
+        "--http",
+        action="store_true",
+        help="with --print-settings: an HTTP hook to the server instead of this command",
+    )
+    claude.add_argument(
+        "--no-approvals",
+        action="store_true",
+        help="with --print-settings: leave Claude Code's tool approvals in the terminal",
+    )
+    claude.add_argument(
+        "--pre-tool-use",
+        metavar="MATCHER",
+        help="with --print-settings: also ask before every call of these tools, e.g. "
+        "'Bash|Write' (a PreToolUse matcher)",
+    )
+
+
+def _hook(settings: Settings, args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from bots.claude_hook import print_settings, run_hook
+
+    if args.host != "claude-code":
+        parser.error("say which host: askbridge hook claude-code")
+    given = {
+        "target": args.target or None,
+        "answerers": args.answerer or None,
+        "quorum": args.quorum,
+        "timeout_s": args.timeout,
+        "on_timeout": args.on_timeout,
+    }
+    try:
+        options = settings.hook_options().updated({k: v for k, v in given.items() if v is not None})
+    except ValueError as error:
+        parser.error(str(error))
+    url = args.url or settings.server_url
+    if args.print_settings:
+        text = print_settings(
+            options,
+            url=url,
+            http=args.http,
+            with_token=settings.api_token is not None,
+            approvals=not args.no_approvals,
+            pre_tool_use=args.pre_tool_use,
+        )
+        sys.stdout.write(text + "\n")
+        return EXIT_ANSWERED
+    # stderr is for the one line that says why no decision was made; DEBUG shows the rest.
+    configure_logging("DEBUG" if settings.log_level == "DEBUG" else "ERROR", settings.secrets())
+    token = settings.api_token.get_secret_value() if settings.api_token else None
+    output, problem = asyncio.run(run_hook(sys.stdin.read(), options, url, token))
+    if problem:
+        sys.stderr.write(problem.replace("\n", " ") + "\n")
+    _print_json(output)
+    return EXIT_ANSWERED
+
+
 def _serve(settings: Settings, args: argparse.Namespace) -> int:
+    from bots.service import Service  # loaded only here: the hook and the client start fast
+
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
     settings = settings.model_copy(update=overrides)
     configure_logging(settings.log_level, settings.secrets(), settings.log_format)
@@ -326,7 +433,7 @@ def _mcp(settings: Settings, args: argparse.Namespace) -> int:
     # stdout carries the protocol; logs go to stderr.
     configure_logging(settings.log_level, settings.secrets(), settings.log_format)
     token = settings.api_token.get_secret_value() if settings.api_token else None
-    server = build_server(args.url or settings.server_url, token)
+    server = build_server(args.url or settings.server_url, token, args.progress_every)
     asyncio.run(server.run_stdio_async())
     return EXIT_ANSWERED
 

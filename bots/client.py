@@ -76,11 +76,13 @@ class AskbridgeClient:
         reconnect_for_s: float = 300.0,
         session: aiohttp.ClientSession | None = None,
         notice: Callable[[str], None] | None = None,
+        create_patience_s: float = CREATE_PATIENCE_S,
     ) -> None:
         """`notice` hears when the server becomes unreachable and when it is back."""
         self.url = url.rstrip("/")
         self._headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._reconnect_for_s = reconnect_for_s
+        self._create_patience_s = create_patience_s
         self._session = session
         self._own_session = session is None
         self._notice = notice or log.info
@@ -120,7 +122,9 @@ class AskbridgeClient:
         remind_after_s. InvalidRequest, before anything is sent, when a rule refuses the ask.
         """
         body = request_body(questions, target, timeout_s, context, request_id, **policy)
-        created = await self._call("POST", "/v1/questions", json=body, patience_s=CREATE_PATIENCE_S)
+        created = await self._call(
+            "POST", "/v1/questions", json=body, patience_s=self._create_patience_s
+        )
         # Waiting re-creates with the same body (idempotent) if the server lost the request.
         final = await self.wait(created["request_id"], recreate=body)
         return outcome(final)
@@ -136,7 +140,9 @@ class AskbridgeClient:
         **policy: Any,
     ) -> dict[str, Any]:
         body = request_body(questions, target, timeout_s, context, request_id, **policy)
-        return await self._call("POST", "/v1/questions", json=body, patience_s=CREATE_PATIENCE_S)
+        return await self._call(
+            "POST", "/v1/questions", json=body, patience_s=self._create_patience_s
+        )
 
     async def get(self, request_id: str, wait_s: float = 0) -> dict[str, Any]:
         query = f"?wait={wait_s:g}" if wait_s else ""

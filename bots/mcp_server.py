@@ -7,9 +7,10 @@ waits for people to answer where the target says, and returns the answers keyed 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Literal
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
@@ -18,6 +19,10 @@ from core.ask import Ask, TimeoutAnswers
 from core.errors import InvalidQuestion
 from core.models import UserQuestion
 from core.version import VERSION
+
+PROGRESS_EVERY_S = 15.0
+"""How often a waiting tool call tells the client it is still alive: clients that abort a
+tool idle for 60 s (or five minutes) keep waiting for a person."""
 
 INSTRUCTIONS = (
     "ask_user_question asks people (in Slack, Discord or askbridge's web page) 1-4 "
@@ -34,7 +39,9 @@ class Answers(BaseModel):
     )
 
 
-def build_server(url: str, token: str | None) -> MCPServer[Any]:
+def build_server(
+    url: str, token: str | None, progress_every_s: float = PROGRESS_EVERY_S
+) -> MCPServer[Any]:
     server: MCPServer[Any] = MCPServer(name="askbridge", version=VERSION, instructions=INSTRUCTIONS)
 
     @server.tool(
@@ -61,6 +68,8 @@ def build_server(url: str, token: str | None) -> MCPServer[Any]:
         remind_after_s: float | None = None,
         allow_other: bool | None = None,
         allow_notes: bool | None = None,
+        *,
+        ctx: Context,
     ) -> Answers:
         fields = {
             "questions": questions,
@@ -81,7 +90,7 @@ def build_server(url: str, token: str | None) -> MCPServer[Any]:
         async with AskbridgeClient(url, token) as client:
             try:
                 created = await client.create(ask)
-                final = await client.wait(created["request_id"])
+                final = await _wait_reporting(client, ask, created, ctx, progress_every_s)
             except ClientError as error:
                 raise ToolError(str(error)) from error
         if final["status"] != "answered":
@@ -94,6 +103,31 @@ def build_server(url: str, token: str | None) -> MCPServer[Any]:
         )
 
     return server
+
+
+async def _wait_reporting(
+    client: AskbridgeClient, ask: Ask, status: dict[str, Any], ctx: Context, every_s: float
+) -> dict[str, Any]:
+    """Long-poll until the request ends, with a progress notification after each poll that
+    did not end it (when the client asked for progress)."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    target = status.get("target")
+    where = ", ".join(target) if isinstance(target, list) else target or "askbridge"
+    while status["status"] == "waiting":
+        try:
+            status = await client.get(status["request_id"], every_s)
+        except ClientError as error:
+            # A server that lost the request (or a fresh one) gets it again, same id.
+            if error.status != 404:
+                raise
+            status = await client.create(ask)
+        if status["status"] == "waiting":
+            waited = loop.time() - started
+            await ctx.report_progress(
+                waited, None, f"waiting for an answer in {where} ({waited:.0f} s)"
+            )
+    return status
 
 
 __all__ = ["build_server"]

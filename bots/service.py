@@ -14,6 +14,7 @@ from bots.platforms import HINTS, platform_runtimes
 from bots.settings import Settings
 from core.api import add_api_routes, add_health_routes, api_middlewares
 from core.api.auth import is_loopback
+from core.api.hooks import add_hook_routes
 from core.broker import Broker
 from core.clock import Clock
 from core.crash_points import CrashPoint, no_crash
@@ -92,6 +93,7 @@ class Service:
         )
         add_api_routes(app, self.broker, orphan_grace_s=settings.permission_grace_s)
         add_health_routes(app, self.broker, self.runtimes)
+        add_hook_routes(app, settings.hook_options())
         for runtime in self.runtimes:
             runtime.mount(app)
 

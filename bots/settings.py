@@ -10,6 +10,12 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from core.ask import MAX_SECONDS
+from core.hooks.claude_code import (
+    DEFAULT_HOOK_TIMEOUT_S,
+    MAX_HOOK_TIMEOUT_S,
+    MIN_HOOK_TIMEOUT_S,
+    HookOptions,
+)
 from core.store.factory import url_password
 
 
@@ -37,6 +43,14 @@ class Settings(BaseSettings):
     log_format: Literal["text", "json"] = "text"
     # Only the client and `askbridge ask` read this: where a running server is.
     url: str | None = None
+    # Claude Code's hooks: the command hook's defaults, and the HTTP hook's on the server.
+    hook_target: str | None = None
+    hook_answerers: str | None = None
+    hook_quorum: int = Field(default=1, ge=1)
+    hook_timeout_s: float = Field(
+        default=DEFAULT_HOOK_TIMEOUT_S, ge=MIN_HOOK_TIMEOUT_S, le=MAX_HOOK_TIMEOUT_S
+    )
+    hook_on_timeout: Literal["ask", "deny"] = "ask"
 
     slack_bot_token: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("SLACK_BOT_TOKEN")
@@ -81,6 +95,16 @@ class Settings(BaseSettings):
         host = f"[{host}]" if ":" in host else host
         return f"http://{host}:{self.port}"
 
+    def hook_options(self) -> HookOptions:
+        """What a Claude Code hook asks with, unless its flags or URL say otherwise."""
+        return HookOptions(
+            target=_listed(self.hook_target),
+            answerers=_listed(self.hook_answerers),
+            quorum=self.hook_quorum,
+            timeout_s=self.hook_timeout_s,
+            on_timeout=self.hook_on_timeout,
+        )
+
     def secrets(self) -> list[str]:
         """Secret values, so that log output can be scrubbed of them."""
         values = (
@@ -94,6 +118,10 @@ class Settings(BaseSettings):
         found = [v.get_secret_value() for v in values if v is not None and v.get_secret_value()]
         password = url_password(self.database_url)
         return [*found, password] if password else found
+
+
+def _listed(text: str | None) -> tuple[str, ...]:
+    return tuple(part.strip() for part in (text or "").split(",") if part.strip())
 
 
 def unknown_variables(environ: Mapping[str, str]) -> list[str]:

@@ -16,7 +16,12 @@ ALLOW_ONCE, ALWAYS, DENY = "Allow once", "Always allow", "Deny"
 MAX_INPUT_CHARS = 1500
 
 
-def permission_questions(prompt: dict[str, Any]) -> list[dict[str, Any]]:
+def permission_questions(
+    prompt: dict[str, Any], *, always: str | None = ""
+) -> list[dict[str, Any]]:
+    """The approval as one question. `always` is what "Always allow" does, in words (empty:
+    the tool runs without asking again); None leaves that option out, for hosts that cannot
+    remember an approval."""
     tool = str(prompt.get("tool_name") or "a tool")
     action = str(prompt.get("action") or "run")
     text = f"Allow {tool} to {action}?"
@@ -25,18 +30,13 @@ def permission_questions(prompt: dict[str, Any]) -> list[dict[str, Any]]:
         text += f"\n{details}"
     if prompt.get("input") is not None:
         text += f"\n```\n{_shorten(_show(prompt['input']))}\n```"
-    return [
-        {
-            "question": text,
-            "header": HEADER,
-            "multi_select": False,
-            "options": [
-                {"label": ALLOW_ONCE, "description": "Let this one call run"},
-                {"label": ALWAYS, "description": f"Let {tool} run without asking again"},
-                {"label": DENY, "description": "Refuse; the agent is told no"},
-            ],
-        }
-    ]
+    options = [{"label": ALLOW_ONCE, "description": "Let this one call run"}]
+    if always is not None:
+        options.append(
+            {"label": ALWAYS, "description": always or f"Let {tool} run without asking again"}
+        )
+    options.append({"label": DENY, "description": "Refuse; the agent is told no"})
+    return [{"question": text, "header": HEADER, "multi_select": False, "options": options}]
 
 
 def permission_response(prompt: dict[str, Any], request: Request) -> dict[str, Any]:

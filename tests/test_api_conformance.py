@@ -27,6 +27,7 @@ from schemathesis.checks import (
 
 from bots.service import Service
 from core.api.openapi import openapi_document
+from core.hooks.claude_code import CLAUDE_CODE_PATH
 from tests.conftest import DEPLOY, settings_for
 from tests.stores import database_url
 
@@ -94,9 +95,47 @@ def map_query(context: HookContext, query: dict[str, Any] | None) -> dict[str, A
     return query
 
 
-@api.parametrize()
+@api.exclude(path=CLAUDE_CODE_PATH).parametrize()
 def test_every_answer_is_documented_and_conforms(case: Case[Any], server_url: str) -> None:
     case.call_and_validate(base_url=server_url, headers=AUTH, checks=CHECKS)
+
+
+HOOK_INPUT = {
+    "session_id": "s",
+    "cwd": "/work/app",
+    "hook_event_name": "PreToolUse",
+    "tool_name": "AskUserQuestion",
+    "tool_input": {"questions": [DEPLOY]},
+    "tool_use_id": "toolu_1",
+}
+HOOK_CASES: dict[str, tuple[dict[str, Any] | bytes, dict[str, str], int]] = {
+    "a question where no surface is": (HOOK_INPUT, {"target": "nowhere:0"}, 200),
+    "questions askbridge cannot show": (
+        {**HOOK_INPUT, "tool_input": {"questions": []}},
+        {},
+        200,
+    ),
+    "the permission prompt after a question": (
+        {**HOOK_INPUT, "hook_event_name": "PermissionRequest"},
+        {},
+        200,
+    ),
+    "another hook event": ({**HOOK_INPUT, "hook_event_name": "Stop"}, {}, 400),
+    "no tool input": ({k: v for k, v in HOOK_INPUT.items() if k != "tool_input"}, {}, 400),
+    "a timeout too short": (HOOK_INPUT, {"timeout": "1"}, 400),
+    "not JSON": (b"{", {}, 400),
+}
+"""Claude Code's hook waits for a person, so it gets these cases instead of generated ones:
+each answers at once."""
+
+
+@pytest.mark.parametrize("name", HOOK_CASES)
+def test_claude_code_hook_answers_conform(server_url: str, name: str) -> None:
+    body, query, status = HOOK_CASES[name]
+    operation = api[CLAUDE_CODE_PATH]["POST"]
+    case = operation.Case(body=body, query=query, media_type="application/json")
+    response = case.call_and_validate(base_url=server_url, headers=AUTH, checks=CHECKS)
+    assert response.status_code == status, response.text
 
 
 def question(**fields: Any) -> dict[str, Any]:

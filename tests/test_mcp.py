@@ -22,13 +22,12 @@ from tests.web_person import answer_on_web
 
 
 @asynccontextmanager
-async def connected(service: Service) -> AsyncIterator[ClientSession]:
+async def connected(service: Service, *flags: str) -> AsyncIterator[ClientSession]:
     """`askbridge mcp` as an MCP client starts it. (Not a fixture: the SDK's task groups
     must be left in the task that entered them.)"""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASKBRIDGE_")}
-    server = StdioServerParameters(
-        command=sys.executable, args=["-m", "bots.cli", "mcp", "--url", service.url], env=env
-    )
+    args = ["-m", "bots.cli", "mcp", "--url", service.url, *flags]
+    server = StdioServerParameters(command=sys.executable, args=args, env=env)
     async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
@@ -89,3 +88,38 @@ async def test_the_server_names_its_version(service: Service) -> None:
         started = await session.initialize()
     assert started.server_info.name == "askbridge"
     assert started.server_info.version == VERSION
+
+
+async def test_a_waiting_call_sends_progress_and_own_words_come_back(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    # Clients that abort a tool idle for a minute keep waiting while progress arrives.
+    reports: list[tuple[float, str | None]] = []
+    twice = asyncio.Event()
+
+    async def progressed(progress: float, total: float | None, message: str | None) -> None:
+        reports.append((progress, message))
+        if len(reports) == 2:
+            twice.set()
+
+    questions: Any = copy.deepcopy(DATABASE["questions"])
+    arguments = {"questions": questions, "allow_other": True, "allow_notes": True}
+    async with connected(service, "--progress-every", "0.2") as mcp:
+        call = asyncio.create_task(
+            mcp.call_tool("ask_user_question", arguments, progress_callback=progressed)
+        )
+        request_id, *_ = await waiting_ids(http, service.url)
+        await asyncio.wait_for(twice.wait(), 30)
+        picks = {"Features": ["Caching"]}
+        typed = {"Database": "DuckDB"}
+        await answer_on_web(http, service.url, request_id, picks, typed=typed, note="columnar")
+        result = await asyncio.wait_for(call, 30)
+    assert result.structured_content == {
+        "answers": {"Database": "DuckDB", "Features": "Caching"},
+        "answered_by": "Ada",
+        "notes": {"Database": "columnar"},
+    }
+    first, second = reports[:2]
+    assert 0 < first[0] < second[0]
+    assert second[1] is not None
+    assert second[1].startswith("waiting for an answer in web (")

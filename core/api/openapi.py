@@ -18,6 +18,13 @@ from core.api.errors import ErrorBody
 from core.api.limits import MAX_EVENTS, MAX_LIST, MAX_WAIT_S
 from core.api.status import EventList, Health, QuestionList, StatusObject
 from core.ask import Ask, describe_question_rules
+from core.hooks.claude_code import (
+    CLAUDE_CODE_PATH,
+    DEFAULT_HOOK_TIMEOUT_S,
+    MAX_HOOK_TIMEOUT_S,
+    MIN_HOOK_TIMEOUT_S,
+)
+from core.hooks.wire import HookInput, HookOutput
 from core.models import Status
 from core.version import VERSION
 
@@ -29,7 +36,11 @@ MODELS: list[tuple[type[BaseModel], JsonSchemaMode]] = [
     (Ask, "validation"),
     *((body, "serialization") for body in (StatusObject, QuestionList, EventList, Health)),
     (ErrorBody, "serialization"),
+    (HookInput, "validation"),
+    (HookOutput, "serialization"),
 ]
+READ: tuple[type[BaseModel], ...] = (Ask, HookInput)
+"""The models of request bodies; every other model is a body the API sends."""
 
 ERRORS = {
     400: "the query or the body is malformed",
@@ -53,7 +64,7 @@ def openapi_document() -> Schema:
     describe_question_rules(schemas)
 
     def ref(model: type[BaseModel]) -> Schema:
-        mode: JsonSchemaMode = "validation" if model is Ask else "serialization"
+        mode: JsonSchemaMode = "validation" if model in READ else "serialization"
         found: Schema = refs[(model, mode)]
         return found
 
@@ -163,6 +174,7 @@ def _paths(ref: Callable[[type[BaseModel]], Schema]) -> Schema:
                 parameters=[request_id],
             )
         },
+        CLAUDE_CODE_PATH: {"post": _claude_code_hook(ref)},
         "/v1/events": {
             "get": _operation(
                 "events",
@@ -183,6 +195,33 @@ def _paths(ref: Callable[[type[BaseModel]], Schema]) -> Schema:
             ),
         },
     }
+
+
+def _claude_code_hook(ref: Callable[[type[BaseModel]], Schema]) -> Schema:
+    listed = {"type": "array", "items": {"type": "string"}}
+    timeout = {
+        "type": "number",
+        "minimum": MIN_HOOK_TIMEOUT_S,
+        "maximum": MAX_HOOK_TIMEOUT_S,
+        "default": DEFAULT_HOOK_TIMEOUT_S,
+    }
+    return _operation(
+        "claudeCodeHook",
+        "Claude Code's HTTP hook (PreToolUse, PermissionRequest): ask, wait, answer with the "
+        "hook output; the query string overrides the ASKBRIDGE_HOOK_* settings",
+        {200: ("the hook output; without hookSpecificOutput it decides nothing", ref(HookOutput))},
+        errors=(400, 408, 413, 415),
+        parameters=[
+            _parameter("target", "query", listed, "where to ask; repeat, or separate by commas"),
+            _parameter(
+                "answerer", "query", listed, "who may answer; repeat, or separate by commas"
+            ),
+            _parameter("quorum", "query", {"type": "integer", "minimum": 1}),
+            _parameter("timeout", "query", timeout, "the hook's timeout in Claude Code's settings"),
+            _parameter("on_timeout", "query", {"enum": ["ask", "deny"], "default": "ask"}),
+        ],
+        requestBody={"required": True, "content": _json(ref(HookInput))},
+    )
 
 
 def _operation(

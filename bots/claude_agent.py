@@ -1,0 +1,98 @@
+"""The Claude Agent SDK's `can_use_tool`, answered by people through askbridge.
+
+    from claude_agent_sdk import ClaudeAgentOptions
+    from bots.claude_agent import ask_people
+
+    options = ClaudeAgentOptions(can_use_tool=ask_people(target="slack:C0123"))
+
+AskUserQuestion becomes the same request the Claude Code hook makes (answers in one's own
+words and notes allowed); any other tool the SDK asks about becomes Allow once / Always allow
+/ Deny. Needs the `claude` extra (`pip install -e '.[claude]'` in a clone).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from claude_agent_sdk import (
+    CanUseTool,
+    PermissionResult,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    PermissionUpdate,
+    ToolPermissionContext,
+)
+
+from bots.claude_hook import CREATE_PATIENCE_S, ClientAsking
+from bots.client import AskbridgeClient
+from bots.settings import Settings
+from core.hooks.claude_code import DEFAULT_HOOK_TIMEOUT_S, HookOptions, Source, ToolCall
+from core.hooks.flow import decision_for
+
+
+def ask_people(
+    *,
+    url: str | None = None,
+    token: str | None = None,
+    target: str | Sequence[str] = (),
+    answerers: Sequence[str] = (),
+    quorum: int = 1,
+    timeout_s: float = DEFAULT_HOOK_TIMEOUT_S,
+    on_timeout: Literal["ask", "deny"] = "ask",
+    fallback: CanUseTool | None = None,
+    cwd: str | Path | None = None,
+) -> CanUseTool:
+    """A `can_use_tool` callback that asks people through the askbridge server at `url`
+    (default: ASKBRIDGE_URL, with ASKBRIDGE_API_TOKEN).
+
+    `timeout_s` is how long they have; then `on_timeout` says what happens: "ask" makes no
+    decision, as does an unreachable server: `fallback` decides then (your own
+    `can_use_tool`), or, without one, the tool is denied with the reason. A Cancel denies with
+    "Interrupted by <who>". `cwd` names the project in the question (default: the current
+    directory).
+    """
+    settings = Settings()
+    server = url or settings.server_url
+    secret = token or (settings.api_token.get_secret_value() if settings.api_token else None)
+    options = HookOptions(
+        target=(target,) if isinstance(target, str) else tuple(target),
+        answerers=tuple(answerers),
+        quorum=quorum,
+        timeout_s=timeout_s,
+        on_timeout=on_timeout,
+    )
+    where = str(cwd or os.getcwd())
+
+    async def can_use_tool(
+        tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResult:
+        call = ToolCall(
+            source=Source.CAN_USE_TOOL,
+            tool_name=tool_name,
+            tool_input=tool_input,
+            tool_use_id=context.tool_use_id,
+            cwd=where,
+            permission_suggestions=tuple(s.to_dict() for s in context.suggestions),
+        )
+        async with AskbridgeClient(
+            server, secret, reconnect_for_s=options.wait_s, create_patience_s=CREATE_PATIENCE_S
+        ) as client:
+            decision = await decision_for(call, options, ClientAsking(client))
+        if decision.behavior == "allow":
+            updates = [PermissionUpdate.from_dict(p) for p in decision.updated_permissions]
+            return PermissionResultAllow(
+                updated_input=decision.updated_input, updated_permissions=updates or None
+            )
+        if decision.behavior == "deny":
+            return PermissionResultDeny(message=decision.message)
+        if fallback is not None:
+            return await fallback(tool_name, tool_input, context)
+        return PermissionResultDeny(message=decision.message or "askbridge: no decision")
+
+    return can_use_tool
+
+
+__all__ = ["ask_people"]

@@ -1,0 +1,156 @@
+"""`askbridge hook claude-code`: Claude Code's command hook, and the settings that install it.
+
+The hook reads the hook input on stdin, asks a running askbridge server through the client,
+waits, and prints the hook output. Whatever goes wrong, it prints a valid output that makes
+no decision (Claude Code then asks in the terminal) and says why in one line on stderr: it
+never hangs past the hook's timeout and never answers with empty answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from bots.client import AskbridgeClient, ClientError
+from core.ask import Ask
+from core.errors import AskbridgeError
+from core.hooks.claude_code import CLAUDE_CODE_PATH, HookOptions, ToolCall, hook_output
+from core.hooks.flow import Unavailable, decision_for
+
+POLL_S = 60.0
+# A server that is not there is said at once: every tool call would wait for it otherwise.
+CREATE_PATIENCE_S = 1.0
+TOKEN_VARIABLE = "ASKBRIDGE_API_TOKEN"
+
+
+class ClientAsking:
+    """A running askbridge server, through the client, as a hook's `Asking`."""
+
+    def __init__(self, client: AskbridgeClient) -> None:
+        self.client = client
+
+    async def ask(self, ask: Ask) -> dict[str, Any]:
+        try:
+            return await self.client.create(ask)
+        except ClientError as error:
+            raise Unavailable(str(error)) from error
+
+    async def wait(self, request_id: str, seconds: float) -> dict[str, Any]:
+        try:
+            return await self.client.get(request_id, max(0.001, min(seconds, POLL_S)))
+        except ClientError as error:
+            raise Unavailable(str(error)) from error
+
+    async def withdraw(self, request_id: str) -> None:
+        try:
+            await self.client.withdraw(request_id)
+        except ClientError as error:
+            if error.status != 409:
+                raise Unavailable(str(error)) from error
+
+
+async def answer_hook(
+    text: str, options: HookOptions, url: str, token: str | None
+) -> tuple[dict[str, Any], str]:
+    """The hook output for the hook input `text`, and a line for stderr ("" when none)."""
+    try:
+        call = ToolCall.from_hook(json.loads(text))
+    except (ValueError, AskbridgeError) as error:
+        return {}, f"askbridge: cannot read the hook input: {error}"
+    async with AskbridgeClient(
+        url, token, reconnect_for_s=options.wait_s, create_patience_s=CREATE_PATIENCE_S
+    ) as client:
+        decision = await decision_for(call, options, ClientAsking(client))
+    output = hook_output(call, decision).json_object()
+    return output, decision.message if decision.behavior is None else ""
+
+
+async def run_hook(
+    text: str, options: HookOptions, url: str, token: str | None
+) -> tuple[dict[str, Any], str]:
+    """`answer_hook` as a process Claude Code may stop: on SIGTERM or SIGINT (Claude Code is
+    stopping) the question is withdrawn before the process ends."""
+    task = asyncio.create_task(answer_hook(text, options, url, token), name="claude-hook")
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, task.cancel)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        return {}, "askbridge: stopped by Claude Code; the question was withdrawn"
+
+
+def print_settings(
+    options: HookOptions,
+    *,
+    url: str,
+    http: bool,
+    with_token: bool,
+    approvals: bool,
+    pre_tool_use: str | None,
+) -> str:
+    """The `hooks` block of `.claude/settings.json` that sends Claude Code's questions (and,
+    with `approvals`, its permission prompts) to askbridge."""
+    hook = _http_hook(options, url, with_token) if http else _command_hook(options, url)
+    matcher = f"AskUserQuestion|{pre_tool_use}" if pre_tool_use else "AskUserQuestion"
+    hooks: dict[str, Any] = {"PreToolUse": [{"matcher": matcher, "hooks": [hook]}]}
+    if approvals:
+        hooks["PermissionRequest"] = [{"matcher": "*", "hooks": [hook]}]
+    return json.dumps({"hooks": hooks}, indent=2, ensure_ascii=False)
+
+
+def _command_hook(options: HookOptions, url: str) -> dict[str, Any]:
+    args = [*_program(), "hook", "claude-code", "--url", url]
+    for target in options.target:
+        args += ["--target", target]
+    for answerer in options.answerers:
+        args += ["--answerer", answerer]
+    if options.quorum != 1:
+        args += ["--quorum", str(options.quorum)]
+    args += ["--timeout", f"{options.timeout_s:g}"]
+    if options.on_timeout != "ask":
+        args += ["--on-timeout", options.on_timeout]
+    return {"type": "command", "command": shlex.join(args), "timeout": _seconds(options)}
+
+
+def _http_hook(options: HookOptions, url: str, with_token: bool) -> dict[str, Any]:
+    query: list[tuple[str, str]] = [("target", t) for t in options.target]
+    query += [("answerer", a) for a in options.answerers]
+    if options.quorum != 1:
+        query.append(("quorum", str(options.quorum)))
+    query.append(("timeout", f"{options.timeout_s:g}"))
+    if options.on_timeout != "ask":
+        query.append(("on_timeout", options.on_timeout))
+    hook: dict[str, Any] = {
+        "type": "http",
+        "url": f"{url.rstrip('/')}{CLAUDE_CODE_PATH}?{urlencode(query)}",
+        "timeout": _seconds(options),
+    }
+    if with_token:
+        hook["headers"] = {"Authorization": f"Bearer ${TOKEN_VARIABLE}"}
+        hook["allowedEnvVars"] = [TOKEN_VARIABLE]
+    return hook
+
+
+def _seconds(options: HookOptions) -> int | float:
+    whole = int(options.timeout_s)
+    return whole if whole == options.timeout_s else options.timeout_s
+
+
+def _program() -> Sequence[str]:
+    """How to start this askbridge again from any directory: its console script, or this
+    Python with the module."""
+    script = Path(sys.argv[0])
+    if script.name == "askbridge" and script.exists():
+        return [str(script.resolve())]
+    return [sys.executable, "-m", "bots.cli"]
+
+
+__all__ = ["ClientAsking", "answer_hook", "print_settings", "run_hook"]

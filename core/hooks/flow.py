@@ -1,0 +1,86 @@
+"""One tool call, asked and waited for: the same steps for every kind of hook.
+
+The HTTP hook asks the broker in the server's own process; the command hook and the Agent
+SDK helper ask a server through the client. Both are an `Asking`; everything else is here:
+ask, wait until the request ends or the hook's time is nearly up, take back a question
+nobody needs any more, and decide.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any, Protocol
+
+from core.ask import Ask
+from core.errors import AskbridgeError, InvalidQuestion
+from core.hooks.claude_code import Decision, HookOptions, ToolCall, ask_for, decide, no_decision
+
+log = logging.getLogger("askbridge.hooks")
+
+WITHDRAW_S = 2.0
+
+
+class Unavailable(AskbridgeError):
+    """askbridge could not take the question: the server is unreachable, the target is not
+    set up, the platform refused the message."""
+
+
+class Asking(Protocol):
+    """Where a hook's request goes. Each method returns the status object, as the agent API
+    does; `ask` raises Unavailable when the question could not be asked."""
+
+    async def ask(self, ask: Ask) -> dict[str, Any]: ...
+
+    async def wait(self, request_id: str, seconds: float) -> dict[str, Any]:
+        """The status once the request ended, or as it is after `seconds`."""
+
+    async def withdraw(self, request_id: str) -> None: ...
+
+
+async def decision_for(call: ToolCall, options: HookOptions, asking: Asking) -> Decision:
+    """Ask about `call` and wait; the decision comes within `options.wait_s` seconds."""
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + options.wait_s
+    try:
+        ask = ask_for(call, options)
+    except InvalidQuestion as error:
+        problems = "; ".join(str(p) for p in error.problems)
+        log.warning("cannot ask %s %s: %s", call.tool_name, call.request_id, problems)
+        return no_decision(f"cannot show these questions ({problems})")
+    if ask is None:
+        return no_decision()
+    request_id = call.request_id
+    try:
+        async with asyncio.timeout_at(give_up):
+            status = await asking.ask(ask)
+    except (Unavailable, TimeoutError) as error:
+        reason = str(error) or "it did not answer in time"
+        log.warning("could not ask %s %s: %s", call.tool_name, request_id, reason)
+        return no_decision(f"could not ask: {reason}")
+    try:
+        async with asyncio.timeout_at(give_up):
+            while status.get("status") == "waiting":
+                status = await asking.wait(request_id, give_up - loop.time())
+    except TimeoutError:
+        pass
+    except Unavailable as error:
+        log.warning("lost %s while waiting: %s", request_id, error)
+        return no_decision(f"lost the question: {error}")
+    except asyncio.CancelledError:
+        # Claude Code stopped waiting (its user answered, or the hook was killed): take the
+        # question back, so nobody answers into the void.
+        await asyncio.shield(_withdraw(asking, request_id))
+        raise
+    if status.get("status") == "waiting":
+        await _withdraw(asking, request_id)
+    decision = decide(call, status, options)
+    log.info("%s %s: %s", call.tool_name, request_id, decision.behavior or "no decision")
+    return decision
+
+
+async def _withdraw(asking: Asking, request_id: str) -> None:
+    with contextlib.suppress(Unavailable, TimeoutError):
+        async with asyncio.timeout(WITHDRAW_S):
+            await asking.withdraw(request_id)

@@ -1,0 +1,280 @@
+"""The real `claude` CLI asks through askbridge's hooks, and the model reads what people said.
+
+Each test runs the pinned CLI as the Agent SDK runs it, with the hooks block printed by
+`askbridge hook claude-code --print-settings`, against the fake API. The model's first turn
+calls AskUserQuestion (two questions, one multi-select), the next one a Bash command that
+needs approval. The assertions read the tool_result the CLI sent back to the model.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from bots.service import Service
+from core.clock import ManualClock
+from core.models import Status
+from tests.claude.cli import CLAUDE_VERSION, ClaudeRun, Sandbox
+from tests.claude.fake_anthropic import Turn, in_order, result_text
+from tests.claude.scenario import (
+    ANSWERED,
+    StartFake,
+    ask_tool,
+    bash_tool,
+    next_waiting,
+    printed_settings,
+    result_of,
+)
+from tests.conftest import StartService
+from tests.emulators.slack import SlackEmulator
+from tests.slack.conftest import CHANNEL, TARGET, start_bridge
+from tests.web_person import answer_on_web
+
+Claude = Callable[..., ClaudeRun]
+PICKS = {"Database": ["PostgreSQL"], "Features": ["Caching", "Metrics"]}
+TOKEN = "hook-test-token-0123456789"
+
+
+async def test_the_command_hook_asks_on_the_web_and_a_denied_bash_never_runs(
+    service: Service,
+    http: aiohttp.ClientSession,
+    sandbox: Sandbox,
+    start_fake: StartFake,
+    claude: Claude,
+) -> None:
+    ask, bash = ask_tool(), bash_tool(sandbox.project)
+    fake = await start_fake(in_order(Turn("Let me ask.", (ask,)), Turn(tools=(bash,))))
+    settings = await printed_settings(sandbox, service.url, "--timeout", "120")
+    run = claude(fake.url)
+    await run.start("Set up the database.", settings)
+
+    seen: set[str] = set()
+    question = await next_waiting(service.broker, seen)
+    assert question.request_id == f"claude_{ask.id}"
+    assert question.policy.allow_other
+    assert question.policy.allow_notes
+    assert question.context is not None
+    assert question.context.startswith(f"Claude Code in {sandbox.project} (session ")
+    status, _ = await answer_on_web(http, service.url, question.request_id, PICKS, name="Ada")
+    assert status == 200
+
+    approval = await next_waiting(service.broker, seen)
+    [asked] = approval.questions
+    assert asked.question.startswith("Allow Bash to run?\nWrite made.txt\n```\necho made > ")
+    assert [o.label for o in asked.options] == ["Allow once", "Always allow", "Deny"]
+    picks = {"Permission": ["Deny"]}
+    status, _ = await answer_on_web(http, service.url, approval.request_id, picks, name="Ada")
+    assert status == 200
+    await run.result()
+
+    answered = result_of(fake, ask)
+    assert result_text(answered) == ANSWERED
+    assert not answered.get("is_error")
+    denied = result_of(fake, bash)
+    assert denied["is_error"]
+    assert result_text(denied) == "Denied by Ada"
+    assert not (sandbox.project / "made.txt").exists()
+    # The hooks decided first: AskUserQuestion never reached the SDK host, and the host's
+    # Bash prompt was withdrawn when the hook's Deny came.
+    assert run.prompts("AskUserQuestion") == []
+    [prompt] = run.prompts("Bash")
+    assert run.withdrawn(prompt)
+
+
+async def test_a_pre_tool_use_approval_lets_bash_run_once_without_the_hosts_prompt(
+    service: Service,
+    http: aiohttp.ClientSession,
+    sandbox: Sandbox,
+    start_fake: StartFake,
+    claude: Claude,
+) -> None:
+    bash = bash_tool(sandbox.project)
+    fake = await start_fake(in_order(Turn(tools=(bash,))))
+    flags = ("--pre-tool-use", "Bash", "--no-approvals")
+    settings = await printed_settings(sandbox, service.url, "--http", *flags)
+    run = claude(fake.url)
+    await run.start("Write the file.", settings)
+
+    approval = await next_waiting(service.broker, set())
+    assert approval.request_id == f"claude_{bash.id}"
+    assert [o.label for o in approval.questions[0].options] == ["Allow once", "Deny"]
+    picks = {"Permission": ["Allow once"]}
+    await answer_on_web(http, service.url, approval.request_id, picks, name="Ada")
+    await run.result()
+
+    assert not result_of(fake, bash).get("is_error")
+    assert (sandbox.project / "made.txt").read_text() == "made\n"
+    assert run.prompts("Bash") == []
+    assert not (sandbox.project / ".claude").exists()
+
+
+async def test_a_cancel_is_a_refusal_never_an_empty_answer(
+    service: Service,
+    http: aiohttp.ClientSession,
+    sandbox: Sandbox,
+    start_fake: StartFake,
+    claude: Claude,
+) -> None:
+    ask = ask_tool()
+    fake = await start_fake(in_order(Turn(tools=(ask,))))
+    settings = await printed_settings(sandbox, service.url, "--no-approvals")
+    run = claude(fake.url)
+    await run.start("Set up the database.", settings)
+
+    question = await next_waiting(service.broker, set())
+    await answer_on_web(http, service.url, question.request_id, {}, action="cancel", name="Ada")
+    await run.result()
+
+    refused = result_of(fake, ask)
+    assert refused["is_error"]
+    assert result_text(refused) == "PreToolUse:AskUserQuestion hook error: Interrupted by Ada"
+    assert run.prompts("AskUserQuestion") == []
+
+
+async def test_own_words_and_a_note_typed_on_the_web_reach_the_model_through_the_http_hook(
+    service: Service,
+    http: aiohttp.ClientSession,
+    sandbox: Sandbox,
+    start_fake: StartFake,
+    claude: Claude,
+) -> None:
+    ask = ask_tool()
+    fake = await start_fake(in_order(Turn(tools=(ask,))))
+    settings = await printed_settings(sandbox, service.url, "--http", "--no-approvals")
+    run = claude(fake.url)
+    await run.start("Set up the database.", settings)
+
+    question = await next_waiting(service.broker, set())
+    status, _ = await answer_on_web(
+        http,
+        service.url,
+        question.request_id,
+        {"Features": ["Caching", "Metrics"]},
+        typed={"Database": "DuckDB, embedded"},
+        note="columnar, please",
+        name="Ada",
+    )
+    assert status == 200
+    await run.result()
+
+    assert result_text(result_of(fake, ask)).startswith(
+        'The user answered: "Which database should we use?"="DuckDB, embedded" '
+        "notes: columnar, please, "
+        '"Which features do you want?"="Caching, Metrics". '
+    )
+
+
+async def test_nobody_answering_in_time_leaves_the_question_to_the_terminal(
+    service: Service, clock: ManualClock, sandbox: Sandbox, start_fake: StartFake, claude: Claude
+) -> None:
+    ask = ask_tool()
+    fake = await start_fake(in_order(Turn(tools=(ask,))))
+    settings = await printed_settings(sandbox, service.url, "--http", "--timeout", "60")
+    run = claude(fake.url)
+    await run.start("Set up the database.", settings)
+
+    question = await next_waiting(service.broker, set())
+    assert question.expires_at is not None
+    assert (question.expires_at - question.created_at).total_seconds() == 54
+    await clock.advance(54)
+    prompt = await run.prompt("AskUserQuestion")
+    await run.answer(prompt, "deny", "answered in the terminal instead")
+    await run.result()
+
+    assert result_text(result_of(fake, ask)) == "answered in the terminal instead"
+    assert "PreToolUse:AskUserQuestion says: askbridge: nobody answered in time; answer here" in (
+        run.notices()
+    )
+    # The PermissionRequest hook that follows for AskUserQuestion asks nothing more.
+    assert [r.request_id for r in await service.broker.list_requests()] == [question.request_id]
+
+
+async def test_a_question_claude_code_stops_waiting_for_is_withdrawn(
+    service: Service, sandbox: Sandbox, start_fake: StartFake, claude: Claude
+) -> None:
+    fake = await start_fake(in_order(Turn(tools=(ask_tool(),))))
+    settings = await printed_settings(sandbox, service.url, "--no-approvals")
+    run = claude(fake.url)
+    await run.start("Set up the database.", settings)
+    question = await next_waiting(service.broker, set())
+
+    await run.terminate()
+    # Claude Code stops its hook; the hook takes the question back before it ends.
+    withdrawn = await service.broker.wait(question.request_id, 30)
+    assert withdrawn.status is Status.WITHDRAWN
+
+
+@pytest.mark.parametrize("form", ["command", "http"])
+async def test_an_unreachable_server_leaves_the_question_to_the_terminal(
+    form: str, sandbox: Sandbox, start_fake: StartFake, claude: Claude
+) -> None:
+    ask = ask_tool()
+    fake = await start_fake(in_order(Turn(tools=(ask,))))
+    flags = ["--no-approvals"] + (["--http"] if form == "http" else [])
+    settings = await printed_settings(sandbox, "http://127.0.0.1:9", *flags)
+    run = claude(fake.url)
+    await run.start("Set up the database.", settings)
+
+    prompt = await run.prompt("AskUserQuestion")
+    await run.answer(prompt, "deny", "answered in the terminal instead")
+    await run.result()
+
+    assert result_text(result_of(fake, ask)) == "answered in the terminal instead"
+    if form == "command":
+        [notice] = [n for n in run.notices() if "askbridge" in n]
+        assert notice.startswith("PreToolUse:AskUserQuestion says: askbridge: could not ask: ")
+        assert "http://127.0.0.1:9 is unreachable" in notice
+
+
+async def test_the_http_hook_asks_in_slack_and_always_allow_adds_claude_codes_rule(
+    start_service: StartService,
+    http: aiohttp.ClientSession,
+    sandbox: Sandbox,
+    start_fake: StartFake,
+    claude: Claude,
+) -> None:
+    ask, bash = ask_tool(), bash_tool(sandbox.project)
+    fake = await start_fake(in_order(Turn(tools=(ask,)), Turn(tools=(bash,))))
+    async with SlackEmulator() as slack:
+        slack.add_user("U1", "alice")
+        slack.add_channel(CHANNEL, "general")
+        bridge = await start_bridge(slack, "socket", start_service, http, api_token=TOKEN)
+        token = {"ASKBRIDGE_API_TOKEN": TOKEN}
+        flags = ("--http", "--target", TARGET)
+        settings = await printed_settings(sandbox, bridge.url, *flags, env=token)
+        run = claude(fake.url, **token)
+        await run.start("Set up the database.", settings)
+        alice = slack.person("U1")
+
+        seen: set[str] = set()
+        question = await next_waiting(bridge.service.broker, seen)
+        message = slack.message(CHANNEL, question.messages[0].message_id)
+        await alice.choose_radio(message, "PostgreSQL")
+        await alice.tick_checkboxes(message, ["Caching", "Metrics"])
+        (await alice.click_button(message, "Submit")).assert_acked()
+
+        approval = await next_waiting(bridge.service.broker, seen)
+        message = slack.message(CHANNEL, approval.messages[0].message_id)
+        assert f"echo made > {sandbox.project}/made.txt" in message.visible_text
+        assert "Allow Bash(echo made *) from now on" in message.visible_text
+        (await alice.click_button(message, "Always allow")).assert_acked()
+        await run.result()
+
+    assert result_text(result_of(fake, ask)) == ANSWERED
+    ran = result_of(fake, bash)
+    assert not ran.get("is_error")
+    assert (sandbox.project / "made.txt").read_text() == "made\n"
+    local = json.loads((sandbox.project / ".claude" / "settings.local.json").read_text())
+    assert local["permissions"]["allow"] == ["Bash(echo made *)"]
+    [prompt] = run.prompts("Bash")
+    assert run.withdrawn(prompt)
+
+
+def test_ci_installs_the_cli_version_these_tests_pin() -> None:
+    script = (Path(__file__).resolve().parents[2] / ".ci" / "run").read_text()
+    assert f"\nCLAUDE_CODE_VERSION={CLAUDE_VERSION}\n" in script
+    assert 'export ASKBRIDGE_TEST_CLAUDE="$CLAUDE_CODE_PREFIX/node_modules/.bin/claude"' in script

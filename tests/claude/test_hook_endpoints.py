@@ -1,0 +1,246 @@
+"""Both hook forms without the CLI: `POST /v1/hooks/claude-code` and `askbridge hook
+claude-code`, what they answer, when they give up, and the settings that install them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shlex
+import sys
+from typing import Any
+
+import aiohttp
+import pytest
+
+from bots.cli import main
+from bots.service import Service
+from core.clock import ManualClock
+from core.models import Status
+from tests.claude.scenario import APPROVAL_HOOK, QUESTION_HOOK, QUESTIONS, next_waiting
+from tests.conftest import StartService
+from tests.web_person import answer_on_web
+
+HOOK = "/v1/hooks/claude-code"
+PICKS = {"Database": ["PostgreSQL"], "Features": ["Caching", "Metrics"]}
+ANSWERS = {
+    "Which database should we use?": "PostgreSQL",
+    "Which features do you want?": "Caching, Metrics",
+}
+
+
+async def post_hook(
+    http: aiohttp.ClientSession, url: str, body: Any, query: str = "", **headers: str
+) -> tuple[int, dict[str, Any]]:
+    async with http.post(f"{url}{HOOK}{query}", json=body, headers=headers) as response:
+        return response.status, await response.json()
+
+
+async def test_the_http_hook_answers_with_the_hook_output_and_a_redelivery_asks_once(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    hook = asyncio.create_task(post_hook(http, service.url, QUESTION_HOOK), name="hook")
+    question = await next_waiting(service.broker, set())
+    await answer_on_web(http, service.url, question.request_id, PICKS, name="Ada")
+    status, output = await asyncio.wait_for(hook, 30)
+    assert status == 200
+    decided = output["hookSpecificOutput"]
+    assert decided["permissionDecision"] == "allow"
+    assert decided["updatedInput"]["answers"] == ANSWERS
+    assert decided["updatedInput"]["questions"] == QUESTIONS
+
+    assert await post_hook(http, service.url, QUESTION_HOOK) == (200, output)
+    assert len(await service.broker.list_requests()) == 1
+
+
+async def test_the_query_string_sets_the_options(
+    service: Service, http: aiohttp.ClientSession, clock: ManualClock
+) -> None:
+    query = "?target=web&timeout=30&on_timeout=deny"
+    hook = asyncio.create_task(post_hook(http, service.url, APPROVAL_HOOK, query), name="hook")
+    approval = await next_waiting(service.broker, set())
+    assert approval.expires_at is not None
+    assert (approval.expires_at - approval.created_at).total_seconds() == 27
+    await clock.advance(27)
+    status, output = await asyncio.wait_for(hook, 30)
+    assert (status, output) == (
+        200,
+        {
+            "hookSpecificOutput": {
+                "hookEventName": "PermissionRequest",
+                "decision": {"behavior": "deny", "message": "Timed out waiting for an answer"},
+            }
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "body", "error"),
+    [
+        ("?timeout=1", QUESTION_HOOK, "timeout_s: Input should be greater than or equal to 2"),
+        ("?answer=web:ada", QUESTION_HOOK, "unknown query parameter 'answer'"),
+        ("", [QUESTION_HOOK], "request body must be a JSON object"),
+        ("", {**QUESTION_HOOK, "hook_event_name": "Stop"}, "got 'Stop'"),
+    ],
+)
+async def test_a_bad_query_or_body_is_a_400_that_says_what_is_wrong(
+    service: Service, http: aiohttp.ClientSession, query: str, body: Any, error: str
+) -> None:
+    status, found = await post_hook(http, service.url, body, query)
+    assert status == 400
+    assert error in found["error"]
+
+
+async def test_the_wait_ends_before_the_hooks_timeout_and_takes_the_question_back(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    # The manual clock never reaches the deadline: the hook's own time runs out first.
+    status, output = await post_hook(http, service.url, QUESTION_HOOK, "?timeout=2")
+    assert (status, output) == (
+        200,
+        {"systemMessage": "askbridge: nobody answered in time; answer here"},
+    )
+    [request] = await service.broker.list_requests()
+    assert request.status is Status.WITHDRAWN
+
+
+async def test_a_hook_claude_code_gives_up_on_takes_its_question_back(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    hook = asyncio.create_task(post_hook(http, service.url, QUESTION_HOOK), name="hook")
+    question = await next_waiting(service.broker, set())
+    hook.cancel()  # Claude Code's hook timeout, or its user answered in the terminal
+    withdrawn = await service.broker.wait(question.request_id, 30)
+    assert withdrawn.status is Status.WITHDRAWN
+
+
+async def test_the_http_hook_needs_the_token(
+    start_service: StartService, http: aiohttp.ClientSession
+) -> None:
+    service = await start_service(api_token="hook-token-0123456789")
+    status, found = await post_hook(http, service.url, QUESTION_HOOK)
+    assert status == 401
+    assert "ASKBRIDGE_API_TOKEN" in found["error"]
+
+
+async def run_hook(url: str, stdin: str) -> tuple[dict[str, Any], list[str], int]:
+    """`askbridge hook claude-code` as Claude Code runs it: output, stderr lines, status."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASKBRIDGE_")}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bots.cli",
+        "hook",
+        "claude-code",
+        "--url",
+        url,
+        "--timeout",
+        "30",
+        env=env,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(stdin.encode()), 30)
+    assert process.returncode is not None
+    return json.loads(out), err.decode().splitlines(), process.returncode
+
+
+async def test_the_command_hook_prints_the_decision(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    hook = asyncio.create_task(run_hook(service.url, json.dumps(QUESTION_HOOK)), name="hook")
+    question = await next_waiting(service.broker, set())
+    assert question.expires_at is not None
+    assert (question.expires_at - question.created_at).total_seconds() == 27
+    await answer_on_web(http, service.url, question.request_id, PICKS, name="Ada")
+    output, errors, code = await hook
+    assert (code, errors) == (0, [])
+    assert output["hookSpecificOutput"]["updatedInput"]["answers"] == ANSWERS
+
+
+async def test_the_command_hook_without_a_server_says_why_in_one_line() -> None:
+    output, errors, code = await run_hook("http://127.0.0.1:9", json.dumps(QUESTION_HOOK))
+    assert code == 0
+    [line] = errors
+    assert line.startswith("askbridge: could not ask: askbridge at http://127.0.0.1:9 is ")
+    assert output == {"systemMessage": f"{line}; answer here"}
+
+
+async def test_the_command_hook_names_input_it_cannot_read() -> None:
+    output, errors, code = await run_hook("http://127.0.0.1:9", "{not json")
+    assert (output, code) == ({}, 0)
+    [line] = errors
+    assert line.startswith("askbridge: cannot read the hook input: ")
+
+
+def printed(capsys: pytest.CaptureFixture[str], *flags: str) -> dict[str, Any]:
+    assert main(["hook", "claude-code", "--print-settings", *flags]) == 0
+    found: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return found
+
+
+def test_the_printed_command_hook_runs_this_askbridge_with_its_options(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ASKBRIDGE_API_TOKEN", raising=False)
+    flags = ("--url", "http://127.0.0.1:8765", "--target", "slack:C0123", "--quorum", "2")
+    settings = printed(capsys, *flags, "--answerer", "slack:U1", "--answerer", "slack:U2")
+    [asked] = settings["hooks"]["PreToolUse"]
+    [approvals] = settings["hooks"]["PermissionRequest"]
+    assert asked["matcher"] == "AskUserQuestion"
+    assert approvals["matcher"] == "*"
+    [hook] = asked["hooks"]
+    assert approvals["hooks"] == [hook]
+    assert hook["type"] == "command"
+    assert hook["timeout"] == 600
+    assert shlex.split(hook["command"]) == [
+        sys.executable,
+        "-m",
+        "bots.cli",
+        "hook",
+        "claude-code",
+        "--url",
+        "http://127.0.0.1:8765",
+        "--target",
+        "slack:C0123",
+        "--answerer",
+        "slack:U1",
+        "--answerer",
+        "slack:U2",
+        "--quorum",
+        "2",
+        "--timeout",
+        "600",
+    ]
+
+
+def test_the_printed_http_hook_sends_the_token_from_the_environment(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ASKBRIDGE_API_TOKEN", "hook-token-0123456789")
+    monkeypatch.setenv("ASKBRIDGE_HOOK_TARGET", "discord:123")
+    settings = printed(
+        capsys, "--http", "--url", "http://askbridge:8765", "--timeout", "120", "--no-approvals"
+    )
+    assert "PermissionRequest" not in settings["hooks"]
+    [asked] = settings["hooks"]["PreToolUse"]
+    assert asked["hooks"] == [
+        {
+            "type": "http",
+            "url": "http://askbridge:8765/v1/hooks/claude-code?target=discord%3A123&timeout=120",
+            "timeout": 120,
+            "headers": {"Authorization": "Bearer $ASKBRIDGE_API_TOKEN"},
+            "allowedEnvVars": ["ASKBRIDGE_API_TOKEN"],
+        }
+    ]
+    assert "hook-token" not in json.dumps(settings)
+
+
+def test_the_printed_settings_can_ask_before_named_tools(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    settings = printed(capsys, "--pre-tool-use", "Bash|Write", "--on-timeout", "deny")
+    [asked] = settings["hooks"]["PreToolUse"]
+    assert asked["matcher"] == "AskUserQuestion|Bash|Write"
+    assert shlex.split(asked["hooks"][0]["command"])[-2:] == ["--on-timeout", "deny"]

@@ -1,0 +1,227 @@
+"""Claude Code's hook input as an askbridge request, and the status object as hook output."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from core.ask import REQUEST_ID_PATTERN
+from core.errors import InvalidQuestion
+from core.hooks.claude_code import (
+    BadHookInput,
+    Decision,
+    HookOptions,
+    Source,
+    ToolCall,
+    ask_for,
+    decide,
+    hook_output,
+)
+from tests.claude.scenario import APPROVAL_HOOK, QUESTION_HOOK, QUESTIONS, SESSION, SUGGESTIONS
+
+OPTIONS = HookOptions()
+ADA = {"platform": "slack", "id": "U1", "name": "Ada"}
+
+
+def status(state: str, **fields: Any) -> dict[str, Any]:
+    return {"request_id": "r", "status": state, **fields}
+
+
+def test_a_question_hook_becomes_one_request_that_takes_own_words_and_notes() -> None:
+    call = ToolCall.from_hook(QUESTION_HOOK)
+    ask = ask_for(call, HookOptions(target=("slack:C0123",), answerers=("slack:U1",)))
+    assert ask is not None
+    assert ask.request_id == "claude_toolu_01A09q90qw90lq917835lq9"
+    assert [q.header for q in ask.questions] == ["Database", "Features"]
+    assert ask.questions[1].multi_select
+    assert ask.allow_other
+    assert ask.allow_notes
+    assert ask.context == "Claude Code in /work/app (session 2de254c5)"
+    assert [str(t) for t in ask.target] == ["slack:C0123"]
+    assert ask.answerers == ("slack:U1",)
+    # Claude Code's default hook timeout is 600 s: the deadline comes ten seconds before.
+    assert ask.timeout_s == 590
+
+
+def test_a_permission_prompt_is_named_by_its_session_prompt_and_input() -> None:
+    call = ToolCall.from_hook(APPROVAL_HOOK)
+    again = ToolCall.from_hook(copy.deepcopy(APPROVAL_HOOK))
+    other = ToolCall.from_hook({**APPROVAL_HOOK, "tool_input": {"command": "npm test"}})
+    later = ToolCall.from_hook({**APPROVAL_HOOK, "prompt_id": "another-prompt"})
+    assert call.request_id == again.request_id
+    assert len({call.request_id, other.request_id, later.request_id}) == 3
+    assert REQUEST_ID_PATTERN.fullmatch(call.request_id)
+
+    ask = ask_for(call, OPTIONS)
+    assert ask is not None
+    [question] = ask.questions
+    assert (
+        question.question
+        == "Allow Bash to run?\nRun the tests\n```\nnpm test -- --watch=false\n```"
+    )
+    assert [(o.label, o.description) for o in question.options] == [
+        ("Allow once", "Let this one call run"),
+        ("Always allow", "Allow Bash(npm test *) from now on"),
+        ("Deny", "Refuse; the agent is told no"),
+    ]
+    assert not ask.allow_other
+
+
+def test_a_pre_tool_use_approval_cannot_be_remembered_and_shows_the_input() -> None:
+    hook = {
+        **SESSION,
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Write",
+        "tool_input": {"file_path": "/work/app/.env", "content": "KEY=1"},
+        "tool_use_id": "toolu_02",
+    }
+    ask = ask_for(ToolCall.from_hook(hook), OPTIONS)
+    assert ask is not None
+    assert ask.request_id == "claude_toolu_02"
+    [question] = ask.questions
+    assert question.question.startswith("Allow Write to run with this input?\n```\n{\n")
+    assert '"file_path": "/work/app/.env"' in question.question
+    assert [o.label for o in question.options] == ["Allow once", "Deny"]
+
+
+def test_the_permission_prompt_after_an_unanswered_question_asks_nothing() -> None:
+    hook = {**QUESTION_HOOK, "hook_event_name": "PermissionRequest"}
+    assert ask_for(ToolCall.from_hook(hook), OPTIONS) is None
+
+
+def test_questions_askbridge_cannot_show_are_refused_by_name() -> None:
+    questions = copy.deepcopy(QUESTIONS)
+    questions[0]["header"] = "Far too long a header"
+    hook = {**QUESTION_HOOK, "tool_input": {"questions": questions}}
+    with pytest.raises(InvalidQuestion, match=r"questions\[0\]\.header"):
+        ask_for(ToolCall.from_hook(hook), OPTIONS)
+
+
+@pytest.mark.parametrize(
+    ("raw", "named"),
+    [
+        ("not an object", "must be a JSON object"),
+        ({**QUESTION_HOOK, "hook_event_name": "PostToolUse"}, "got 'PostToolUse'"),
+        ({**QUESTION_HOOK, "tool_input": "questions"}, "tool_input"),
+        ({k: v for k, v in QUESTION_HOOK.items() if k != "tool_name"}, "tool_name"),
+    ],
+)
+def test_input_that_is_not_claude_codes_is_named(raw: Any, named: str) -> None:
+    with pytest.raises(BadHookInput, match=named):
+        ToolCall.from_hook(raw)
+
+
+def test_answers_come_back_by_question_text_with_the_questions_kept() -> None:
+    call = ToolCall.from_hook(QUESTION_HOOK)
+    answers = {"Which database should we use?": "DuckDB", "Which features do you want?": "Caching"}
+    notes = {"Which database should we use?": {"notes": "columnar"}}
+    answered = status("answered", answers_by_question=answers, annotations=notes, answered_by=ADA)
+    assert hook_output(call, decide(call, answered, OPTIONS)).json_object() == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "permissionDecisionReason": "Answered by Ada",
+            "updatedInput": {"questions": QUESTIONS, "answers": answers, "annotations": notes},
+        }
+    }
+
+
+def test_an_allow_never_goes_without_answers() -> None:
+    call = ToolCall.from_hook(QUESTION_HOOK)
+    partial = {"Which database should we use?": "SQLite"}
+    for given in (status("answered", answers_by_question=partial), status("answered")):
+        decision = decide(call, given, OPTIONS)
+        assert decision.behavior is None
+        assert hook_output(call, decision).json_object() == {
+            "systemMessage": "askbridge: the answers did not fit the questions; answer here"
+        }
+
+
+def test_cancel_denies_and_the_deadline_does_what_on_timeout_says() -> None:
+    call = ToolCall.from_hook(QUESTION_HOOK)
+    cancelled = decide(call, status("cancelled", cancelled_by=ADA), OPTIONS)
+    assert hook_output(call, cancelled).json_object() == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "Interrupted by Ada",
+        }
+    }
+    for state in ("expired", "waiting"):
+        assert decide(call, status(state), OPTIONS) == Decision(
+            None, "askbridge: nobody answered in time"
+        )
+        denying = HookOptions(on_timeout="deny")
+        assert decide(call, status(state), denying) == Decision(
+            "deny", "Timed out waiting for an answer"
+        )
+    assert decide(call, status("withdrawn"), OPTIONS).behavior is None
+
+
+@pytest.mark.parametrize(
+    ("choice", "decision"),
+    [
+        ("Allow once", {"behavior": "allow"}),
+        ("Always allow", {"behavior": "allow", "updatedPermissions": SUGGESTIONS}),
+        ("Deny", {"behavior": "deny", "message": "Denied by Ada"}),
+    ],
+)
+def test_an_approval_answers_the_permission_request(choice: str, decision: Any) -> None:
+    call = ToolCall.from_hook(APPROVAL_HOOK)
+    answered = status("answered", answers={"Permission": choice}, answered_by=ADA)
+    assert hook_output(call, decide(call, answered, OPTIONS)).json_object() == {
+        "hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}
+    }
+
+
+def test_a_cancelled_approval_is_a_deny_the_model_reads() -> None:
+    call = ToolCall.from_hook(APPROVAL_HOOK)
+    output = hook_output(
+        call, decide(call, status("cancelled", cancelled_by=ADA), OPTIONS)
+    ).json_object()
+    assert output["hookSpecificOutput"]["decision"] == {
+        "behavior": "deny",
+        "message": "Interrupted by Ada",
+    }
+
+
+def test_the_sdk_callback_offers_always_allow_only_with_suggestions() -> None:
+    bare = ToolCall(source=Source.CAN_USE_TOOL, tool_name="Bash", tool_input={"command": "ls"})
+    ask = ask_for(bare, OPTIONS)
+    assert ask is not None
+    assert [o.label for o in ask.questions[0].options] == ["Allow once", "Deny"]
+    suggested = bare.model_copy(update={"permission_suggestions": tuple(SUGGESTIONS)})
+    ask = ask_for(suggested, OPTIONS)
+    assert ask is not None
+    assert [o.label for o in ask.questions[0].options] == ["Allow once", "Always allow", "Deny"]
+
+
+@pytest.mark.parametrize(
+    ("timeout_s", "deadline_s", "wait_s"), [(600, 590, 595), (60, 54, 57), (5, 4, 4.5), (2, 1, 1.5)]
+)
+def test_the_deadline_and_the_wait_end_before_the_hooks_timeout(
+    timeout_s: float, deadline_s: float, wait_s: float
+) -> None:
+    options = HookOptions(timeout_s=timeout_s)
+    assert options.deadline_s == deadline_s
+    assert options.wait_s == wait_s
+
+
+def test_options_name_what_is_wrong() -> None:
+    with pytest.raises(ValueError, match=r"timeout_s: Input should be greater than or equal to 2"):
+        OPTIONS.updated({"timeout_s": 1})
+    with pytest.raises(ValueError, match="on_timeout"):
+        OPTIONS.updated({"on_timeout": "allow"})
+    assert OPTIONS.updated({"quorum": "2"}).quorum == 2
+
+
+def test_a_long_working_directory_is_shortened_from_the_left() -> None:
+    deep = "/work/" + "/".join(f"level{i}" for i in range(200))
+    ask = ask_for(ToolCall.from_hook({**QUESTION_HOOK, "cwd": deep}), OPTIONS)
+    assert ask is not None
+    assert ask.context is not None
+    assert ask.context.startswith("Claude Code in …")
+    assert ask.context.endswith("/level199 (session 2de254c5)")
+    assert len(ask.context) < 350
