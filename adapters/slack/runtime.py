@@ -24,8 +24,8 @@ from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.clicks import Clicks
 from adapters.slack.ids import ANY_ACTION, FORM_CALLBACK_ID
+from adapters.slack.listener import Clicks
 from adapters.slack.surface import Install, SlackSurface
 from core.broker import Broker
 from core.errors import StartupError

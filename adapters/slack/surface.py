@@ -18,12 +18,13 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters.slack.blockkit import Block, MessagePayload, ModalView
 from adapters.slack.groups import UserGroups
-from adapters.slack.render import answerers_line, render, waiting_rev
-from adapters.slack.richtext import Line, Span, When, block, mrkdwn, section
+from adapters.slack.notes import reminder_line
+from adapters.slack.render import render, waiting_rev
+from adapters.slack.richtext import Line, block, mrkdwn, section
 from core.errors import RetryLater, SurfaceUnavailable, UnknownTarget
 from core.models import MessageRef, Person, Request, Status, Target
 from core.surface import Membership
-from core.view import RequestView, given
+from core.view import RequestView
 
 log = logging.getLogger("askbridge.slack")
 
@@ -298,27 +299,6 @@ class SlackSurface:
             unfurl_links=False,
             unfurl_media=False,
         )
-
-
-def reminder_line(view: RequestView) -> Line:
-    """A nudge to the people who may answer (everyone when anyone may)."""
-    line: Line = [Span(":bell: ")]
-    if view.answerers:
-        line += [*answerers_line(view.answerers), Span(": this question is still waiting for you.")]
-    else:
-        line.append(Span("Reminder: this question is still waiting for an answer."))
-    if view.needs_votes:
-        line.append(
-            Span(f" It needs {view.quorum} matching votes; the most so far is {view.best_count}.")
-        )
-    if view.deadline is not None:
-        if view.default_answers is not None:
-            default = given(view.default_answers)
-            line += [Span(" If nobody decides by "), When(view.deadline)]
-            line.append(Span(f", the answer will be {default}."))
-        else:
-            line += [Span(" It expires "), When(view.deadline), Span(".")]
-    return line
 
 
 def _note_blocks(line: Line) -> list[dict[str, Any]]:

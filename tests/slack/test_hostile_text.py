@@ -10,12 +10,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.slack.clicks import note
 from adapters.slack.form import form, notice
 from adapters.slack.ids import FormMetadata, Kind
+from adapters.slack.notes import note, reminder_line
 from adapters.slack.render import render
 from adapters.slack.richtext import Line, block, mrkdwn, section
-from adapters.slack.surface import reminder_line
 from core.intents import Counted, Refusal, Refused
 from core.models import Person, Request, Selections
 from core.view import Receipt, RequestView

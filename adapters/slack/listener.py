@@ -1,0 +1,237 @@
+"""The bolt listeners: every action, and every answer form's submission.
+
+`on_action` acknowledges each action (Slack shows a warning after 3 s otherwise) once the
+click is recorded, or after ACK_WITHIN_S when the store is slow, then tells the person what
+came of it. "Other…" and "Add a note" open the answer form (`form`) with the click's trigger
+id; `on_submit` takes its `view_submission` and answers in the acknowledgement itself: errors
+under the inputs, the reason the answer cannot be taken, or closing the form.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from datetime import UTC, datetime
+from typing import Any, TypeVar, cast
+
+from slack_bolt.context.ack.async_ack import AsyncAck
+
+from adapters.slack.blockkit import ModalView
+from adapters.slack.clicks import (
+    FormSubmission,
+    Interaction,
+    intent,
+    parse,
+    parse_submission,
+    selections,
+)
+from adapters.slack.form import field_errors, field_id, form, notice
+from adapters.slack.ids import (
+    FORM_KINDS,
+    ActionId,
+    BadActionId,
+    FormMetadata,
+    Kind,
+)
+from adapters.slack.notes import (
+    FAILED,
+    FORM_FAILED,
+    FORM_NOT_OPENED,
+    NO_LONGER_AVAILABLE,
+    note,
+)
+from adapters.slack.render import NOTE_LABEL, OTHER_LABEL
+from adapters.slack.richtext import Line, Span
+from adapters.slack.surface import SlackSurface
+from core.answers import merge
+from core.broker import Broker
+from core.errors import NotFound
+from core.intents import (
+    Intent,
+    Outcome,
+    Refusal,
+    Refused,
+)
+
+log = logging.getLogger("askbridge.slack")
+
+SHUTDOWN_GRACE_S = 5.0
+ACK_WITHIN_S = 2.0
+T = TypeVar("T")
+
+
+class Clicks:
+    """The bolt listeners for every action and for answer forms, and the broker calls and
+    notes behind them."""
+
+    def __init__(self, broker: Broker, surface: SlackSurface) -> None:
+        self.broker = broker
+        self.surface = surface
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    async def on_action(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+        try:
+            interaction = parse(body)
+            action = ActionId.unpack(interaction.action_id)
+        except BadActionId as error:
+            await ack()
+            log.info("click on an element askbridge does not know: %s", error)
+            gone: Line = [Span(NO_LONGER_AVAILABLE)]
+            told = self.surface.tell(
+                interaction.person, interaction.origin, gone, interaction.response_url
+            )
+            self._spawn(told, "askbridge-slack-unknown")
+            return
+        except ValueError as error:
+            await ack()
+            log.warning("ignored a Slack action: %s", error)
+            return
+        if action.kind in FORM_KINDS:
+            # The click's trigger id opens a modal only within 3 s: nothing comes before it but
+            # the acknowledgement and one read of the request.
+            await ack()
+            self._spawn(
+                self._open_form(interaction, action), f"askbridge-slack-form-{action.request_id}"
+            )
+            return
+        meant = intent(action, interaction.state)
+        if meant is None:
+            await ack()
+            return
+        name = f"askbridge-slack-{action.kind.value}-{action.request_id}"
+        acting = self._spawn(self._act(interaction, action.request_id, meant), name)
+        # Slack never redelivers a click it saw acknowledged, so the vote is recorded first
+        # (it takes milliseconds); only a store slower than ACK_WITHIN_S is acknowledged first.
+        await asyncio.wait({acting}, timeout=ACK_WITHIN_S)
+        await ack()
+        self._spawn(self._tell(interaction, acting), f"{name}-note")
+
+    async def _act(self, interaction: Interaction, request_id: str, meant: Intent) -> Line | None:
+        """Record the click; the note for the person who made it."""
+        try:
+            outcome = await self.broker.act(
+                request_id,
+                interaction.person,
+                meant,
+                interaction.origin,
+                sent_at=interaction.sent_at,
+            )
+        except Exception:
+            log.exception("handling a click on %s failed", request_id)
+            return [Span(FAILED)]
+        return note(outcome)
+
+    async def _open_form(self, interaction: Interaction, action: ActionId) -> None:
+        """Open the answer form of `action`'s button, prefilled with what the person picked in
+        the message; tell them instead why not, when it cannot be opened."""
+        person, origin = interaction.person, interaction.origin
+        line: Line | None
+        try:
+            view, draft = await self.broker.answer_form(action.request_id, person)
+            if view.waiting:
+                picks = merge(draft, selections(action.request_id, interaction.state))
+                claims = {k: str(v) for k, v in origin.data.items()}
+                metadata = FormMetadata(
+                    action.request_id, origin.channel, origin.message_id, claims
+                )
+                opened = form(view, picks, action.kind, metadata)
+                await self.surface.open_form(interaction.trigger_id, opened)
+                return
+            line = note(Refused(Refusal.ALREADY_ENDED, view))
+        except NotFound:
+            line = note(Refused(Refusal.UNKNOWN_REQUEST))
+        except Exception as error:
+            log.warning("could not open the answer form of %s: %r", action.request_id, error)
+            label = OTHER_LABEL if action.kind is Kind.OTHER else NOTE_LABEL
+            line = [Span(FORM_NOT_OPENED.format(label=f'"{label}"'))]
+        if line is not None:
+            await self.surface.tell(person, origin, line, interaction.response_url)
+
+    async def on_submit(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+        """An answer form sent: one `Broker.act`, whose outcome is the acknowledgement itself
+        (errors under the inputs, the form replaced by the reason it cannot count, or closed),
+        plus the vote's receipt as a note when it counted toward a quorum."""
+        try:
+            submission = parse_submission(body, datetime.now(UTC))
+        except ValueError as error:
+            log.warning("ignored an answer form: %s", error)
+            await ack(response_action="update", view=_json(notice([Span(NO_LONGER_AVAILABLE)])))
+            return
+        name = f"askbridge-slack-answer-{submission.request_id}"
+        acting = self._spawn(self._submit(submission), name)
+        # As for a click, the vote is recorded before the acknowledgement, which here also
+        # carries what came of it; only a store slower than ACK_WITHIN_S closes the form first
+        # and tells the outcome in a note.
+        done, _ = await asyncio.wait({acting}, timeout=ACK_WITHIN_S)
+        if not done:
+            await ack()
+            self._spawn(self._tell_late(submission, acting), f"{name}-note")
+            return
+        outcome = acting.result()
+        if outcome is None:
+            await ack(response_action="errors", errors={field_id(0): FORM_FAILED})
+            return
+        line = note(outcome)
+        if isinstance(outcome, Refused):
+            questions = outcome.view.questions if outcome.view is not None else ()
+            errors = field_errors(outcome, questions)
+            if errors:
+                await ack(response_action="errors", errors=dict(errors))
+                return
+            if line is not None:
+                await ack(response_action="update", view=_json(notice(line)))
+                return
+        await ack()
+        if line is not None:
+            told = self.surface.tell(submission.person, submission.origin, line)
+            self._spawn(told, f"{name}-note")
+
+    async def _submit(self, submission: FormSubmission) -> Outcome | None:
+        """Record the form's answer; None when that failed."""
+        try:
+            return await self.broker.act(
+                submission.request_id,
+                submission.person,
+                submission.submit,
+                submission.origin,
+                sent_at=submission.sent_at,
+            )
+        except Exception:
+            log.exception("handling an answer form for %s failed", submission.request_id)
+            return None
+
+    async def _tell_late(
+        self, submission: FormSubmission, acting: asyncio.Task[Outcome | None]
+    ) -> None:
+        outcome = await acting
+        line: Line | None = [Span(FORM_FAILED)] if outcome is None else note(outcome)
+        if line is not None:
+            await self.surface.tell(submission.person, submission.origin, line)
+
+    async def _tell(self, interaction: Interaction, acting: asyncio.Task[Line | None]) -> None:
+        line = await acting
+        if line is not None:
+            await self.surface.tell(
+                interaction.person, interaction.origin, line, interaction.response_url
+            )
+
+    def _spawn(self, work: Coroutine[Any, Any, T], name: str) -> asyncio.Task[T]:
+        task = asyncio.create_task(work, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def close(self) -> None:
+        """Let clicks already acknowledged finish; cancel what is left after a grace period."""
+        if not self._tasks:
+            return
+        _, pending = await asyncio.wait(set(self._tasks), timeout=SHUTDOWN_GRACE_S)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+
+
+def _json(view: ModalView) -> dict[str, Any]:
+    # bolt types views as plain dicts; ours are TypedDicts of the same JSON.
+    return cast("dict[str, Any]", view)

@@ -1,0 +1,85 @@
+"""What the person who clicked is told, privately, and the reminder in a message's thread:
+lines of parts (`richtext`), so user text in them stays inert."""
+
+from __future__ import annotations
+
+from adapters.slack.render import answerers_line
+from adapters.slack.richtext import Line, Span, When, answerer, joined, shorten
+from core.intents import Counted, Drafted, Outcome, Refusal, Refused
+from core.view import RequestView, end_sentence, given, missing_sentence
+
+NO_LONGER_AVAILABLE = "This question is no longer available."
+FOREIGN = "This button does not belong to this question, so it was not counted."
+FAILED = "Something went wrong, so your click was not counted. Please try again."
+FORM_FAILED = "Something went wrong, so your answer was not counted. Please submit it again."
+FORM_NOT_OPENED = "Slack did not open the form in time. Please click {label} again."
+NOTE_ANSWER_BUDGET = 300
+
+
+def note(outcome: Outcome) -> Line | None:
+    """What the person who clicked is told privately; None when the message says it all."""
+    if isinstance(outcome, Counted):
+        answers = shorten(given(outcome.receipt.answers), NOTE_ANSWER_BUDGET)
+        return [
+            Span(
+                f"Your vote is counted: {outcome.receipt.matching} of {outcome.receipt.quorum} "
+                f"so far for {answers}. You can change it until the question is decided."
+            )
+        ]
+    if isinstance(outcome, Drafted) or (
+        isinstance(outcome, Refused) and outcome.reason is Refusal.REPLAYED
+    ):
+        return None
+    if not isinstance(outcome, Refused):
+        return None
+    match outcome.reason:
+        case Refusal.UNKNOWN_REQUEST:
+            return [Span(NO_LONGER_AVAILABLE)]
+        case Refusal.FOREIGN_MESSAGE:
+            return [Span(FOREIGN)]
+        case Refusal.MISSING_ANSWERS:
+            return [Span(missing_sentence(outcome.missing))]
+        case Refusal.BAD_TEXT:
+            problems = "; ".join(outcome.problems.values())
+            return [Span(f"Your answer was not counted: {problems}")]
+        case Refusal.ALREADY_ENDED if outcome.view is not None:
+            return [Span(end_sentence(outcome.view, lambda p: p.name or p.id))]
+    return not_answerer(outcome)
+
+
+def not_answerer(outcome: Refused) -> Line:
+    """The note for someone who may not answer; names the groups Slack could not tell about."""
+    entries = outcome.view.answerers if outcome.view is not None else ()
+    line: Line = [
+        Span("Only these people may answer this question: "),
+        *joined((answerer(e) for e in entries), 1500),
+        Span(". Your click was not counted."),
+    ]
+    if outcome.unchecked:
+        line += [
+            Span(" askbridge could not check who is in "),
+            *joined((answerer(e) for e in outcome.unchecked), 500),
+            Span(" just now; if you are, please try again in a minute."),
+        ]
+    return line
+
+
+def reminder_line(view: RequestView) -> Line:
+    """A nudge to the people who may answer (everyone when anyone may)."""
+    line: Line = [Span(":bell: ")]
+    if view.answerers:
+        line += [*answerers_line(view.answerers), Span(": this question is still waiting for you.")]
+    else:
+        line.append(Span("Reminder: this question is still waiting for an answer."))
+    if view.needs_votes:
+        line.append(
+            Span(f" It needs {view.quorum} matching votes; the most so far is {view.best_count}.")
+        )
+    if view.deadline is not None:
+        if view.default_answers is not None:
+            default = given(view.default_answers)
+            line += [Span(" If nobody decides by "), When(view.deadline)]
+            line.append(Span(f", the answer will be {default}."))
+        else:
+            line += [Span(" It expires "), When(view.deadline), Span(".")]
+    return line
