@@ -31,7 +31,7 @@ from .components import (
     assign_ids,
 )
 from .payloads import Component, ModalSubmitData
-from .validation import MAX_CUSTOM_ID, Collector, Invalid, Path
+from .validation import MAX_CUSTOM_ID, Collector, Invalid, Path, check_custom_id
 
 MAX_TITLE = 45
 MAX_MODAL_COMPONENTS = 5
@@ -122,21 +122,7 @@ def _check_top_level(out: Collector, path: Path, item: object, seen: set[str]) -
 def _check_interactive(
     out: Collector, path: Path, item: Component, seen: set[str], *, labelled: bool
 ) -> None:
-    custom_id = item.get("custom_id")
-    if not isinstance(custom_id, str) or not 1 <= len(custom_id) <= MAX_CUSTOM_ID:
-        out.add(
-            (*path, "custom_id"),
-            "BASE_TYPE_BAD_LENGTH",
-            f"Must be between 1 and {MAX_CUSTOM_ID} in length.",
-        )
-    elif custom_id in seen:
-        out.add(
-            (*path, "custom_id"),
-            "COMPONENT_CUSTOM_ID_DUPLICATED",
-            f"Component custom id cannot be duplicated ({custom_id!r}).",
-        )
-    else:
-        seen.add(custom_id)
+    check_custom_id(out, path, item.get("custom_id"), seen)
     if "disabled" in item:
         why = "Modals can not have disabled components."
         out.add((*path, "disabled"), "COMPONENT_INVALID", why)

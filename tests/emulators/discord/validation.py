@@ -381,21 +381,7 @@ def _check_custom_ids(out: Collector, components: list[Any]) -> None:
     for path, component in _with_paths(components, ("components",)):
         if "custom_id" not in component:
             continue
-        custom_id = component["custom_id"]
-        if not isinstance(custom_id, str) or not 1 <= len(custom_id) <= MAX_CUSTOM_ID:
-            out.add(
-                (*path, "custom_id"),
-                "BASE_TYPE_BAD_LENGTH",
-                f"Must be between 1 and {MAX_CUSTOM_ID} in length.",
-            )
-        elif custom_id in seen:
-            out.add(
-                (*path, "custom_id"),
-                "COMPONENT_CUSTOM_ID_DUPLICATED",
-                f"Component custom id cannot be duplicated ({custom_id!r}).",
-            )
-        else:
-            seen.add(custom_id)
+        check_custom_id(out, path, component["custom_id"], seen)
 
 
 def _check_component_ids(out: Collector, components: list[Any]) -> None:
@@ -424,3 +410,21 @@ def _check_component_ids(out: Collector, components: list[Any]) -> None:
             )
         elif component_id != 0:
             seen[component_id] = path
+
+
+def check_custom_id(out: Collector, path: Path, custom_id: object, seen: set[str]) -> None:
+    """A component's custom_id: 1-100 characters, and unique in its message or modal."""
+    if not isinstance(custom_id, str) or not 1 <= len(custom_id) <= MAX_CUSTOM_ID:
+        out.add(
+            (*path, "custom_id"),
+            "BASE_TYPE_BAD_LENGTH",
+            f"Must be between 1 and {MAX_CUSTOM_ID} in length.",
+        )
+    elif custom_id in seen:
+        out.add(
+            (*path, "custom_id"),
+            "COMPONENT_CUSTOM_ID_DUPLICATED",
+            f"Component custom id cannot be duplicated ({custom_id!r}).",
+        )
+    else:
+        seen.add(custom_id)
