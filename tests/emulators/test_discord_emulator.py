@@ -24,7 +24,7 @@ from .discord import (
     snowflake_ms,
     validate_message,
 )
-from .discord.dpy import discord_py_pointed_at
+from .discord.dpy import connected, discord_py_pointed_at
 
 TOKEN = "test-bot-token"
 
@@ -147,19 +147,8 @@ def question_view(mode: str = "eph") -> ui.View:
 @asynccontextmanager
 async def running_bot(token: str = TOKEN, *, guilds_intent: bool = True) -> AsyncIterator[Bot]:
     bot = Bot(guilds_intent=guilds_intent)
-    runner = asyncio.create_task(bot.start(token), name="test-discord-client")
-    ready = asyncio.create_task(bot.ready.wait(), name="test-discord-ready")
-    try:
-        async with asyncio.timeout(5):
-            done, _ = await asyncio.wait({runner, ready}, return_when=asyncio.FIRST_COMPLETED)
-        if runner in done:
-            runner.result()
-            raise AssertionError("the client stopped before on_ready")
+    async with connected(bot, bot.ready, token):
         yield bot
-    finally:
-        ready.cancel()
-        await bot.close()
-        await runner
 
 
 @dataclass

@@ -23,6 +23,7 @@ from .discord import (
     User,
     validate_modal,
 )
+from .discord.dpy import connected
 
 TOKEN = "test-bot-token"
 
@@ -114,19 +115,8 @@ class FormBot(discord.Client):
 @asynccontextmanager
 async def running(reply: str = "message") -> AsyncIterator[FormBot]:
     bot = FormBot(reply)
-    runner = asyncio.create_task(bot.start(TOKEN), name="test-discord-form-bot")
-    ready = asyncio.create_task(bot.ready.wait(), name="test-discord-form-bot-ready")
-    try:
-        async with asyncio.timeout(5):
-            done, _ = await asyncio.wait({runner, ready}, return_when=asyncio.FIRST_COMPLETED)
-        if runner in done:
-            runner.result()
-            raise AssertionError("the client stopped before on_ready")
+    async with connected(bot, bot.ready, TOKEN):
         yield bot
-    finally:
-        ready.cancel()
-        await bot.close()
-        await runner
 
 
 @dataclass
