@@ -249,6 +249,10 @@ class Broker:
             log.info("pruned %d requests that ended over %s ago", pruned, older_than)
         return pruned
 
+    async def ping(self) -> None:
+        """Raise unless the store answers (for readiness)."""
+        await self.store.ping()
+
     async def secret(self, name: str) -> bytes:
         """A random secret every replica shares, made on first use (see `Store.secret`)."""
         return await self.store.secret(name)

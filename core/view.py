@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from core.models import Person, Request, Selections, Status, UserQuestion
+from core.policy import may_answer
 
 
 class State(enum.StrEnum):
@@ -181,6 +182,10 @@ class RequestView:
     def default_answers(self) -> Mapping[str, str] | None:
         """What the deadline answers; None when it expires the request instead."""
         return self.request.policy.timeout_answers
+
+    def accepts(self, person: Person) -> bool:
+        """Whether `person`, with the groups their surface found them in, is an answerer."""
+        return may_answer(self.request.policy, person)
 
     def summary(self, answers: Mapping[str, str]) -> str:
         """One set of answers on a line: the label alone for a single question."""

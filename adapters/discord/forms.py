@@ -38,7 +38,6 @@ from core.broker import Broker
 from core.errors import NotFound
 from core.intents import Outcome, Refusal, Refused, Submit
 from core.models import Person, Selections, UserQuestion
-from core.policy import may_answer
 from core.view import RequestView, end_sentence
 
 log = logging.getLogger("askbridge.discord")
@@ -158,7 +157,7 @@ def why_no_form(view: RequestView, draft: Selections, person: Person) -> str | N
         return end_sentence(view, name)
     if words_label(view) is None:
         return FOREIGN
-    if not may_answer(view.request.policy, person):
+    if not view.accepts(person):
         return clicks.note(Refused(Refusal.NOT_ANSWERER, view))
     missing = [] if typed_questions(view) else view.unanswered(draft)
     if missing:

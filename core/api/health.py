@@ -115,7 +115,7 @@ def count_requests(metrics: Metrics) -> Middleware:
 
 async def _store_ready(broker: Broker) -> Readiness:
     try:
-        await broker.store.ping()
+        await broker.ping()
     except Exception as error:
         return Readiness(False, f"the database does not answer: {type(error).__name__}: {error}")
     return Readiness(True, "the database answers")
