@@ -1,7 +1,7 @@
 """The Claude Agent SDK's `can_use_tool`, answered by people through askbridge.
 
     from claude_agent_sdk import ClaudeAgentOptions
-    from bots.claude_agent import ask_people
+    from askbridge.bots.claude_agent import ask_people
 
     options = ClaudeAgentOptions(can_use_tool=ask_people(target="slack:C0123"))
 
@@ -26,11 +26,11 @@ from claude_agent_sdk import (
     ToolPermissionContext,
 )
 
-from bots.claude_hook import CREATE_PATIENCE_S, ClientAsking
-from bots.client import AskbridgeClient
-from bots.settings import Settings
-from core.hooks.claude_code import DEFAULT_HOOK_TIMEOUT_S, HookOptions, Source, ToolCall
-from core.hooks.flow import decision_for
+from askbridge.bots.claude_hook import CREATE_PATIENCE_S, ClientAsking
+from askbridge.bots.client import AskbridgeClient
+from askbridge.bots.settings import Settings
+from askbridge.core.hooks.claude_code import DEFAULT_HOOK_TIMEOUT_S, HookOptions, Source, ToolCall
+from askbridge.core.hooks.flow import decision_for
 
 
 def ask_people(

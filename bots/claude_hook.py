@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from bots.client import AskbridgeClient, ClientError
-from core.ask import Ask
-from core.errors import AskbridgeError
-from core.hooks.claude_code import CLAUDE_CODE_PATH, HookOptions, ToolCall, hook_output
-from core.hooks.flow import Unavailable, decision_for
+from askbridge.bots.client import AskbridgeClient, ClientError
+from askbridge.core.ask import Ask
+from askbridge.core.errors import AskbridgeError
+from askbridge.core.hooks.claude_code import CLAUDE_CODE_PATH, HookOptions, ToolCall, hook_output
+from askbridge.core.hooks.flow import Unavailable, decision_for
 
 POLL_S = 60.0
 # A server that is not there is said at once: every tool call would wait for it otherwise.
@@ -150,7 +150,7 @@ def _program() -> Sequence[str]:
     script = Path(sys.argv[0])
     if script.name == "askbridge" and script.exists():
         return [str(script.resolve())]
-    return [sys.executable, "-m", "bots.cli"]
+    return [sys.executable, "-m", "askbridge.bots.cli"]
 
 
 __all__ = ["ClientAsking", "answer_hook", "print_settings", "run_hook"]

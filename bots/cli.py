@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from bots.client import (
+from askbridge.bots.client import (
     AskbridgeClient,
     ClientError,
     Ended,
@@ -28,15 +28,15 @@ from bots.client import (
     checked,
     outcome,
 )
-from bots.crash_hook import crash_point_from
-from bots.logs import configure_logging
-from bots.settings import Settings, unknown_variables
-from core.errors import AskbridgeError, StartupError
-from core.store import open_store
-from core.version import VERSION
+from askbridge.bots.crash_hook import crash_point_from
+from askbridge.bots.logs import configure_logging
+from askbridge.bots.settings import Settings, unknown_variables
+from askbridge.core.errors import AskbridgeError, StartupError
+from askbridge.core.store import open_store
+from askbridge.core.version import VERSION
 
 if TYPE_CHECKING:
-    from bots.service import Service
+    from askbridge.bots.service import Service
 
 log = logging.getLogger("askbridge")
 
@@ -225,7 +225,7 @@ def _hook_parser(commands: Any) -> None:
 
 
 def _hook(settings: Settings, args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from bots.claude_hook import print_settings, run_hook
+    from askbridge.bots.claude_hook import print_settings, run_hook
 
     if args.host != "claude-code":
         parser.error("say which host: askbridge hook claude-code")
@@ -263,7 +263,9 @@ def _hook(settings: Settings, args: argparse.Namespace, parser: argparse.Argumen
 
 
 def _serve(settings: Settings, args: argparse.Namespace) -> int:
-    from bots.service import Service  # loaded only here: the hook and the client start fast
+    from askbridge.bots.service import (
+        Service,  # loaded only here: the hook and the client start fast
+    )
 
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
     settings = settings.model_copy(update=overrides)
@@ -422,7 +424,9 @@ def _ask_body(args: argparse.Namespace) -> dict[str, Any]:
 
 def _mcp(settings: Settings, args: argparse.Namespace) -> int:
     try:
-        from bots.mcp_server import build_server  # the MCP SDK loads only for this command
+        from askbridge.bots.mcp_server import (
+            build_server,  # the MCP SDK loads only for this command
+        )
     except ImportError as error:
         sys.stderr.write(
             f"askbridge: the MCP SDK is not installed ({error}); "

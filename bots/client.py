@@ -15,9 +15,9 @@ from typing import Any
 
 import aiohttp
 
-from core.ask import Ask
-from core.errors import InvalidQuestion
-from core.models import UserQuestion, UserQuestionResponse
+from askbridge.core.ask import Ask
+from askbridge.core.errors import InvalidQuestion
+from askbridge.core.models import UserQuestion, UserQuestionResponse
 
 log = logging.getLogger("askbridge.client")
 

@@ -11,8 +11,8 @@ import os
 import signal
 from collections.abc import Mapping
 
-from core.crash_points import POINTS, CrashPoint, no_crash
-from core.errors import StartupError
+from askbridge.core.crash_points import POINTS, CrashPoint, no_crash
+from askbridge.core.errors import StartupError
 
 log = logging.getLogger("askbridge")
 

@@ -14,11 +14,11 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
-from bots.client import AskbridgeClient, ClientError
-from core.ask import Ask, TimeoutAnswers
-from core.errors import InvalidQuestion
-from core.models import UserQuestion
-from core.version import VERSION
+from askbridge.bots.client import AskbridgeClient, ClientError
+from askbridge.core.ask import Ask, TimeoutAnswers
+from askbridge.core.errors import InvalidQuestion
+from askbridge.core.models import UserQuestion
+from askbridge.core.version import VERSION
 
 PROGRESS_EVERY_S = 15.0
 """How often a waiting tool call tells the client it is still alive: clients that abort a

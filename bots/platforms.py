@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pydantic import SecretStr
 
-from adapters.discord import DiscordRuntime
-from adapters.slack import SlackConfig, SlackRuntime
-from bots.settings import Settings
-from core.broker import Broker
-from core.metrics import Metrics
-from core.surface import PlatformRuntime
+from askbridge.adapters.discord import DiscordRuntime
+from askbridge.adapters.slack import SlackConfig, SlackRuntime
+from askbridge.bots.settings import Settings
+from askbridge.core.broker import Broker
+from askbridge.core.metrics import Metrics
+from askbridge.core.surface import PlatformRuntime
 
 HINTS = {
     "slack": "set SLACK_BOT_TOKEN, plus SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET "

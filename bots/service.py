@@ -9,22 +9,22 @@ from datetime import timedelta
 
 from aiohttp import web
 
-from adapters.web import WebSurface, add_web_routes, form_key
-from bots.platforms import HINTS, platform_runtimes
-from bots.settings import Settings
-from core.api import add_api_routes, add_health_routes, api_middlewares
-from core.api.auth import is_loopback
-from core.api.hooks import add_hook_routes
-from core.broker import Broker
-from core.clock import Clock
-from core.crash_points import CrashPoint, no_crash
-from core.errors import AskbridgeError, StartupError
-from core.metrics import Metrics
-from core.store import Store, open_store
-from core.store.factory import shown_url
-from core.surface import PlatformRuntime
-from core.targets import parse_target
-from core.version import VERSION
+from askbridge.adapters.web import WebSurface, add_web_routes, form_key
+from askbridge.bots.platforms import HINTS, platform_runtimes
+from askbridge.bots.settings import Settings
+from askbridge.core.api import add_api_routes, add_health_routes, api_middlewares
+from askbridge.core.api.auth import is_loopback
+from askbridge.core.api.hooks import add_hook_routes
+from askbridge.core.broker import Broker
+from askbridge.core.clock import Clock
+from askbridge.core.crash_points import CrashPoint, no_crash
+from askbridge.core.errors import AskbridgeError, StartupError
+from askbridge.core.metrics import Metrics
+from askbridge.core.store import Store, open_store
+from askbridge.core.store.factory import shown_url
+from askbridge.core.surface import PlatformRuntime
+from askbridge.core.targets import parse_target
+from askbridge.core.version import VERSION
 
 log = logging.getLogger("askbridge")
 

@@ -9,14 +9,14 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from core.ask import MAX_SECONDS
-from core.hooks.claude_code import (
+from askbridge.core.ask import MAX_SECONDS
+from askbridge.core.hooks.claude_code import (
     DEFAULT_HOOK_TIMEOUT_S,
     MAX_HOOK_TIMEOUT_S,
     MIN_HOOK_TIMEOUT_S,
     HookOptions,
 )
-from core.store.factory import url_password
+from askbridge.core.store.factory import url_password
 
 
 class Settings(BaseSettings):

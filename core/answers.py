@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from core.errors import MissingAnswers
-from core.models import Policy, Selections, UserQuestion
+from askbridge.core.errors import MissingAnswers
+from askbridge.core.models import Policy, Selections, UserQuestion
 
 # Multi-select answers join the chosen labels with this, so no such label may contain it.
 MULTI_SELECT_SEPARATOR = ", "

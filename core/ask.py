@@ -23,12 +23,12 @@ from pydantic import (
     model_validator,
 )
 
-from core.answers import to_selections
-from core.errors import Problem
-from core.models import Policy, QuestionOption, Target, UserQuestion
-from core.policy import ANSWERER
-from core.problems import broken, invalid, rule, shown, text_problem
-from core.questions import (
+from askbridge.core.answers import to_selections
+from askbridge.core.errors import Problem
+from askbridge.core.models import Policy, QuestionOption, Target, UserQuestion
+from askbridge.core.policy import ANSWERER
+from askbridge.core.problems import broken, invalid, rule, shown, text_problem
+from askbridge.core.questions import (
     MAX_HEADER_CHARS,
     MAX_LABEL_WORDS,
     MAX_OPTIONS,
@@ -36,7 +36,7 @@ from core.questions import (
     MIN_OPTIONS,
     Questions,
 )
-from core.targets import MAX_TARGETS, TargetInput, read_targets
+from askbridge.core.targets import MAX_TARGETS, TargetInput, read_targets
 
 MAX_CONTEXT_CHARS = 500
 MAX_ANSWERERS = 50

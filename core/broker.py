@@ -15,12 +15,12 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from core.answers import ballot, merge
-from core.ask import REQUEST_ID_PATTERN as REQUEST_ID_PATTERN
-from core.ask import Ask
-from core.clock import Clock, SystemClock
-from core.crash_points import CrashPoint, no_crash
-from core.errors import (
+from askbridge.core.answers import ballot, merge
+from askbridge.core.ask import REQUEST_ID_PATTERN as REQUEST_ID_PATTERN
+from askbridge.core.ask import Ask
+from askbridge.core.clock import Clock, SystemClock
+from askbridge.core.crash_points import CrashPoint, no_crash
+from askbridge.core.errors import (
     AlreadyEnded,
     Conflict,
     InvalidQuestion,
@@ -28,8 +28,8 @@ from core.errors import (
     Problem,
     UnknownTarget,
 )
-from core.hub import Hub
-from core.intents import (
+from askbridge.core.hub import Hub
+from askbridge.core.intents import (
     Cancel,
     Choose,
     Counted,
@@ -42,16 +42,24 @@ from core.intents import (
     Refused,
     Submit,
 )
-from core.message_updates import BACKOFF_S, SWEEP_S, MessageUpdates
-from core.metrics import Metrics
-from core.models import MessageRef, Person, Request, Selections, Status, Target, UserQuestion
-from core.policy import may_answer
-from core.posting import Posting
-from core.questions import MAX_QUESTIONS
-from core.store.base import EVERY_REQUEST, Ending, Event, Store, VoteOutcome
-from core.surface import GroupDirectory, Surface
-from core.targets import parse_target
-from core.view import RequestView
+from askbridge.core.message_updates import BACKOFF_S, SWEEP_S, MessageUpdates
+from askbridge.core.metrics import Metrics
+from askbridge.core.models import (
+    MessageRef,
+    Person,
+    Request,
+    Selections,
+    Status,
+    Target,
+    UserQuestion,
+)
+from askbridge.core.policy import may_answer
+from askbridge.core.posting import Posting
+from askbridge.core.questions import MAX_QUESTIONS
+from askbridge.core.store.base import EVERY_REQUEST, Ending, Event, Store, VoteOutcome
+from askbridge.core.surface import GroupDirectory, Surface
+from askbridge.core.targets import parse_target
+from askbridge.core.view import RequestView
 
 log = logging.getLogger("askbridge.broker")
 

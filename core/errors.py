@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.models import Request
-from core.view import RequestView, end_sentence
+from askbridge.core.models import Request
+from askbridge.core.view import RequestView, end_sentence
 
 
 class AskbridgeError(Exception):

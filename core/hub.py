@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from core.models import Request
+from askbridge.core.models import Request
 
 
 @dataclass(eq=False)

@@ -10,8 +10,8 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from core.models import Selections
-from core.view import Receipt, RequestView
+from askbridge.core.models import Selections
+from askbridge.core.view import Receipt, RequestView
 
 
 @dataclass(frozen=True)

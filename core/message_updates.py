@@ -19,11 +19,11 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from core.crash_points import CrashPoint, no_crash
-from core.errors import RetryLater
-from core.models import MessageRef, Request, Status
-from core.store.base import Store
-from core.surface import Reminding, Surface
+from askbridge.core.crash_points import CrashPoint, no_crash
+from askbridge.core.errors import RetryLater
+from askbridge.core.models import MessageRef, Request, Status
+from askbridge.core.store.base import Store
+from askbridge.core.surface import Reminding, Surface
 
 log = logging.getLogger("askbridge.messages")
 

@@ -25,7 +25,7 @@ from prometheus_client import (
     generate_latest,
 )
 
-from core.models import Request, Status
+from askbridge.core.models import Request, Status
 
 ENDINGS = (Status.ANSWERED, Status.CANCELLED, Status.EXPIRED, Status.WITHDRAWN)
 CONTENT_TYPE = CONTENT_TYPE_LATEST

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from core.models import Request, Status
+from askbridge.core.models import Request, Status
 
 HEADER = "Permission"
 ALLOW_ONCE, ALWAYS, DENY = "Allow once", "Always allow", "Deny"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from core.models import Person, Policy
+from askbridge.core.models import Person, Policy
 
 # `platform:id` names one person; `platform-kind:id` (slack-group:S…, discord-role:…) a group
 # that the person's surface resolves into `Person.groups`. The broker knows no platform.

@@ -23,13 +23,13 @@ import itertools
 import logging
 from collections.abc import Callable, Mapping, Sequence
 
-from core.clock import Clock
-from core.crash_points import CrashPoint
-from core.errors import AskbridgeError, SurfaceUnavailable
-from core.message_updates import BACKOFF_S, SWEEP_S, MessageUpdates, backoff
-from core.models import MessageRef, Request
-from core.store.base import Store
-from core.surface import Finding, Surface
+from askbridge.core.clock import Clock
+from askbridge.core.crash_points import CrashPoint
+from askbridge.core.errors import AskbridgeError, SurfaceUnavailable
+from askbridge.core.message_updates import BACKOFF_S, SWEEP_S, MessageUpdates, backoff
+from askbridge.core.models import MessageRef, Request
+from askbridge.core.store.base import Store
+from askbridge.core.surface import Finding, Surface
 
 log = logging.getLogger("askbridge.posting")
 

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import PydanticCustomError
 
-from core.errors import InvalidQuestion, Problem
+from askbridge.core.errors import InvalidQuestion, Problem
 
 # One 422 lists at most this many problems: a body of a thousand bad options gets a short answer.
 MAX_PROBLEMS = 20

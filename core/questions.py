@@ -8,10 +8,10 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field, TypeAdapter, ValidationError
 
-from core.answers import MULTI_SELECT_SEPARATOR
-from core.errors import Problem
-from core.models import UserQuestion
-from core.problems import broken, invalid, rule, shown, texts
+from askbridge.core.answers import MULTI_SELECT_SEPARATOR
+from askbridge.core.errors import Problem
+from askbridge.core.models import UserQuestion
+from askbridge.core.problems import broken, invalid, rule, shown, texts
 
 MIN_QUESTIONS, MAX_QUESTIONS = 1, 4
 MIN_OPTIONS, MAX_OPTIONS = 2, 4

@@ -13,7 +13,7 @@ from typing import Protocol, runtime_checkable
 
 from aiohttp import web
 
-from core.models import MessageRef, Person, Request, Target
+from askbridge.core.models import MessageRef, Person, Request, Target
 
 
 class Surface(Protocol):

@@ -8,9 +8,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from core.errors import Problem, UnknownTarget
-from core.models import Target
-from core.problems import broken, invalid, rule, shown, text_problem, texts
+from askbridge.core.errors import Problem, UnknownTarget
+from askbridge.core.models import Target
+from askbridge.core.problems import broken, invalid, rule, shown, text_problem, texts
 
 # Each target is one post; a request naming thousands of them is a mistake or an attack.
 MAX_TARGETS = 10

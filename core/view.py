@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from core.models import Person, Request, Selections, Status, UserQuestion
-from core.policy import may_answer
+from askbridge.core.models import Person, Request, Selections, Status, UserQuestion
+from askbridge.core.policy import may_answer
 
 
 class State(enum.StrEnum):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.models import AskUserQuestion, UserQuestionResponse
+from askbridge.core.models import AskUserQuestion, UserQuestionResponse
 
 ASK = "AskUserQuestion"
 RESPONSE = "UserQuestionResponse"

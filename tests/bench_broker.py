@@ -14,12 +14,12 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from adapters.web import WebSurface
-from core.ask import Ask
-from core.broker import Broker
-from core.intents import Submit
-from core.models import Person, Request
-from core.store.sqlite import SQLiteStore
+from askbridge.adapters.web import WebSurface
+from askbridge.core.ask import Ask
+from askbridge.core.broker import Broker
+from askbridge.core.intents import Submit
+from askbridge.core.models import Person, Request
+from askbridge.core.store.sqlite import SQLiteStore
 from tests.conftest import DATABASE
 
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import aiohttp
 
-from bots.service import Service
-from bots.settings import Settings
+from askbridge.bots.service import Service
+from askbridge.bots.settings import Settings
 from tests.conftest import DEPLOY
 from tests.emulators.slack import SlackEmulator
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.models import MessageRef, Request, Target
+from askbridge.core.models import MessageRef, Request, Target
 
 
 class Chat:

@@ -9,9 +9,9 @@ from typing import Any, Literal
 import aiohttp
 import pytest
 
-from bots.service import Service
-from bots.settings import Settings
-from core.clock import ManualClock
+from askbridge.bots.service import Service
+from askbridge.bots.settings import Settings
+from askbridge.core.clock import ManualClock
 from tests.server_process import ServerProcess
 
 StartService = Callable[..., Awaitable[Service]]

@@ -8,7 +8,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from core.models import (
+from askbridge.core.models import (
     Person,
     Policy,
     QuestionOption,

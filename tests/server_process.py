@@ -32,7 +32,7 @@ class ServerProcess:
         self.process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "bots.cli",
+            "askbridge.bots.cli",
             "serve",
             env=env,
             cwd=self.database.parent,

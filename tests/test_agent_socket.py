@@ -9,8 +9,8 @@ from typing import Any
 
 import aiohttp
 
-from bots.service import Service
-from core.clock import ManualClock
+from askbridge.bots.service import Service
+from askbridge.core.clock import ManualClock
 from tests.conftest import DATABASE, EXPECTED, StartService, waiting_ids
 from tests.web_person import answer_on_web
 

@@ -10,10 +10,10 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bots.service import Service
-from core.clock import ManualClock
-from core.errors import StartupError
-from core.version import VERSION
+from askbridge.bots.service import Service
+from askbridge.core.clock import ManualClock
+from askbridge.core.errors import StartupError
+from askbridge.core.version import VERSION
 from tests.conftest import DATABASE, EXPECTED, StartService
 from tests.web_person import answer_on_web
 

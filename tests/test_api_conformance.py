@@ -25,9 +25,9 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
-from bots.service import Service
-from core.api.openapi import openapi_document
-from core.hooks.claude_code import CLAUDE_CODE_PATH
+from askbridge.bots.service import Service
+from askbridge.core.api.openapi import openapi_document
+from askbridge.core.hooks.claude_code import CLAUDE_CODE_PATH
 from tests.conftest import DEPLOY, settings_for
 from tests.stores import database_url
 

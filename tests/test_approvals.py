@@ -11,8 +11,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bots.service import Service
-from core.clock import ManualClock
+from askbridge.bots.service import Service
+from askbridge.core.clock import ManualClock
 from tests.conftest import DATABASE, DEPLOY, story, waiting_ids
 from tests.server_process import ServerProcess
 from tests.web_person import answer_on_web

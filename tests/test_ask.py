@@ -10,12 +10,12 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bots.client import InvalidRequest, request_body
-from bots.service import Service
-from core.ask import MAX_SECONDS, Ask, ask_schema
-from core.errors import InvalidQuestion, UnknownTarget
-from core.models import Target
-from core.targets import parse_target
+from askbridge.bots.client import InvalidRequest, request_body
+from askbridge.bots.service import Service
+from askbridge.core.ask import MAX_SECONDS, Ask, ask_schema
+from askbridge.core.errors import InvalidQuestion, UnknownTarget
+from askbridge.core.models import Target
+from askbridge.core.targets import parse_target
 from tests.conftest import DATABASE
 
 JSON = {"Content-Type": "application/json"}

@@ -24,8 +24,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
-from bots.service import Service
-from core.ask import MAX_SECONDS
+from askbridge.bots.service import Service
+from askbridge.core.ask import MAX_SECONDS
 from tests.conftest import waiting_ids
 
 ABSENT = object()

@@ -9,14 +9,23 @@ from pathlib import Path
 
 import pytest
 
-from core.ask import Ask
-from core.broker import Broker
-from core.clock import ManualClock
-from core.errors import NotFound, SurfaceUnavailable
-from core.intents import Cancel, Choose, Counted, Decided, Outcome, Refusal, Refused, Submit
-from core.models import MessageRef, Person, Request, Status, Target
-from core.store.sqlite import SQLiteStore
-from core.view import end_sentence
+from askbridge.core.ask import Ask
+from askbridge.core.broker import Broker
+from askbridge.core.clock import ManualClock
+from askbridge.core.errors import NotFound, SurfaceUnavailable
+from askbridge.core.intents import (
+    Cancel,
+    Choose,
+    Counted,
+    Decided,
+    Outcome,
+    Refusal,
+    Refused,
+    Submit,
+)
+from askbridge.core.models import MessageRef, Person, Request, Status, Target
+from askbridge.core.store.sqlite import SQLiteStore
+from askbridge.core.view import end_sentence
 from tests.conftest import DATABASE
 
 ADA = Person(platform="chat", id="U1", name="Ada")

@@ -14,8 +14,8 @@ import aiohttp
 import pytest
 from playwright.async_api import Browser, Dialog, Page, async_playwright, expect
 
-from bots.service import Service
-from core.clock import ManualClock
+from askbridge.bots.service import Service
+from askbridge.core.clock import ManualClock
 from tests.conftest import DATABASE, EXPECTED
 from tests.web_person import answer_on_web
 

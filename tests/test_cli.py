@@ -13,7 +13,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from core.version import VERSION
+from askbridge.core.version import VERSION
 from tests.conftest import DATABASE, EXPECTED, waiting_ids
 from tests.server_process import ServerProcess
 from tests.web_person import answer_on_web
@@ -30,7 +30,7 @@ async def run_ask(url: str, *args: str) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "bots.cli",
+        "askbridge.bots.cli",
         "ask",
         "--url",
         url,
@@ -138,7 +138,7 @@ async def test_quorum_gate_and_the_audit_trail(
     audit = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "bots.cli",
+        "askbridge.bots.cli",
         "audit",
         "--url",
         started.url,
@@ -177,7 +177,7 @@ async def run_audit(url: str, *args: str) -> tuple[int, list[dict[str, object]],
     audit = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "bots.cli",
+        "askbridge.bots.cli",
         "audit",
         "--url",
         url,
@@ -215,7 +215,10 @@ async def test_audit_takes_the_request_id_as_an_argument(
 
 def test_version() -> None:
     shown = subprocess.run(
-        [sys.executable, "-m", "bots.cli", "--version"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "askbridge.bots.cli", "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert shown.stdout.strip() == f"askbridge {VERSION}"
     assert VERSION != "0+unknown", "askbridge is installed (make dev)"

@@ -9,14 +9,14 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from adapters.web import WebSurface
-from bots.service import Service
-from core.ask import Ask
-from core.broker import Broker
-from core.intents import Decided, Refusal, Refused, Submit
-from core.models import Person, Status
-from core.store.base import Ending
-from core.store.sqlite import SQLiteStore
+from askbridge.adapters.web import WebSurface
+from askbridge.bots.service import Service
+from askbridge.core.ask import Ask
+from askbridge.core.broker import Broker
+from askbridge.core.intents import Decided, Refusal, Refused, Submit
+from askbridge.core.models import Person, Status
+from askbridge.core.store.base import Ending
+from askbridge.core.store.sqlite import SQLiteStore
 from tests.conftest import DATABASE
 from tests.web_person import read_form
 

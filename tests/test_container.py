@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-from bots.settings import Settings
+from askbridge.bots.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 INTERPOLATION = re.compile(r"\$\{(\w+)(?::?([-?])([^}]*))?\}")

@@ -8,7 +8,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bots.service import Service
+from askbridge.bots.service import Service
 from tests.conftest import DEPLOY, StartService
 from tests.discord.conftest import check_discord_was_never_let_down, discord_env, posted
 from tests.emulators.discord import DiscordEmulator

@@ -9,9 +9,9 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bots.service import Service
-from bots.settings import Settings
-from core.store.factory import shown_url
+from askbridge.bots.service import Service
+from askbridge.bots.settings import Settings
+from askbridge.core.store.factory import shown_url
 from tests.conftest import DEPLOY, StartService, settings_for
 from tests.stores import postgres_schema
 

@@ -7,7 +7,7 @@ import copy
 
 import aiohttp
 
-from bots.client import AskbridgeClient
+from askbridge.bots.client import AskbridgeClient
 from tests.conftest import DATABASE, EXPECTED, waiting_ids
 from tests.server_process import ServerProcess
 from tests.web_person import answer_on_web

@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from core.answers import answer_text, typed_problem, with_typed
-from core.api.status import StatusObject
-from core.ask import Ask
-from core.broker import Broker
-from core.clock import ManualClock
-from core.intents import NOTE, Counted, Decided, Refusal, Refused, Submit
-from core.models import Person, UserQuestion
-from core.questions import parse_questions
-from core.store.sqlite import SQLiteStore
+from askbridge.core.answers import answer_text, typed_problem, with_typed
+from askbridge.core.api.status import StatusObject
+from askbridge.core.ask import Ask
+from askbridge.core.broker import Broker
+from askbridge.core.clock import ManualClock
+from askbridge.core.intents import NOTE, Counted, Decided, Refusal, Refused, Submit
+from askbridge.core.models import Person, UserQuestion
+from askbridge.core.questions import parse_questions
+from askbridge.core.store.sqlite import SQLiteStore
 from tests.chat import Chat
 from tests.conftest import DATABASE, DEPLOY
 

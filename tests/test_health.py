@@ -13,13 +13,13 @@ import aiohttp
 import asyncpg
 import pytest
 
-from core.ask import Ask
-from core.broker import Broker
-from core.clock import ManualClock
-from core.intents import Cancel, Counted, Decided, Pick
-from core.metrics import Metrics
-from core.models import MessageRef, Person, Request
-from core.store.sqlite import SQLiteStore
+from askbridge.core.ask import Ask
+from askbridge.core.broker import Broker
+from askbridge.core.clock import ManualClock
+from askbridge.core.intents import Cancel, Counted, Decided, Pick
+from askbridge.core.metrics import Metrics
+from askbridge.core.models import MessageRef, Person, Request
+from askbridge.core.store.sqlite import SQLiteStore
 from tests.chat import Chat
 from tests.conftest import DEPLOY, StartService
 from tests.scrape import scrape, until, value

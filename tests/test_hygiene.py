@@ -40,13 +40,25 @@ def test_core_imports_no_platform_sdk() -> None:
             offenders += [
                 f"{path.relative_to(ROOT)} imports {name}"
                 for name in names
-                if name.split(".")[0] in PLATFORM_SDKS or name.startswith("adapters")
+                if name.split(".")[0] in PLATFORM_SDKS
+                or name.startswith(("askbridge.adapters", "askbridge.bots"))
             ]
     assert offenders == []
 
 
+def test_code_imports_itself_through_the_installed_package() -> None:
+    # `core.x` and `askbridge.core.x` would be two copies of one module with two sets of state.
+    bare = re.compile(r"^\s*(from|import) (core|adapters|bots)\b", re.MULTILINE)
+    offenders = [
+        str(path.relative_to(ROOT))
+        for path in python_files("core", "adapters", "bots", "tests")
+        if bare.search(path.read_text())
+    ]
+    assert offenders == [], "import askbridge.core, askbridge.adapters or askbridge.bots"
+
+
 def test_every_setting_is_in_env_example() -> None:
-    from bots.settings import Settings
+    from askbridge.bots.settings import Settings
 
     example = (ROOT / ".env.example").read_text()
     for name, field in Settings.model_fields.items():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import aiohttp
 
-from bots.service import Service
+from askbridge.bots.service import Service
 from tests.test_agent_socket import ask_frame, receive, wait_until_waiting
 
 JSON = {"Content-Type": "application/json"}

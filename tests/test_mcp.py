@@ -15,8 +15,8 @@ from mcp import types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from bots.service import Service
-from core.version import VERSION
+from askbridge.bots.service import Service
+from askbridge.core.version import VERSION
 from tests.conftest import DATABASE, EXPECTED, waiting_ids
 from tests.web_person import answer_on_web
 
@@ -26,7 +26,7 @@ async def connected(service: Service, *flags: str) -> AsyncIterator[ClientSessio
     """`askbridge mcp` as an MCP client starts it. (Not a fixture: the SDK's task groups
     must be left in the task that entered them.)"""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASKBRIDGE_")}
-    args = ["-m", "bots.cli", "mcp", "--url", service.url, *flags]
+    args = ["-m", "askbridge.bots.cli", "mcp", "--url", service.url, *flags]
     server = StdioServerParameters(command=sys.executable, args=args, env=env)
     async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
@@ -82,7 +82,9 @@ async def test_a_cancel_or_a_bad_question_is_a_tool_error(
 async def test_the_server_names_its_version(service: Service) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASKBRIDGE_")}
     server = StdioServerParameters(
-        command=sys.executable, args=["-m", "bots.cli", "mcp", "--url", service.url], env=env
+        command=sys.executable,
+        args=["-m", "askbridge.bots.cli", "mcp", "--url", service.url],
+        env=env,
     )
     async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
         started = await session.initialize()

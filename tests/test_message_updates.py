@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from core.ask import Ask
-from core.broker import Broker
-from core.errors import RetryLater
-from core.intents import Cancel, Decided
-from core.models import MessageRef, Person, Request, Target
-from core.store.sqlite import SQLiteStore
+from askbridge.core.ask import Ask
+from askbridge.core.broker import Broker
+from askbridge.core.errors import RetryLater
+from askbridge.core.intents import Cancel, Decided
+from askbridge.core.models import MessageRef, Person, Request, Target
+from askbridge.core.store.sqlite import SQLiteStore
 from tests.conftest import DEPLOY
 
 ADA = Person(platform="chat", id="U1", name="Ada")

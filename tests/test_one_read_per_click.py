@@ -9,13 +9,13 @@ from typing import Any, cast
 
 import pytest
 
-from core.ask import Ask
-from core.broker import Broker
-from core.clock import ManualClock
-from core.intents import Cancel, Choose, Intent, Pick, Refused, Submit
-from core.models import Person
-from core.store.base import Store
-from core.store.sqlite import SQLiteStore
+from askbridge.core.ask import Ask
+from askbridge.core.broker import Broker
+from askbridge.core.clock import ManualClock
+from askbridge.core.intents import Cancel, Choose, Intent, Pick, Refused, Submit
+from askbridge.core.models import Person
+from askbridge.core.store.base import Store
+from askbridge.core.store.sqlite import SQLiteStore
 from tests.chat import Chat
 from tests.conftest import DATABASE
 

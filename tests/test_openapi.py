@@ -10,12 +10,12 @@ import jsonschema_rs
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 
-from bots.service import Service
-from core.api.errors import ErrorBody, ProblemDetail
-from core.api.openapi import openapi_document
-from core.api.status import StatusObject
-from core.ask import ask_schema
-from core.models import Request
+from askbridge.bots.service import Service
+from askbridge.core.api.errors import ErrorBody, ProblemDetail
+from askbridge.core.api.openapi import openapi_document
+from askbridge.core.api.status import StatusObject
+from askbridge.core.ask import ask_schema
+from askbridge.core.models import Request
 from tests.hostile import requests
 
 DOCUMENT = openapi_document()

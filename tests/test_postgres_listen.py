@@ -14,11 +14,11 @@ from urllib.parse import urlsplit
 import asyncpg
 import pytest
 
-from core.ask import Ask
-from core.broker import Broker
-from core.intents import Submit
-from core.models import MessageRef, Person, Request, Selections, Status, Target
-from core.store.postgres import LISTENER_NAME, PostgresStore
+from askbridge.core.ask import Ask
+from askbridge.core.broker import Broker
+from askbridge.core.intents import Submit
+from askbridge.core.models import MessageRef, Person, Request, Selections, Status, Target
+from askbridge.core.store.postgres import LISTENER_NAME, PostgresStore
 from tests.conftest import DEPLOY
 from tests.stores import POSTGRES_URL, postgres_schema
 

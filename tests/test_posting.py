@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from core.ask import Ask
-from core.broker import Broker
-from core.clock import ManualClock
-from core.models import MessageRef, Request, Status, Target
-from core.store.base import Ending, Store
-from core.store.postgres import PostgresStore
-from core.store.sqlite import SQLiteStore
+from askbridge.core.ask import Ask
+from askbridge.core.broker import Broker
+from askbridge.core.clock import ManualClock
+from askbridge.core.models import MessageRef, Request, Status, Target
+from askbridge.core.store.base import Ending, Store
+from askbridge.core.store.postgres import PostgresStore
+from askbridge.core.store.sqlite import SQLiteStore
 from tests.conftest import DEPLOY
 from tests.stores import postgres_schema
 

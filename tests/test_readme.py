@@ -9,7 +9,7 @@ from pathlib import Path
 
 import aiohttp
 
-from bots.service import Service
+from askbridge.bots.service import Service
 from tests.conftest import waiting_ids
 from tests.web_person import answer_on_web
 

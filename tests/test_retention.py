@@ -11,12 +11,12 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from core.ask import Ask
-from core.broker import Broker
-from core.clock import ManualClock
-from core.intents import Cancel
-from core.models import Person
-from core.store import Store, open_store
+from askbridge.core.ask import Ask
+from askbridge.core.broker import Broker
+from askbridge.core.clock import ManualClock
+from askbridge.core.intents import Cancel
+from askbridge.core.models import Person
+from askbridge.core.store import Store, open_store
 from tests.chat import Chat
 from tests.conftest import DEPLOY, StartService
 from tests.stores import database_url
@@ -72,7 +72,7 @@ async def test_askbridge_prune_works_on_the_configured_database(tmp_path: Path) 
             process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
-                "bots.cli",
+                "askbridge.bots.cli",
                 "prune",
                 "--older-than",
                 age,

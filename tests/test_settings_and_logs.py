@@ -11,7 +11,7 @@ from datetime import datetime
 
 import pytest
 
-from bots.logs import RedactSecrets, configure_logging
+from askbridge.bots.logs import RedactSecrets, configure_logging
 
 
 def test_log_lines_are_scrubbed_of_tokens(caplog: pytest.LogCaptureFixture) -> None:
@@ -43,7 +43,7 @@ async def test_a_bad_setting_is_named(name: str, value: str, message: str) -> No
     serve = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "bots.cli",
+        "askbridge.bots.cli",
         "serve",
         env={**env, name: value},
         stderr=asyncio.subprocess.PIPE,

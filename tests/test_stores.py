@@ -11,11 +11,11 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from core.clock import ManualClock
-from core.models import MessageRef, Person, Policy, Request, Status, Target
-from core.questions import parse_questions
-from core.store import Store, open_store
-from core.store.base import Ending, VoteOutcome
+from askbridge.core.clock import ManualClock
+from askbridge.core.models import MessageRef, Person, Policy, Request, Status, Target
+from askbridge.core.questions import parse_questions
+from askbridge.core.store import Store, open_store
+from askbridge.core.store.base import Ending, VoteOutcome
 from tests.conftest import DATABASE, StartService
 from tests.stores import database_url
 from tests.web_person import answer_on_web

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.answers import to_answers, to_selections
-from core.errors import InvalidQuestion, MissingAnswers
-from core.models import AskUserQuestion, UserQuestion, UserQuestionResponse
-from core.questions import parse_questions
-from core.wire import ask_frame, parse_frame, question_response
+from askbridge.core.answers import to_answers, to_selections
+from askbridge.core.errors import InvalidQuestion, MissingAnswers
+from askbridge.core.models import AskUserQuestion, UserQuestion, UserQuestionResponse
+from askbridge.core.questions import parse_questions
+from askbridge.core.wire import ask_frame, parse_frame, question_response
 from tests.conftest import DATABASE
 
 

@@ -12,7 +12,7 @@ from urllib.parse import quote
 import aiohttp
 import pytest
 
-from bots.service import Service
+from askbridge.bots.service import Service
 from tests.conftest import DATABASE, StartService
 from tests.stores import database_url
 from tests.web_person import answer_on_web

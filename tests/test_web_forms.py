@@ -14,10 +14,10 @@ import aiohttp
 import pytest
 from yarl import URL
 
-from adapters.web import form_key
-from adapters.web.routes import KEY_NAME, WebPage
-from bots.service import Service
-from core.clock import ManualClock
+from askbridge.adapters.web import form_key
+from askbridge.adapters.web.routes import KEY_NAME, WebPage
+from askbridge.bots.service import Service
+from askbridge.core.clock import ManualClock
 from tests.conftest import DEPLOY, settings_for
 from tests.server_process import ServerProcess
 from tests.stores import postgres_schema

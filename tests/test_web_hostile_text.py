@@ -19,9 +19,9 @@ from html.parser import HTMLParser
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.web import clicks, render
-from core.answers import to_answers
-from core.models import (
+from askbridge.adapters.web import clicks, render
+from askbridge.core.answers import to_answers
+from askbridge.core.models import (
     Person,
     Policy,
     QuestionOption,
@@ -32,7 +32,7 @@ from core.models import (
     UserQuestion,
     Vote,
 )
-from core.view import Receipt, RequestView, end_sentence
+from askbridge.core.view import Receipt, RequestView, end_sentence
 from tests.hostile import HOSTILE as SHARED_HOSTILE
 
 HOSTILE = [

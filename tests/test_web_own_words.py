@@ -6,7 +6,7 @@ from typing import Any
 
 import aiohttp
 
-from bots.service import Service
+from askbridge.bots.service import Service
 from tests.conftest import DATABASE
 from tests.web_person import answer_on_web, read_form
 

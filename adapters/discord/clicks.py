@@ -20,11 +20,11 @@ from typing import Any
 
 import discord
 
-from adapters.discord.ids import Action, BadCustomId, CustomId
-from adapters.discord.markdown import line, shorten
-from adapters.discord.render import answerers_text, name, summary
-from core.broker import Broker
-from core.intents import (
+from askbridge.adapters.discord.ids import Action, BadCustomId, CustomId
+from askbridge.adapters.discord.markdown import line, shorten
+from askbridge.adapters.discord.render import answerers_text, name, summary
+from askbridge.core.broker import Broker
+from askbridge.core.intents import (
     NOTE,
     Cancel,
     Choose,
@@ -38,8 +38,8 @@ from core.intents import (
     Refused,
     Submit,
 )
-from core.models import MessageRef, Person
-from core.view import RequestView, end_sentence, missing_sentence
+from askbridge.core.models import MessageRef, Person
+from askbridge.core.view import RequestView, end_sentence, missing_sentence
 
 log = logging.getLogger("askbridge.discord")
 

@@ -28,17 +28,17 @@ from typing import Any
 import discord
 from discord import ui
 
-from adapters.discord import clicks
-from adapters.discord.clicks import FAILED, FOREIGN, GONE, NO_PINGS, Click
-from adapters.discord.ids import Action, BadCustomId, CustomId, unpack
-from adapters.discord.markdown import clip, line, shorten
-from adapters.discord.render import name, words_label
-from core.answers import MAX_TYPED_CHARS, MULTI_SELECT_SEPARATOR, answer_text
-from core.broker import Broker
-from core.errors import NotFound
-from core.intents import Outcome, Refusal, Refused, Submit
-from core.models import Person, Selections, UserQuestion
-from core.view import RequestView, end_sentence
+from askbridge.adapters.discord import clicks
+from askbridge.adapters.discord.clicks import FAILED, FOREIGN, GONE, NO_PINGS, Click
+from askbridge.adapters.discord.ids import Action, BadCustomId, CustomId, unpack
+from askbridge.adapters.discord.markdown import clip, line, shorten
+from askbridge.adapters.discord.render import name, words_label
+from askbridge.core.answers import MAX_TYPED_CHARS, MULTI_SELECT_SEPARATOR, answer_text
+from askbridge.core.broker import Broker
+from askbridge.core.errors import NotFound
+from askbridge.core.intents import Outcome, Refusal, Refused, Submit
+from askbridge.core.models import Person, Selections, UserQuestion
+from askbridge.core.view import RequestView, end_sentence
 
 log = logging.getLogger("askbridge.discord")
 

@@ -30,7 +30,7 @@ from typing import Any, Protocol, Self, runtime_checkable
 import discord
 from discord import ui
 
-from core.broker import REQUEST_ID_PATTERN
+from askbridge.core.broker import REQUEST_ID_PATTERN
 
 log = logging.getLogger("askbridge.discord")
 

@@ -25,10 +25,10 @@ from typing import Any
 import discord
 from discord import ui
 
-from adapters.discord.ids import ActionButton, ChoiceSelect, CustomId
-from adapters.discord.markdown import clip, escape, fit, join_within, line, prose, shorten
-from core.models import Person, UserQuestion
-from core.view import RequestView, State, TallyRow, plain_name
+from askbridge.adapters.discord.ids import ActionButton, ChoiceSelect, CustomId
+from askbridge.adapters.discord.markdown import clip, escape, fit, join_within, line, prose, shorten
+from askbridge.core.models import Person, UserQuestion
+from askbridge.core.view import RequestView, State, TallyRow, plain_name
 
 MAX_TEXT = 4000
 """All TextDisplays of a Components V2 message together."""

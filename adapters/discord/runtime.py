@@ -15,13 +15,13 @@ import discord.http
 import yarl
 from aiohttp import web
 
-from adapters.discord import clicks, forms
-from adapters.discord.ids import DYNAMIC_ITEMS, Action, BadCustomId, CustomId, unpack
-from adapters.discord.surface import DiscordSurface
-from core.broker import Broker
-from core.errors import StartupError
-from core.metrics import Metrics
-from core.surface import Readiness, Surface
+from askbridge.adapters.discord import clicks, forms
+from askbridge.adapters.discord.ids import DYNAMIC_ITEMS, Action, BadCustomId, CustomId, unpack
+from askbridge.adapters.discord.surface import DiscordSurface
+from askbridge.core.broker import Broker
+from askbridge.core.errors import StartupError
+from askbridge.core.metrics import Metrics
+from askbridge.core.surface import Readiness, Surface
 
 log = logging.getLogger("askbridge.discord")
 

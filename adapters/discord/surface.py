@@ -11,12 +11,12 @@ from datetime import timedelta
 
 import discord
 
-from adapters.discord.ids import BadCustomId, unpack
-from adapters.discord.markdown import shorten
-from adapters.discord.render import DISCORD_ANSWERER, reminder, render
-from core.errors import SurfaceUnavailable, UnknownTarget
-from core.models import MessageRef, Request, Target
-from core.view import RequestView
+from askbridge.adapters.discord.ids import BadCustomId, unpack
+from askbridge.adapters.discord.markdown import shorten
+from askbridge.adapters.discord.render import DISCORD_ANSWERER, reminder, render
+from askbridge.core.errors import SurfaceUnavailable, UnknownTarget
+from askbridge.core.models import MessageRef, Request, Target
+from askbridge.core.view import RequestView
 
 log = logging.getLogger("askbridge.discord")
 

@@ -1,6 +1,6 @@
 """Slack: questions as Block Kit messages, answers from clicks, over Socket Mode or HTTP."""
 
-from adapters.slack.runtime import SlackConfig, SlackRuntime
-from adapters.slack.surface import SlackSurface
+from askbridge.adapters.slack.runtime import SlackConfig, SlackRuntime
+from askbridge.adapters.slack.surface import SlackSurface
 
 __all__ = ["SlackConfig", "SlackRuntime", "SlackSurface"]

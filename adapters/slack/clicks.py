@@ -12,22 +12,22 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from adapters.slack.blockkit import StateValues
-from adapters.slack.form import picked, read
-from adapters.slack.ids import (
+from askbridge.adapters.slack.blockkit import StateValues
+from askbridge.adapters.slack.form import picked, read
+from askbridge.adapters.slack.ids import (
     ActionId,
     BadActionId,
     FormMetadata,
     Kind,
 )
-from adapters.slack.surface import PLATFORM
-from core.intents import (
+from askbridge.adapters.slack.surface import PLATFORM
+from askbridge.core.intents import (
     Cancel,
     Intent,
     Pick,
     Submit,
 )
-from core.models import MessageRef, Person, Selections
+from askbridge.core.models import MessageRef, Person, Selections
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from adapters.slack.blockkit import (
+from askbridge.adapters.slack.blockkit import (
     MAX_LABEL,
     MAX_VIEW_TITLE,
     Checkboxes,
@@ -23,13 +23,13 @@ from adapters.slack.blockkit import (
     StateEntry,
     StateValues,
 )
-from adapters.slack.ids import FORM_CALLBACK_ID, FormMetadata, Kind
-from adapters.slack.render import one_line, option, plain
-from adapters.slack.richtext import Line, block, section
-from core.answers import MAX_TYPED_CHARS, MULTI_SELECT_SEPARATOR, answer_text
-from core.intents import NOTE, Refusal, Refused
-from core.models import Selections, UserQuestion
-from core.view import RequestView
+from askbridge.adapters.slack.ids import FORM_CALLBACK_ID, FormMetadata, Kind
+from askbridge.adapters.slack.render import one_line, option, plain
+from askbridge.adapters.slack.richtext import Line, block, section
+from askbridge.core.answers import MAX_TYPED_CHARS, MULTI_SELECT_SEPARATOR, answer_text
+from askbridge.core.intents import NOTE, Refusal, Refused
+from askbridge.core.models import Selections, UserQuestion
+from askbridge.core.view import RequestView
 
 TITLES = {Kind.OTHER: "Answer in your words", Kind.NOTE: "Add a note"}
 SUBMIT = "Submit"

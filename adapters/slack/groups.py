@@ -14,7 +14,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from core.surface import Membership
+from askbridge.core.surface import Membership
 
 log = logging.getLogger("askbridge.slack")
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from adapters.slack.blockkit import MAX_ID, MAX_PRIVATE_METADATA
+from askbridge.adapters.slack.blockkit import MAX_ID, MAX_PRIVATE_METADATA
 
 PREFIX = "ab"
 SEPARATOR = "|"

@@ -17,8 +17,8 @@ from typing import Any, TypeVar, cast
 
 from slack_bolt.context.ack.async_ack import AsyncAck
 
-from adapters.slack.blockkit import ModalView
-from adapters.slack.clicks import (
+from askbridge.adapters.slack.blockkit import ModalView
+from askbridge.adapters.slack.clicks import (
     FormSubmission,
     Interaction,
     intent,
@@ -26,28 +26,28 @@ from adapters.slack.clicks import (
     parse_submission,
     selections,
 )
-from adapters.slack.form import field_errors, field_id, form, notice
-from adapters.slack.ids import (
+from askbridge.adapters.slack.form import field_errors, field_id, form, notice
+from askbridge.adapters.slack.ids import (
     FORM_KINDS,
     ActionId,
     BadActionId,
     FormMetadata,
     Kind,
 )
-from adapters.slack.notes import (
+from askbridge.adapters.slack.notes import (
     FAILED,
     FORM_FAILED,
     FORM_NOT_OPENED,
     NO_LONGER_AVAILABLE,
     note,
 )
-from adapters.slack.render import NOTE_LABEL, OTHER_LABEL
-from adapters.slack.richtext import Line, Span
-from adapters.slack.surface import SlackSurface
-from core.answers import merge
-from core.broker import Broker
-from core.errors import NotFound
-from core.intents import (
+from askbridge.adapters.slack.render import NOTE_LABEL, OTHER_LABEL
+from askbridge.adapters.slack.richtext import Line, Span
+from askbridge.adapters.slack.surface import SlackSurface
+from askbridge.core.answers import merge
+from askbridge.core.broker import Broker
+from askbridge.core.errors import NotFound
+from askbridge.core.intents import (
     Intent,
     Outcome,
     Refusal,

@@ -3,10 +3,10 @@ lines of parts (`richtext`), so user text in them stays inert."""
 
 from __future__ import annotations
 
-from adapters.slack.render import answerers_line
-from adapters.slack.richtext import Line, Span, When, answerer, joined, shorten
-from core.intents import Counted, Drafted, Outcome, Refusal, Refused
-from core.view import RequestView, end_sentence, given, missing_sentence
+from askbridge.adapters.slack.render import answerers_line
+from askbridge.adapters.slack.richtext import Line, Span, When, answerer, joined, shorten
+from askbridge.core.intents import Counted, Drafted, Outcome, Refusal, Refused
+from askbridge.core.view import RequestView, end_sentence, given, missing_sentence
 
 NO_LONGER_AVAILABLE = "This question is no longer available."
 FOREIGN = "This button does not belong to this question, so it was not counted."

@@ -11,7 +11,7 @@ text (see `richtext`) and is cut to Block Kit's limits, so Slack never answers `
 
 from __future__ import annotations
 
-from adapters.slack.blockkit import (
+from askbridge.adapters.slack.blockkit import (
     MAX_BUTTON_TEXT,
     MAX_CONFIRM_BUTTON,
     MAX_CONFIRM_TEXT,
@@ -30,8 +30,8 @@ from adapters.slack.blockkit import (
     PlainText,
     RichElement,
 )
-from adapters.slack.ids import ActionId, BadActionId, Kind
-from adapters.slack.richtext import (
+from askbridge.adapters.slack.ids import ActionId, BadActionId, Kind
+from askbridge.adapters.slack.richtext import (
     Emoji,
     Line,
     Span,
@@ -46,8 +46,8 @@ from adapters.slack.richtext import (
     section,
     shorten,
 )
-from core.models import UserQuestion
-from core.view import RequestView, State, TallyRow, given
+from askbridge.core.models import UserQuestion
+from askbridge.core.view import RequestView, State, TallyRow, given
 
 CANCEL_WARNING = "The agent will be interrupted."
 CONTEXT_BUDGET = 2000

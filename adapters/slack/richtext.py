@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from adapters.slack.blockkit import (
+from askbridge.adapters.slack.blockkit import (
     RichDate,
     RichElement,
     RichInline,
@@ -24,7 +24,7 @@ from adapters.slack.blockkit import (
     RichTextBlock,
     TextStyle,
 )
-from core.models import Person
+from askbridge.core.models import Person
 
 ELLIPSIS = "…"
 FENCE = "```"

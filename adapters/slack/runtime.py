@@ -24,13 +24,13 @@ from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.ids import ANY_ACTION, FORM_CALLBACK_ID
-from adapters.slack.listener import Clicks
-from adapters.slack.surface import Install, SlackSurface
-from core.broker import Broker
-from core.errors import StartupError
-from core.metrics import Metrics
-from core.surface import Readiness, Surface
+from askbridge.adapters.slack.ids import ANY_ACTION, FORM_CALLBACK_ID
+from askbridge.adapters.slack.listener import Clicks
+from askbridge.adapters.slack.surface import Install, SlackSurface
+from askbridge.core.broker import Broker
+from askbridge.core.errors import StartupError
+from askbridge.core.metrics import Metrics
+from askbridge.core.surface import Readiness, Surface
 
 log = logging.getLogger("askbridge.slack")
 

@@ -16,15 +16,15 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
-from adapters.slack.blockkit import Block, MessagePayload, ModalView
-from adapters.slack.groups import UserGroups
-from adapters.slack.notes import reminder_line
-from adapters.slack.render import render, waiting_rev
-from adapters.slack.richtext import Line, block, mrkdwn, section
-from core.errors import RetryLater, SurfaceUnavailable, UnknownTarget
-from core.models import MessageRef, Person, Request, Status, Target
-from core.surface import Membership
-from core.view import RequestView
+from askbridge.adapters.slack.blockkit import Block, MessagePayload, ModalView
+from askbridge.adapters.slack.groups import UserGroups
+from askbridge.adapters.slack.notes import reminder_line
+from askbridge.adapters.slack.render import render, waiting_rev
+from askbridge.adapters.slack.richtext import Line, block, mrkdwn, section
+from askbridge.core.errors import RetryLater, SurfaceUnavailable, UnknownTarget
+from askbridge.core.models import MessageRef, Person, Request, Status, Target
+from askbridge.core.surface import Membership
+from askbridge.core.view import RequestView
 
 log = logging.getLogger("askbridge.slack")
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from aiohttp import web
 from multidict import MultiDictProxy
 
-from adapters.web import render
-from core.intents import (
+from askbridge.adapters.web import render
+from askbridge.core.intents import (
     Cancel,
     Counted,
     Decided,
@@ -21,8 +21,8 @@ from core.intents import (
     Refused,
     Submit,
 )
-from core.models import Person
-from core.view import Receipt, RequestView, end_sentence, given
+from askbridge.core.models import Person
+from askbridge.core.view import Receipt, RequestView, end_sentence, given
 
 NAME_COOKIE = "askbridge_name"
 MAX_NAME_CHARS = 80

@@ -14,9 +14,9 @@ from urllib.parse import quote
 
 from aiohttp import web
 
-from core.answers import MAX_TYPED_CHARS
-from core.intents import NOTE
-from core.view import RequestView, State, TallyRow, given, names
+from askbridge.core.answers import MAX_TYPED_CHARS
+from askbridge.core.intents import NOTE
+from askbridge.core.view import RequestView, State, TallyRow, given, names
 
 CSP = (
     "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; "

@@ -12,11 +12,11 @@ from importlib import resources
 
 from aiohttp import web
 
-from adapters.web import clicks, render
-from core.broker import REQUEST_ID_PATTERN, Broker
-from core.errors import NotFound
-from core.models import Request, Status
-from core.view import RequestView
+from askbridge.adapters.web import clicks, render
+from askbridge.core.broker import REQUEST_ID_PATTERN, Broker
+from askbridge.core.errors import NotFound
+from askbridge.core.models import Request, Status
+from askbridge.core.view import RequestView
 
 CHANGES_WAIT_S = 25.0
 RECENTLY_ENDED = 10
@@ -179,7 +179,7 @@ def _well_formed(request_id: str) -> bool:
 
 
 def _asset(name: str, content_type: str) -> Callable[[web.Request], Awaitable[web.Response]]:
-    body = resources.files("adapters.web").joinpath("static", name).read_text()
+    body = resources.files("askbridge.adapters.web").joinpath("static", name).read_text()
 
     async def serve(request: web.Request) -> web.Response:
         reply = web.Response(text=body, content_type=content_type)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.errors import UnknownTarget
-from core.models import MessageRef, Request, Target
+from askbridge.core.errors import UnknownTarget
+from askbridge.core.models import MessageRef, Request, Target
 
 
 class WebSurface:

@@ -19,15 +19,15 @@ from typing import Any
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
-from core.api.errors import parse_json
-from core.api.keys import BROKER, ORPHANS, SOCKETS
-from core.api.orphans import Orphans, digest
-from core.ask import Ask
-from core.broker import Broker
-from core.errors import AskbridgeError, InvalidQuestion
-from core.models import Request, Status
-from core.permissions import permission_questions, permission_response
-from core.wire import ASK, PERMISSION, interrupt, question_response
+from askbridge.core.api.errors import parse_json
+from askbridge.core.api.keys import BROKER, ORPHANS, SOCKETS
+from askbridge.core.api.orphans import Orphans, digest
+from askbridge.core.ask import Ask
+from askbridge.core.broker import Broker
+from askbridge.core.errors import AskbridgeError, InvalidQuestion
+from askbridge.core.models import Request, Status
+from askbridge.core.permissions import permission_questions, permission_response
+from askbridge.core.wire import ASK, PERMISSION, interrupt, question_response
 
 log = logging.getLogger("askbridge.agent")
 

@@ -10,21 +10,21 @@ from typing import Any
 
 from aiohttp import web
 
-from core.api.agent_socket import agent_socket, close_agent_sockets
-from core.api.auth import loopback_hosts_only, require_token, same_origin_only
-from core.api.bodies import json_body
-from core.api.errors import Handler, error_response, json_errors, parse_json
-from core.api.health import count_requests
-from core.api.keys import BROKER, ORPHANS, SOCKETS
-from core.api.limits import MAX_EVENTS, MAX_LIST, MAX_WAIT_S
-from core.api.openapi import openapi_document
-from core.api.orphans import GRACE_S as ORPHAN_GRACE_S
-from core.api.orphans import Orphans
-from core.api.status import AuditEvent, EventList, QuestionList, StatusObject
-from core.ask import Ask, ask_schema
-from core.broker import Broker
-from core.metrics import Metrics
-from core.models import Status
+from askbridge.core.api.agent_socket import agent_socket, close_agent_sockets
+from askbridge.core.api.auth import loopback_hosts_only, require_token, same_origin_only
+from askbridge.core.api.bodies import json_body
+from askbridge.core.api.errors import Handler, error_response, json_errors, parse_json
+from askbridge.core.api.health import count_requests
+from askbridge.core.api.keys import BROKER, ORPHANS, SOCKETS
+from askbridge.core.api.limits import MAX_EVENTS, MAX_LIST, MAX_WAIT_S
+from askbridge.core.api.openapi import openapi_document
+from askbridge.core.api.orphans import GRACE_S as ORPHAN_GRACE_S
+from askbridge.core.api.orphans import Orphans
+from askbridge.core.api.status import AuditEvent, EventList, QuestionList, StatusObject
+from askbridge.core.ask import Ask, ask_schema
+from askbridge.core.broker import Broker
+from askbridge.core.metrics import Metrics
+from askbridge.core.models import Status
 
 BODY_READ_S = 10.0
 

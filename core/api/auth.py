@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from core.api.errors import error_response
+from askbridge.core.api.errors import error_response
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 Middleware = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]

@@ -11,8 +11,8 @@ from aiohttp import web
 from pydantic import ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
-from core.api.bodies import Body, json_body, omitted
-from core.errors import (
+from askbridge.core.api.bodies import Body, json_body, omitted
+from askbridge.core.errors import (
     AlreadyEnded,
     AskbridgeError,
     Conflict,

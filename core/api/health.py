@@ -18,14 +18,14 @@ from typing import Any
 
 from aiohttp import web
 
-from core.api.auth import Handler, Middleware
-from core.api.bodies import json_body
-from core.api.keys import SOCKETS
-from core.api.status import Health, HealthPart
-from core.broker import Broker
-from core.metrics import CONTENT_TYPE, Metrics
-from core.surface import PlatformRuntime, Readiness
-from core.version import VERSION
+from askbridge.core.api.auth import Handler, Middleware
+from askbridge.core.api.bodies import json_body
+from askbridge.core.api.keys import SOCKETS
+from askbridge.core.api.status import Health, HealthPart
+from askbridge.core.broker import Broker
+from askbridge.core.metrics import CONTENT_TYPE, Metrics
+from askbridge.core.surface import PlatformRuntime, Readiness
+from askbridge.core.version import VERSION
 
 log = logging.getLogger("askbridge.health")
 

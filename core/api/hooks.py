@@ -14,21 +14,21 @@ from typing import Any
 from aiohttp import web
 from multidict import MultiMapping
 
-from core.api.app import read_json_object
-from core.api.errors import error_response
-from core.api.keys import BROKER
-from core.api.status import StatusObject
-from core.ask import Ask
-from core.broker import Broker
-from core.errors import AskbridgeError
-from core.hooks.claude_code import (
+from askbridge.core.api.app import read_json_object
+from askbridge.core.api.errors import error_response
+from askbridge.core.api.keys import BROKER
+from askbridge.core.api.status import StatusObject
+from askbridge.core.ask import Ask
+from askbridge.core.broker import Broker
+from askbridge.core.errors import AskbridgeError
+from askbridge.core.hooks.claude_code import (
     CLAUDE_CODE_PATH,
     BadHookInput,
     HookOptions,
     ToolCall,
     hook_output,
 )
-from core.hooks.flow import Unavailable, decision_for
+from askbridge.core.hooks.flow import Unavailable, decision_for
 
 log = logging.getLogger("askbridge.hooks")
 

@@ -4,8 +4,8 @@ import weakref
 
 from aiohttp import web
 
-from core.api.orphans import Orphans
-from core.broker import Broker
+from askbridge.core.api.orphans import Orphans
+from askbridge.core.broker import Broker
 
 BROKER: web.AppKey[Broker] = web.AppKey("broker", Broker)
 SOCKETS: web.AppKey[weakref.WeakSet[web.WebSocketResponse]] = web.AppKey("agent_sockets")

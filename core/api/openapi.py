@@ -14,19 +14,19 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
-from core.api.errors import ErrorBody
-from core.api.limits import MAX_EVENTS, MAX_LIST, MAX_WAIT_S
-from core.api.status import EventList, Health, QuestionList, StatusObject
-from core.ask import Ask, describe_question_rules
-from core.hooks.claude_code import (
+from askbridge.core.api.errors import ErrorBody
+from askbridge.core.api.limits import MAX_EVENTS, MAX_LIST, MAX_WAIT_S
+from askbridge.core.api.status import EventList, Health, QuestionList, StatusObject
+from askbridge.core.ask import Ask, describe_question_rules
+from askbridge.core.hooks.claude_code import (
     CLAUDE_CODE_PATH,
     DEFAULT_HOOK_TIMEOUT_S,
     MAX_HOOK_TIMEOUT_S,
     MIN_HOOK_TIMEOUT_S,
 )
-from core.hooks.wire import HookInput, HookOutput
-from core.models import Status
-from core.version import VERSION
+from askbridge.core.hooks.wire import HookInput, HookOutput
+from askbridge.core.models import Status
+from askbridge.core.version import VERSION
 
 Schema = dict[str, Any]
 Answers = dict[int, tuple[str, Schema] | str]

@@ -16,8 +16,8 @@ import json
 import logging
 from typing import Any
 
-from core.broker import Broker
-from core.errors import AlreadyEnded, NotFound
+from askbridge.core.broker import Broker
+from askbridge.core.errors import AlreadyEnded, NotFound
 
 log = logging.getLogger("askbridge.agent")
 

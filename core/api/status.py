@@ -7,11 +7,11 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
-from core.api.bodies import Body, Timestamp, omitted
-from core.ask import TimeoutAnswers
-from core.models import Person, Request, Status, Target, UserQuestion
-from core.store.base import Event
-from core.view import AGENT_ERRORS, RequestView
+from askbridge.core.api.bodies import Body, Timestamp, omitted
+from askbridge.core.ask import TimeoutAnswers
+from askbridge.core.models import Person, Request, Status, Target, UserQuestion
+from askbridge.core.store.base import Event
+from askbridge.core.view import AGENT_ERRORS, RequestView
 
 
 class Actor(Body):

@@ -24,16 +24,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from core.ask import REQUEST_ID_PATTERN, Ask
-from core.errors import AskbridgeError
-from core.hooks.wire import (
+from askbridge.core.ask import REQUEST_ID_PATTERN, Ask
+from askbridge.core.errors import AskbridgeError
+from askbridge.core.hooks.wire import (
     HookInput,
     HookOutput,
     PermissionRequestDecision,
     PermissionVerdict,
     PreToolUseDecision,
 )
-from core.permissions import ALLOW_ONCE, ALWAYS, HEADER, permission_questions
+from askbridge.core.permissions import ALLOW_ONCE, ALWAYS, HEADER, permission_questions
 
 ASK_TOOL = "AskUserQuestion"
 CLAUDE_CODE_PATH = "/v1/hooks/claude-code"

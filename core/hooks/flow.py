@@ -13,9 +13,16 @@ import contextlib
 import logging
 from typing import Any, Protocol
 
-from core.ask import Ask
-from core.errors import AskbridgeError, InvalidQuestion
-from core.hooks.claude_code import Decision, HookOptions, ToolCall, ask_for, decide, no_decision
+from askbridge.core.ask import Ask
+from askbridge.core.errors import AskbridgeError, InvalidQuestion
+from askbridge.core.hooks.claude_code import (
+    Decision,
+    HookOptions,
+    ToolCall,
+    ask_for,
+    decide,
+    no_decision,
+)
 
 log = logging.getLogger("askbridge.hooks")
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from core.models import MessageRef, Person, Request, Selections, Status
+from askbridge.core.models import MessageRef, Person, Request, Selections, Status
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from core.models import (
+from askbridge.core.models import (
     MessageRef,
     Person,
     Policy,

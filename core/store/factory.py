@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit, urlunsplit
 
-from core.errors import AskbridgeError
-from core.store.base import Store
-from core.store.sqlite import SQLiteStore
+from askbridge.core.errors import AskbridgeError
+from askbridge.core.store.base import Store
+from askbridge.core.store.sqlite import SQLiteStore
 
 SQLITE_PREFIX = "sqlite:///"
 POSTGRES_PREFIXES = ("postgresql://", "postgres://")
@@ -18,7 +18,7 @@ def open_store(url: str) -> Store:
     if url.startswith(SQLITE_PREFIX):
         return SQLiteStore(url[len(SQLITE_PREFIX) :] or "askbridge.db")
     if url.startswith(POSTGRES_PREFIXES):
-        from core.store.postgres import PostgresStore  # asyncpg loads only when asked for
+        from askbridge.core.store.postgres import PostgresStore  # asyncpg loads only when asked for
 
         return PostgresStore(url)
     scheme = url.split(":", 1)[0] if ":" in url else url

@@ -29,12 +29,12 @@ from urllib.parse import urlsplit
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
-from core.errors import StartupError
-from core.models import MessageRef, Person, Request, Selections, Status, Vote
-from core.store import codec
-from core.store.base import EVERY_REQUEST, Ending, Event, VoteOutcome
-from core.store.factory import shown_url
-from core.store.postgres_schema import MIGRATIONS
+from askbridge.core.errors import StartupError
+from askbridge.core.models import MessageRef, Person, Request, Selections, Status, Vote
+from askbridge.core.store import codec
+from askbridge.core.store.base import EVERY_REQUEST, Ending, Event, VoteOutcome
+from askbridge.core.store.factory import shown_url
+from askbridge.core.store.postgres_schema import MIGRATIONS
 
 log = logging.getLogger("askbridge.store")
 

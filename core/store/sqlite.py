@@ -19,11 +19,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from core.errors import StartupError
-from core.models import MessageRef, Person, Request, Selections, Status, Vote
-from core.store import codec
-from core.store.base import Ending, Event, VoteOutcome
-from core.store.migrations import MIGRATIONS
+from askbridge.core.errors import StartupError
+from askbridge.core.models import MessageRef, Person, Request, Selections, Status, Vote
+from askbridge.core.store import codec
+from askbridge.core.store.base import Ending, Event, VoteOutcome
+from askbridge.core.store.migrations import MIGRATIONS
 
 T = TypeVar("T")
 SECRET_BYTES = 32

@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from core.broker import Broker
-from core.models import Request, Status
+from askbridge.core.broker import Broker
+from askbridge.core.models import Request, Status
 from tests.claude.cli import WAIT_S, Sandbox
 from tests.claude.fake_anthropic import FakeAnthropic, Script, ToolUse, tool_results
 from tests.conftest import DATABASE
@@ -83,7 +83,7 @@ async def printed_settings(
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "bots.cli",
+        "askbridge.bots.cli",
         "hook",
         "claude-code",
         "--print-settings",

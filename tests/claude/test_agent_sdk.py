@@ -16,9 +16,9 @@ from claude_agent_sdk import (
     ToolPermissionContext,
 )
 
-from bots.claude_agent import ask_people
-from bots.service import Service
-from core.clock import ManualClock
+from askbridge.bots.claude_agent import ask_people
+from askbridge.bots.service import Service
+from askbridge.core.clock import ManualClock
 from tests.claude.cli import Sandbox
 from tests.claude.fake_anthropic import Turn, in_order, result_text
 from tests.claude.scenario import (

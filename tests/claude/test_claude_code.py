@@ -15,9 +15,9 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bots.service import Service
-from core.clock import ManualClock
-from core.models import Status
+from askbridge.bots.service import Service
+from askbridge.core.clock import ManualClock
+from askbridge.core.models import Status
 from tests.claude.cli import CLAUDE_VERSION, ClaudeRun, Sandbox
 from tests.claude.fake_anthropic import Turn, in_order, result_text
 from tests.claude.scenario import (

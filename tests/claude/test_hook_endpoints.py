@@ -13,10 +13,10 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bots.cli import main
-from bots.service import Service
-from core.clock import ManualClock
-from core.models import Status
+from askbridge.bots.cli import main
+from askbridge.bots.service import Service
+from askbridge.core.clock import ManualClock
+from askbridge.core.models import Status
 from tests.claude.scenario import APPROVAL_HOOK, QUESTION_HOOK, QUESTIONS, next_waiting
 from tests.conftest import StartService
 from tests.web_person import answer_on_web
@@ -129,7 +129,7 @@ async def run_hook(url: str, stdin: str) -> tuple[dict[str, Any], list[str], int
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "bots.cli",
+        "askbridge.bots.cli",
         "hook",
         "claude-code",
         "--url",
@@ -197,7 +197,7 @@ def test_the_printed_command_hook_runs_this_askbridge_with_its_options(
     assert shlex.split(hook["command"]) == [
         sys.executable,
         "-m",
-        "bots.cli",
+        "askbridge.bots.cli",
         "hook",
         "claude-code",
         "--url",

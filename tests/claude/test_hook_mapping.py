@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from core.ask import REQUEST_ID_PATTERN
-from core.errors import InvalidQuestion
-from core.hooks.claude_code import (
+from askbridge.core.ask import REQUEST_ID_PATTERN
+from askbridge.core.errors import InvalidQuestion
+from askbridge.core.hooks.claude_code import (
     BadHookInput,
     Decision,
     HookOptions,

@@ -10,7 +10,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bots.service import Service
+from askbridge.bots.service import Service
 from tests.conftest import StartService
 from tests.emulators.discord import Channel, DiscordEmulator, Guild, Message, User
 from tests.server_process import ServerProcess

@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 
 import aiohttp
 
-from bots.service import Service
-from core.clock import ManualClock
-from core.models import Request, Target
-from core.questions import parse_questions
+from askbridge.bots.service import Service
+from askbridge.core.clock import ManualClock
+from askbridge.core.models import Request, Target
+from askbridge.core.questions import parse_questions
 from tests.conftest import DATABASE, EXPECTED
 from tests.emulators.discord import Message
 

@@ -11,8 +11,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bots.service import Service
-from core.clock import ManualClock
+from askbridge.bots.service import Service
+from askbridge.core.clock import ManualClock
 from tests.conftest import DATABASE, audit_events, story
 from tests.emulators.discord import DiscordEmulator, InteractionHandle, Message, Role, User
 from tests.server_process import ServerProcess

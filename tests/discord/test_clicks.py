@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import aiohttp
 
-from bots.service import Service
+from askbridge.bots.service import Service
 from tests.emulators.discord import InteractionHandle
 
 from .conftest import World, ask, outcome, posted

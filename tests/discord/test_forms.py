@@ -7,13 +7,13 @@ import copy
 from datetime import UTC, datetime
 from typing import Any
 
-from adapters.discord import forms
-from adapters.discord.clicks import FOREIGN, note
-from adapters.discord.render import render
-from core.intents import NOTE, Refusal, Refused
-from core.models import Person, Policy, Request, Status, Target, Vote
-from core.questions import parse_questions
-from core.view import RequestView
+from askbridge.adapters.discord import forms
+from askbridge.adapters.discord.clicks import FOREIGN, note
+from askbridge.adapters.discord.render import render
+from askbridge.core.intents import NOTE, Refusal, Refused
+from askbridge.core.models import Person, Policy, Request, Status, Target, Vote
+from askbridge.core.questions import parse_questions
+from askbridge.core.view import RequestView
 from tests.conftest import DATABASE, DEPLOY
 from tests.emulators.discord import validate_message, validate_modal
 from tests.emulators.discord.components import TEXT_DISPLAY, count_components, walk

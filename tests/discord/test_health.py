@@ -8,8 +8,8 @@ import aiohttp
 import pytest
 import yarl
 
-from adapters.discord.runtime import DiscordRuntime, route
-from bots.service import Service
+from askbridge.adapters.discord.runtime import DiscordRuntime, route
+from askbridge.bots.service import Service
 from tests.scrape import scrape, value
 
 from .conftest import World, ask, outcome, posted

@@ -15,16 +15,16 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.discord import forms
-from adapters.discord.clicks import note
-from adapters.discord.markdown import escape, line, prose, shorten
-from adapters.discord.render import DISCORD_ANSWERER, reminder, render, words_label
-from adapters.discord.surface import NO_PINGS
-from core.answers import MULTI_SELECT_SEPARATOR, typed_problem
-from core.intents import NOTE, Counted, Drafted, Outcome, Refusal, Refused
-from core.models import Person, Policy, Request, Selections, Status, Target, Vote
-from core.questions import parse_questions
-from core.view import RequestView, State
+from askbridge.adapters.discord import forms
+from askbridge.adapters.discord.clicks import note
+from askbridge.adapters.discord.markdown import escape, line, prose, shorten
+from askbridge.adapters.discord.render import DISCORD_ANSWERER, reminder, render, words_label
+from askbridge.adapters.discord.surface import NO_PINGS
+from askbridge.core.answers import MULTI_SELECT_SEPARATOR, typed_problem
+from askbridge.core.intents import NOTE, Counted, Drafted, Outcome, Refusal, Refused
+from askbridge.core.models import Person, Policy, Request, Selections, Status, Target, Vote
+from askbridge.core.questions import parse_questions
+from askbridge.core.view import RequestView, State
 from tests.emulators.discord import (
     AllowedMentions,
     live_markdown,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.discord.ids import (
+from askbridge.adapters.discord.ids import (
     BUTTON_TEMPLATE,
     FIELD_TEMPLATE,
     FORM_TEMPLATE,
@@ -21,7 +21,7 @@ from adapters.discord.ids import (
     CustomId,
     unpack,
 )
-from core.broker import REQUEST_ID_PATTERN
+from askbridge.core.broker import REQUEST_ID_PATTERN
 
 request_ids = st.from_regex(REQUEST_ID_PATTERN, fullmatch=True)
 indices = st.integers(min_value=0, max_value=3)

@@ -6,7 +6,7 @@ from typing import Any
 
 import aiohttp
 
-from bots.service import Service
+from askbridge.bots.service import Service
 from tests.emulators.discord import Message
 from tests.emulators.discord.components import BUTTON, STRING_SELECT, TEXT_DISPLAY, walk
 

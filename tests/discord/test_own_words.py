@@ -9,7 +9,7 @@ import copy
 import aiohttp
 import pytest
 
-from bots.service import Service
+from askbridge.bots.service import Service
 from tests.conftest import DATABASE, DEPLOY, audit_events, story
 from tests.emulators.discord import (
     CannotSubmit,

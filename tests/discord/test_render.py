@@ -9,13 +9,13 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.discord.markdown import fit, join_within, shorten
-from adapters.discord.render import render
-from core.models import Person, Policy, Request, Status, Target, Vote
-from core.permissions import permission_questions
-from core.policy import ANSWERER
-from core.questions import parse_questions
-from core.view import RequestView
+from askbridge.adapters.discord.markdown import fit, join_within, shorten
+from askbridge.adapters.discord.render import render
+from askbridge.core.models import Person, Policy, Request, Status, Target, Vote
+from askbridge.core.permissions import permission_questions
+from askbridge.core.policy import ANSWERER
+from askbridge.core.questions import parse_questions
+from askbridge.core.view import RequestView
 from tests.conftest import DATABASE
 from tests.emulators.discord import validate_message
 from tests.emulators.discord.components import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 
-from bots.client import AskbridgeClient
+from askbridge.bots.client import AskbridgeClient
 from tests.conftest import DATABASE, EXPECTED
 from tests.server_process import ServerProcess
 

@@ -10,9 +10,9 @@ import discord.gateway
 import discord.http
 import pytest
 
-from adapters.discord import DiscordRuntime, invite_url
-from bots.service import Service
-from core.errors import StartupError
+from askbridge.adapters.discord import DiscordRuntime, invite_url
+from askbridge.bots.service import Service
+from askbridge.core.errors import StartupError
 from tests.conftest import StartService
 from tests.emulators.discord import DiscordEmulator
 

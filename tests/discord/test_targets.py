@@ -5,7 +5,7 @@ from __future__ import annotations
 import aiohttp
 import pytest
 
-from bots.service import Service
+from askbridge.bots.service import Service
 from tests.conftest import DATABASE, EXPECTED
 
 from .conftest import World, ask, outcome, posted

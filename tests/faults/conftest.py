@@ -12,7 +12,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bots.crash_hook import ENV
+from askbridge.bots.crash_hook import ENV
 from tests.discord.conftest import World, discord_env
 from tests.emulators.discord import DiscordEmulator
 from tests.emulators.slack import SlackEmulator

@@ -8,7 +8,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bots.client import request_body
+from askbridge.bots.client import request_body
 from tests.conftest import DEPLOY
 from tests.discord.conftest import World
 from tests.emulators.discord import Message

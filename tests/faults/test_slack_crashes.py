@@ -14,7 +14,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bots.client import AskbridgeClient, request_body
+from askbridge.bots.client import AskbridgeClient, request_body
 from tests.conftest import DEPLOY
 from tests.emulators.slack import Message, SlackEmulator
 from tests.slack.conftest import CHANNEL, TARGET, Mode

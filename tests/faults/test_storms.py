@@ -10,8 +10,8 @@ from typing import Any
 
 import aiohttp
 
-from bots.client import request_body
-from bots.service import Service
+from askbridge.bots.client import request_body
+from askbridge.bots.service import Service
 from tests.conftest import DEPLOY, StartService
 from tests.discord.conftest import World, discord_env
 from tests.emulators.discord import Message as DiscordMessage

@@ -11,7 +11,7 @@ from typing import Any, Literal
 import aiohttp
 import pytest
 
-from bots.service import Service
+from askbridge.bots.service import Service
 from tests.conftest import DATABASE, StartService
 from tests.emulators.slack import Delivery, Message, SlackEmulator
 from tests.server_process import ServerProcess

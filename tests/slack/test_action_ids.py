@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.slack.ids import ActionId, BadActionId, BadFormMetadata, FormMetadata, Kind
+from askbridge.adapters.slack.ids import ActionId, BadActionId, BadFormMetadata, FormMetadata, Kind
 
 request_ids = st.from_regex(r"[A-Za-z0-9_.-]{1,64}", fullmatch=True)
 indices = st.integers(min_value=0, max_value=3)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.clock import ManualClock
-from core.models import Person
+from askbridge.core.clock import ManualClock
+from askbridge.core.models import Person
 from tests.conftest import EXPECTED
 from tests.slack.conftest import Bridge, ask_body
 

@@ -16,12 +16,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.slack.ids import ActionId
-from adapters.slack.render import one_line, render
-from adapters.slack.richtext import ELLIPSIS, FENCE, prose
-from core.clock import ManualClock
-from core.models import Person, Policy, QuestionOption, Request, Status, UserQuestion, Vote
-from core.view import RequestView
+from askbridge.adapters.slack.ids import ActionId
+from askbridge.adapters.slack.render import one_line, render
+from askbridge.adapters.slack.richtext import ELLIPSIS, FENCE, prose
+from askbridge.core.clock import ManualClock
+from askbridge.core.models import (
+    Person,
+    Policy,
+    QuestionOption,
+    Request,
+    Status,
+    UserQuestion,
+    Vote,
+)
+from askbridge.core.view import RequestView
 from tests.conftest import DEPLOY, story
 from tests.emulators.slack import Message, SlackEmulator, block_texts, validate_blocks
 from tests.hostile import nodes
@@ -413,7 +421,7 @@ async def test_askbridge_ask_exits_0_once_two_group_members_approve(
     ask = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "bots.cli",
+        "askbridge.bots.cli",
         "ask",
         "--url",
         server.url,

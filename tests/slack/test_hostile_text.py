@@ -10,14 +10,14 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.slack.form import form, notice
-from adapters.slack.ids import FormMetadata, Kind
-from adapters.slack.notes import note, reminder_line
-from adapters.slack.render import render
-from adapters.slack.richtext import Line, block, mrkdwn, section
-from core.intents import Counted, Refusal, Refused
-from core.models import Person, Request, Selections
-from core.view import Receipt, RequestView
+from askbridge.adapters.slack.form import form, notice
+from askbridge.adapters.slack.ids import FormMetadata, Kind
+from askbridge.adapters.slack.notes import note, reminder_line
+from askbridge.adapters.slack.render import render
+from askbridge.adapters.slack.richtext import Line, block, mrkdwn, section
+from askbridge.core.intents import Counted, Refusal, Refused
+from askbridge.core.models import Person, Request, Selections
+from askbridge.core.view import Receipt, RequestView
 from tests.emulators.slack import (
     Mentions,
     mentions,

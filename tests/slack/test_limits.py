@@ -8,12 +8,16 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.slack.blockkit import MAX_BUTTON_TEXT, MAX_OPTION_DESCRIPTION, MAX_OPTION_TEXT
-from adapters.slack.ids import ActionId, Kind
-from adapters.slack.render import render
-from adapters.slack.richtext import inert, shorten
-from core.models import Person, QuestionOption, Request, Status, UserQuestion
-from core.view import RequestView
+from askbridge.adapters.slack.blockkit import (
+    MAX_BUTTON_TEXT,
+    MAX_OPTION_DESCRIPTION,
+    MAX_OPTION_TEXT,
+)
+from askbridge.adapters.slack.ids import ActionId, Kind
+from askbridge.adapters.slack.render import render
+from askbridge.adapters.slack.richtext import inert, shorten
+from askbridge.core.models import Person, QuestionOption, Request, Status, UserQuestion
+from askbridge.core.view import RequestView
 from tests.emulators.slack import validate_blocks
 from tests.slack.conftest import Bridge, ask_body
 

@@ -8,9 +8,9 @@ import copy
 import aiohttp
 import pytest
 
-from bots.client import AskbridgeClient
-from core.ask import Ask
-from core.models import Request, Target
+from askbridge.bots.client import AskbridgeClient
+from askbridge.core.ask import Ask
+from askbridge.core.models import Request, Target
 from tests.conftest import DATABASE, EXPECTED, StartService
 from tests.emulators.slack import SlackEmulator
 from tests.server_process import ServerProcess

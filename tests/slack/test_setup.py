@@ -8,7 +8,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from core.errors import StartupError
+from askbridge.core.errors import StartupError
 from tests.conftest import StartService
 from tests.emulators.slack import SlackEmulator
 from tests.slack.conftest import Bridge, Mode, ask_body, slack_settings, start_bridge

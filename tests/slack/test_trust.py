@@ -6,7 +6,7 @@ import asyncio
 import copy
 from typing import Any
 
-from adapters.slack.ids import ActionId, Kind
+from askbridge.adapters.slack.ids import ActionId, Kind
 from tests.emulators.slack import Delivery
 from tests.slack.conftest import Bridge, answer_fully, ask_body
 

@@ -1,0 +1,25 @@
+"""The Python client for the agent API: `from askbridge.client import AskbridgeClient`.
+
+Importing it loads the question models and aiohttp, never a chat platform's SDK or a database
+driver, so an agent's environment can use it without the server's dependencies.
+"""
+
+from askbridge.bots.client import (
+    AskbridgeClient,
+    ClientError,
+    Ended,
+    Expired,
+    Interrupted,
+    InvalidRequest,
+    Withdrawn,
+)
+
+__all__ = [
+    "AskbridgeClient",
+    "ClientError",
+    "Ended",
+    "Expired",
+    "Interrupted",
+    "InvalidRequest",
+    "Withdrawn",
+]
