@@ -493,7 +493,10 @@ def _prune(settings: Settings, args: argparse.Namespace) -> int:
     except AskbridgeError as error:
         sys.stderr.write(f"askbridge prune: {error}\n")
         return EXIT_ERROR
-    sys.stderr.write(f"askbridge prune: deleted {pruned} requests that ended over {keep} ago\n")
+    sys.stderr.write(
+        f"askbridge prune: deleted {pruned} requests that ended more than "
+        f"{args.older_than.strip()} ago\n"
+    )
     return EXIT_ANSWERED
 
 
