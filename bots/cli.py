@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import aiohttp
 from pydantic import ValidationError
 
 from askbridge.bots.client import (
@@ -502,15 +503,16 @@ def _export(
 ) -> int:
     """Write the audit log with its hashes to `file` (JSON lines, oldest first)."""
     lines = 0
+    last = b""
 
     async def export() -> None:
-        nonlocal lines
         with file.open("wb") as out:
 
             def write(line: bytes) -> None:
-                nonlocal lines
+                nonlocal lines, last
                 out.write(line)
                 lines += 1
+                last = line
 
             async with AskbridgeClient(url, token, reconnect_for_s=0) as client:
                 await client.export_audit(write, request_id=request_id, since=since, until=until)
@@ -523,7 +525,13 @@ def _export(
     except ClientError as error:
         sys.stderr.write(f"askbridge: {error}\n")
         return EXIT_USAGE if 400 <= error.status < 500 else EXIT_ERROR
-    events = max(lines - 1, 0)
+    except aiohttp.ClientError as error:
+        last = b""
+        sys.stderr.write(f"askbridge audit: the export from {url} broke off: {error}\n")
+    if not last.startswith(b'{"' + audit_log.END.encode()):
+        sys.stderr.write(f"askbridge audit: {file} is incomplete: the server did not finish it\n")
+        return EXIT_ERROR
+    events = max(lines - 2, 0)
     sys.stderr.write(f"askbridge audit: exported {events} events to {file}\n")
     return EXIT_ANSWERED
 

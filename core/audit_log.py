@@ -90,6 +90,9 @@ class Verified:
 
 HEADER = "askbridge_audit_export"
 """The key of an export's first line, which says how it was filtered."""
+END = "askbridge_audit_export_end"
+"""The key of an export's last line, which counts its events: a file cut short, or with a
+line deleted, does not match it."""
 
 
 def verify(lines: Iterable[str]) -> Verified | Broken:
@@ -97,13 +100,14 @@ def verify(lines: Iterable[str]) -> Verified | Broken:
     link, or a summary when every link holds.
 
     The first line is the export's header; without `since` in it, every request's first event
-    must chain from GENESIS, so that deleting a request's first event is found too. A deleted
-    last event of a request cannot be told from the file alone: compare the newest hash with
-    the server's (`GET /v1/questions/{id}/events`)."""
+    must chain from GENESIS, so that deleting a request's first event is found too. The last
+    line counts the events, so that a file cut short is found."""
     heads: dict[str, str] = {}
     partial = 0
     header: Mapping[str, Any] | None = None
+    end: Any = None
     count = 0
+    number = 0
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -113,6 +117,18 @@ def verify(lines: Iterable[str]) -> Verified | Broken:
             return Broken(number, None, f"not JSON ({error})")
         if not isinstance(event, dict):
             return Broken(number, None, "not a JSON object")
+        if end is not None:
+            return Broken(number, None, "a line after the export's end line")
+        if header is not None and END in event:
+            end = event[END]
+            if not isinstance(end, dict) or end.get("events") != count:
+                return Broken(
+                    number,
+                    None,
+                    f"the end line counts {_events(end)}, the file has {count}: "
+                    "lines were deleted or added",
+                )
+            continue
         if header is None:
             if not isinstance(event.get(HEADER), dict):
                 why = f"the first line must be the export's header ({HEADER})"
@@ -146,4 +162,11 @@ def verify(lines: Iterable[str]) -> Verified | Broken:
         count += 1
     if header is None:
         return Broken(1, None, "the file is empty; an export starts with its header")
+    if end is None:
+        return Broken(number + 1, None, f"the export is cut short: no end line ({END})")
     return Verified(events=count, requests=len(heads), partial=partial)
+
+
+def _events(end: Any) -> str:
+    counted = end.get("events") if isinstance(end, dict) else None
+    return f"{counted} events" if isinstance(counted, int) else "no events"

@@ -39,6 +39,7 @@ def chain_version(migrations: tuple[tuple[int, tuple[str, ...]], ...]) -> int:
 def exported(events: list[Event], since: str | None = None) -> list[str]:
     header = {audit_log.HEADER: {"version": 1, "since": since}}
     lines = [header] + [AuditEvent.of(e).model_dump(mode="json") for e in events]
+    lines.append({audit_log.END: {"events": len(events)}})
     return [json.dumps(line) for line in lines]
 
 
@@ -198,7 +199,8 @@ async def test_an_export_verifies_and_a_changed_or_deleted_line_is_found(
     exported_lines = file.read_text().splitlines()
     found = [json.loads(line) for line in exported_lines]
     assert found[0][audit_log.HEADER]["since"] is None
-    events = found[1:]
+    assert found[-1] == {audit_log.END: {"events": 7}}
+    events = found[1:-1]
     assert [(e["request_id"], e["kind"]) for e in events] == [
         ("ask_one", "created"),
         ("ask_one", "posted"),
@@ -240,6 +242,18 @@ async def test_an_export_verifies_and_a_changed_or_deleted_line_is_found(
     assert code == 1
     assert "line 2 (request ask_one)" in err
 
+    # The last event of a request, and the last line of the file, deleted: the end line tells.
+    last_gone = tmp_path / "last_gone.jsonl"
+    last_gone.write_text("\n".join([*exported_lines[:7], exported_lines[8]]) + "\n")
+    code, _, err = await run_audit("--verify", str(last_gone))
+    assert code == 1
+    assert "line 8: the end line counts 7 events, the file has 6" in err
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("\n".join(exported_lines[:8]) + "\n")
+    code, _, err = await run_audit("--verify", str(cut))
+    assert code == 1
+    assert "line 9: the export is cut short" in err
+
     # Its hash recomputed to match the change: the next event's prev_hash gives it away.
     vote["hash"] = audit_log.event_hash(vote)
     rehashed = tmp_path / "rehashed.jsonl"
@@ -257,7 +271,7 @@ async def test_the_export_filters_by_request_and_time(
         "--url", decided.url, "--export", str(file), "--request", "ask_one"
     )
     assert code == 0, err
-    assert {e["request_id"] for e in lines(file)[1:]} == {"ask_one"}
+    assert {e["request_id"] for e in lines(file)[1:-1]} == {"ask_one"}
     assert (await run_audit("--verify", str(file)))[0] == 0
 
     start = clock.now() - timedelta(seconds=60)
@@ -265,7 +279,7 @@ async def test_the_export_filters_by_request_and_time(
         "--url", decided.url, "--export", str(file), "--until", iso(start + timedelta(seconds=1))
     )
     assert code == 0, err
-    assert "withdrawn" not in [e["kind"] for e in lines(file)[1:]]
+    assert "withdrawn" not in [e["kind"] for e in lines(file)[1:-1]]
     assert (await run_audit("--verify", str(file)))[0] == 0
 
     # From the last minute on: only the withdrawal, checked from where the export starts.
@@ -273,7 +287,7 @@ async def test_the_export_filters_by_request_and_time(
         "--url", decided.url, "--export", str(file), "--since", iso(clock.now())
     )
     assert code == 0, err
-    assert [e["kind"] for e in lines(file)[1:]] == ["withdrawn"]
+    assert [e["kind"] for e in lines(file)[1:-1]] == ["withdrawn"]
     code, out, _ = await run_audit("--verify", str(file))
     assert code == 0
     assert "1 of them checked from the export's start" in out
@@ -289,6 +303,7 @@ async def test_verify_refuses_what_is_not_an_export(tmp_path: Path) -> None:
         ("", "empty"),
         ('{"request_id": "r"}\n', "header"),
         ('{"askbridge_audit_export": {}}\nnot json\n', "line 2: not JSON"),
+        ('{"askbridge_audit_export": {}}\n', "line 2: the export is cut short"),
     ):
         file.write_text(text)
         code, _, err = await run_audit("--verify", str(file))

@@ -134,7 +134,7 @@ async def all_events(request: web.Request) -> web.Response:
 
 async def export_audit(request: web.Request) -> web.StreamResponse:
     """The audit log with its hash chain, as JSON lines (`askbridge audit --export`): a header
-    line saying how it was filtered, then every event, oldest first:
+    line saying how it was filtered, every event, oldest first, and an end line counting them:
     `?request_id=…&since=<ISO time>&until=<ISO time>`."""
     broker = request.app[BROKER]
     request_id = request.query.get("request_id") or None
@@ -150,12 +150,16 @@ async def export_audit(request: web.Request) -> web.StreamResponse:
     response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
     await response.prepare(request)
     await response.write(_line({audit_log.HEADER: header}))
+    count = 0
     while page:
         chunk = b"".join(_line(AuditEvent.of(e).model_dump(mode="json")) for e in page)
         await response.write(chunk)
+        count += len(page)
         if len(page) < EXPORT_PAGE:
             break
         page = await broker.events(request_id, since, EXPORT_PAGE, until=until, after=page[-1].seq)
+    # Only a complete export has it: a failure above ends the response without it.
+    await response.write(_line({audit_log.END: {"events": count}}))
     await response.write_eof()
     return response
 
