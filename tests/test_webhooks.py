@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from askbridge.bots.service import Service
 from askbridge.client import verify_signature
 from askbridge.core.clock import ManualClock
 from askbridge.core.store.base import Event
-from tests.conftest import DEPLOY, StartService, settings_for
+from tests.conftest import DEPLOY, StartService, settings_for, waiting_ids
 from tests.stores import database_url
 from tests.web_person import answer_on_web
 
@@ -232,3 +233,45 @@ async def test_callback_url_is_in_the_schema(http: aiohttp.ClientSession, servic
         document = await response.json()
     ask = document["components"]["schemas"]["Ask"]
     assert "callback_url" in ask["properties"]
+
+
+async def test_the_agent_sockets_query_string_sets_the_callback_url(
+    start_service: StartService, http: aiohttp.ClientSession
+) -> None:
+    service = await start_service(webhook_secret=SECRET)
+    async with receiver([200]) as hook:
+        url = f"{service.url}/v1/agent?callback_url={hook.url}"
+        async with http.ws_connect(url) as socket:
+            ask_frame = {"AskUserQuestion": {"request_id": "ask_ws", "questions": [DEPLOY]}}
+            await socket.send_json(ask_frame)
+            await answer_on_web_when_waiting(http, service.url, "ask_ws")
+            frame = await socket.receive_json(timeout=HIT_S)
+        hit = await hook.next()
+    assert frame["UserQuestionResponse"]["answers"] == {"Deploy": "Reject"}
+    assert json.loads(hit.body)["answers"] == {"Deploy": "Reject"}
+
+
+async def answer_on_web_when_waiting(
+    http: aiohttp.ClientSession, url: str, request_id: str
+) -> None:
+    await waiting_ids(http, url, lambda ids: request_id in ids)
+    await answer_on_web(http, url, request_id, {"Deploy": ["Reject"]})
+
+
+async def test_askbridge_ask_passes_the_callback_url_on() -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "askbridge.bots.cli",
+        "ask",
+        "--url",
+        "http://127.0.0.1:9",
+        *("--header", "Deploy", "--question", "Deploy build 4711?"),
+        *("--option", "Approve=Ship it", "--option", "Reject=Hold it"),
+        *("--callback-url", "ftp://receiver.example/hook"),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 2
+    assert "callback_url: must be an http:// or https:// URL" in err.decode()
