@@ -12,6 +12,7 @@ from askbridge.bots.client import (
     Interrupted,
     InvalidRequest,
     Withdrawn,
+    verify_signature,
 )
 
 __all__ = [
@@ -22,4 +23,5 @@ __all__ = [
     "Interrupted",
     "InvalidRequest",
     "Withdrawn",
+    "verify_signature",
 ]

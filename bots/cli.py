@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import aiohttp
 from pydantic import ValidationError
 
 from askbridge.bots.client import (
@@ -31,6 +32,7 @@ from askbridge.bots.client import (
 from askbridge.bots.crash_hook import crash_point_from
 from askbridge.bots.logs import configure_logging
 from askbridge.bots.settings import Settings, unknown_variables
+from askbridge.core import audit_log
 from askbridge.core.errors import AskbridgeError, StartupError
 from askbridge.core.store import open_store
 from askbridge.core.version import VERSION
@@ -135,6 +137,11 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument(
         "--allow-notes", action="store_true", help="people may add a note to their answer"
     )
+    ask.add_argument(
+        "--callback-url",
+        metavar="URL",
+        help="also POST the signed status object here when the request ends",
+    )
     ask.add_argument("--url", help="the server (ASKBRIDGE_URL, else ASKBRIDGE_HOST:PORT)")
     ask.add_argument("--quiet", action="store_true", help="print nothing but the answers")
 
@@ -162,10 +169,23 @@ def _parser() -> argparse.ArgumentParser:
         "--older-than", required=True, metavar="AGE", help="e.g. 90d, 12h, 30m (days by default)"
     )
 
-    audit = commands.add_parser("audit", help="print the audit trail as JSON lines")
+    audit = commands.add_parser(
+        "audit",
+        help="print the audit trail as JSON lines, export it with its hashes, or verify an export",
+        description="Without --export or --verify: print the events as JSON lines. --verify "
+        "needs no server: it exits 0 when every hash chain in the file holds, 1 naming the "
+        "first broken line.",
+    )
     audit.add_argument("request_id", nargs="?", help="only this request id")
     audit.add_argument("--request", help="the same, as an option")
     audit.add_argument("--since", help="only events at or after this ISO 8601 time")
+    audit.add_argument("--until", help="only events before this ISO 8601 time (with --export)")
+    audit.add_argument(
+        "--export", type=Path, metavar="FILE", help="write the events with their hashes (JSONL)"
+    )
+    audit.add_argument(
+        "--verify", type=Path, metavar="FILE", help="check the hash chains of an exported file"
+    )
     audit.add_argument("--url", help="the server (ASKBRIDGE_URL, else ASKBRIDGE_HOST:PORT)")
     return parser
 
@@ -416,6 +436,7 @@ def _ask_body(args: argparse.Namespace) -> dict[str, Any]:
         ("remind_after_s", args.remind_after),
         ("allow_other", args.allow_other or None),
         ("allow_notes", args.allow_notes or None),
+        ("callback_url", args.callback_url),
     ):
         if value is not None:
             body[key] = value
@@ -452,6 +473,16 @@ def _audit(settings: Settings, args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     request_id = args.request_id or args.request
+    if args.verify is not None:
+        if args.export is not None:
+            sys.stderr.write("askbridge audit: give --export or --verify, not both\n")
+            return EXIT_USAGE
+        return _verify(args.verify)
+    if args.export is not None:
+        return _export(url, token, args.export, request_id, args.since, args.until)
+    if args.until:
+        sys.stderr.write("askbridge audit: --until works with --export\n")
+        return EXIT_USAGE
 
     async def fetch() -> list[dict[str, Any]]:
         async with AskbridgeClient(url, token, reconnect_for_s=0) as client:
@@ -464,6 +495,67 @@ def _audit(settings: Settings, args: argparse.Namespace) -> int:
         return EXIT_USAGE if 400 <= error.status < 500 else EXIT_ERROR
     for event in events:
         _print_json(event)
+    return EXIT_ANSWERED
+
+
+def _export(
+    url: str, token: str | None, file: Path, request_id: str | None, since: str, until: str
+) -> int:
+    """Write the audit log with its hashes to `file` (JSON lines, oldest first)."""
+    lines = 0
+    last = b""
+
+    async def export() -> None:
+        with file.open("wb") as out:
+
+            def write(line: bytes) -> None:
+                nonlocal lines, last
+                out.write(line)
+                lines += 1
+                last = line
+
+            async with AskbridgeClient(url, token, reconnect_for_s=0) as client:
+                await client.export_audit(write, request_id=request_id, since=since, until=until)
+
+    try:
+        asyncio.run(export())
+    except OSError as error:
+        sys.stderr.write(f"askbridge audit: cannot write {file}: {error}\n")
+        return EXIT_ERROR
+    except ClientError as error:
+        sys.stderr.write(f"askbridge: {error}\n")
+        return EXIT_USAGE if 400 <= error.status < 500 else EXIT_ERROR
+    except aiohttp.ClientError as error:
+        last = b""
+        sys.stderr.write(f"askbridge audit: the export from {url} broke off: {error}\n")
+    if not last.startswith(b'{"' + audit_log.END.encode()):
+        sys.stderr.write(f"askbridge audit: {file} is incomplete: the server did not finish it\n")
+        return EXIT_ERROR
+    events = max(lines - 2, 0)
+    sys.stderr.write(f"askbridge audit: exported {events} events to {file}\n")
+    return EXIT_ANSWERED
+
+
+def _verify(file: Path) -> int:
+    """Check every hash chain in an exported file; name the first broken line."""
+    try:
+        with file.open(encoding="utf-8") as lines:
+            found = audit_log.verify(lines)
+    except (OSError, UnicodeDecodeError) as error:
+        sys.stderr.write(f"askbridge audit: cannot read {file}: {error}\n")
+        return EXIT_ERROR
+    if isinstance(found, audit_log.Broken):
+        sys.stderr.write(f"askbridge audit: {file}: broken at {found}\n")
+        return EXIT_ERROR
+    partial = (
+        f"; {found.partial} of them checked from the export's start (--since)"
+        if found.partial
+        else ""
+    )
+    sys.stdout.write(
+        f"{file}: OK, {found.events} events of {found.requests} requests, every hash chain "
+        f"holds{partial}\n"
+    )
     return EXIT_ANSWERED
 
 

@@ -8,7 +8,10 @@ asks again and keeps waiting.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import logging
+import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -118,8 +121,9 @@ class AskbridgeClient:
         """Ask and wait for the answers; raise Interrupted, Expired or Withdrawn otherwise.
 
         `questions` is an `Ask`, or the questions with the other fields as keywords;
-        `policy` takes the approval fields of the API: answerers, quorum, on_timeout,
-        remind_after_s. InvalidRequest, before anything is sent, when a rule refuses the ask.
+        `policy` takes the other fields of the API: answerers, quorum, on_timeout,
+        remind_after_s, allow_other, allow_notes, callback_url. InvalidRequest, before
+        anything is sent, when a rule refuses the ask.
         """
         body = request_body(questions, target, timeout_s, context, request_id, **policy)
         created = await self._call(
@@ -174,6 +178,32 @@ class AskbridgeClient:
         body = await self._call("GET", "/v1/events", params=query)
         events: list[dict[str, Any]] = body["events"]
         return events
+
+    async def export_audit(
+        self,
+        write: Callable[[bytes], object],
+        *,
+        request_id: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+    ) -> None:
+        """Stream the audit log with its hashes (`GET /v1/audit/export`, JSON lines) into
+        `write`, a line at a time."""
+        query = {
+            k: v for k, v in (("request_id", request_id), ("since", since), ("until", until)) if v
+        }
+        async with self.session.get(
+            f"{self.url}/v1/audit/export",
+            params=query,
+            headers=self._headers,
+            timeout=aiohttp.ClientTimeout(total=None, sock_read=POLL_S),
+        ) as response:
+            if response.status >= 400:
+                body = await _json(response)
+                message = body.get("error") or f"HTTP {response.status}"
+                raise ClientError(str(message), response.status, body)
+            async for line in response.content:
+                write(line)
 
     async def _call(
         self, method: str, path: str, *, patience_s: float | None = None, **kwargs: Any
@@ -248,6 +278,36 @@ def request_body(
         else questions
     }
     return checked({**raw, **given}).body()
+
+
+def verify_signature(
+    secret: str | bytes,
+    timestamp: str,
+    body: bytes | str,
+    signature: str,
+    tolerance_s: float = 300,
+    *,
+    now: float | None = None,
+) -> bool:
+    """Whether a webhook from askbridge is genuine and fresh: `signature` (the
+    X-Askbridge-Signature header, `v1=<hex>`; several may be given, comma-separated) is the
+    HMAC-SHA256 with `secret` (ASKBRIDGE_WEBHOOK_SECRET) of `"{timestamp}.{body}"`, and
+    `timestamp` (X-Askbridge-Timestamp, Unix seconds) is within `tolerance_s` of `now` (default:
+    the time), so a captured webhook cannot be replayed later. Pass the raw body as received."""
+    key = secret.encode() if isinstance(secret, str) else secret
+    raw = body.encode() if isinstance(body, str) else body
+    try:
+        sent = int(timestamp)
+    except (TypeError, ValueError):
+        return False
+    if abs((time.time() if now is None else now) - sent) > tolerance_s:
+        return False
+    expected = hmac.new(key, timestamp.encode() + b"." + raw, hashlib.sha256).hexdigest()
+    return any(
+        hmac.compare_digest(part.strip().removeprefix("v1="), expected)
+        for part in signature.split(",")
+        if part.strip().startswith("v1=")
+    )
 
 
 def checked(ask: Ask | Mapping[str, Any]) -> Ask:

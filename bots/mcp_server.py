@@ -54,7 +54,7 @@ def build_server(
             "answerers/quorum: who may answer and how many must agree; on_timeout: 'expire' or "
             "{answers: {header: label}} given at the deadline; remind_after_s: one reminder; "
             "allow_other: people may answer in their own words; allow_notes: people may add a "
-            "note to their answer."
+            "note to their answer; callback_url: the server also POSTs the signed result there."
         ),
     )
     async def ask_user_question(
@@ -68,6 +68,7 @@ def build_server(
         remind_after_s: float | None = None,
         allow_other: bool | None = None,
         allow_notes: bool | None = None,
+        callback_url: str | None = None,
         *,
         ctx: Context,
     ) -> Answers:
@@ -82,6 +83,7 @@ def build_server(
             "remind_after_s": remind_after_s,
             "allow_other": allow_other,
             "allow_notes": allow_notes,
+            "callback_url": callback_url,
         }
         try:
             ask = Ask.parse({key: value for key, value in fields.items() if value is not None})

@@ -15,6 +15,7 @@ from askbridge.bots.settings import Settings
 from askbridge.core.api import add_api_routes, add_health_routes, api_middlewares
 from askbridge.core.api.auth import is_loopback
 from askbridge.core.api.hooks import add_hook_routes
+from askbridge.core.api.status import status_json
 from askbridge.core.broker import Broker
 from askbridge.core.clock import Clock
 from askbridge.core.crash_points import CrashPoint, no_crash
@@ -25,6 +26,7 @@ from askbridge.core.store.factory import shown_url
 from askbridge.core.surface import PlatformRuntime
 from askbridge.core.targets import parse_target
 from askbridge.core.version import VERSION
+from askbridge.core.webhooks import WebhookOptions
 
 log = logging.getLogger("askbridge")
 
@@ -82,6 +84,7 @@ class Service:
             unconfigured=hints,
             metrics=self.metrics,
             crash_point=self.crash_point,
+            webhooks=self._webhooks(),
         )
         self.runtimes = platform_runtimes(settings, self.broker, self.metrics)
         signed = tuple(path for runtime in self.runtimes for path in runtime.signed_paths)
@@ -130,6 +133,13 @@ class Service:
             await self.broker.prune(keep)
             self._retention = asyncio.create_task(self._prune_forever(keep), name="askbridge-prune")
         self._log_ready(lines, token)
+
+    def _webhooks(self) -> WebhookOptions | None:
+        """Webhooks are sent when ASKBRIDGE_WEBHOOK_SECRET is set, which signs them."""
+        secret = self.settings.webhook_secret
+        if secret is None or not secret.get_secret_value():
+            return None
+        return WebhookOptions(secret=secret.get_secret_value().encode(), body=status_json)
 
     def _log_ready(self, lines: list[str], token: str | None) -> None:
         log.info(

@@ -39,6 +39,8 @@ class Settings(BaseSettings):
     idle_timeout_s: float = Field(default=30.0, gt=0, le=3600)
     permission_grace_s: float = Field(default=60.0, ge=0, le=3600)
     retention_days: float | None = Field(default=None, gt=0)
+    # Signs the webhooks sent to requests' callback_url; unset: callback_url is refused.
+    webhook_secret: SecretStr | None = None
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     log_format: Literal["text", "json"] = "text"
     # Only the client and `askbridge ask` read this: where a running server is.
@@ -110,6 +112,7 @@ class Settings(BaseSettings):
         values = (
             self.api_token,
             self.web_secret,
+            self.webhook_secret,
             self.slack_bot_token,
             self.slack_app_token,
             self.slack_signing_secret,

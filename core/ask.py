@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import (
     AliasChoices,
@@ -42,6 +43,7 @@ MAX_CONTEXT_CHARS = 500
 MAX_ANSWERERS = 50
 MAX_QUORUM = 50
 MAX_SECONDS = 30 * 24 * 3600.0
+MAX_URL_CHARS = 2048
 REQUEST_ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
@@ -101,6 +103,12 @@ class Ask(BaseModel):
         validation_alias=AliasChoices("allow_notes", "allowNotes"),
         description="people may attach a short note to their answer",
     )
+    callback_url: Annotated[str, Field(max_length=MAX_URL_CHARS)] | None = Field(
+        default=None,
+        validation_alias=AliasChoices("callback_url", "callbackUrl"),
+        description="an http(s) URL askbridge POSTs the status object to once the request "
+        "ends, signed with the server's ASKBRIDGE_WEBHOOK_SECRET (see X-Askbridge-Signature)",
+    )
 
     @classmethod
     def parse(cls, raw: Any) -> Ask:
@@ -124,6 +132,7 @@ class Ask(BaseModel):
             remind_after_s=self.remind_after_s,
             allow_other=self.allow_other,
             allow_notes=self.allow_notes,
+            callback_url=self.callback_url,
         )
 
     @model_validator(mode="before")
@@ -143,6 +152,27 @@ class Ask(BaseModel):
             raise rule(problem)
         if not isinstance(raw, str) or not REQUEST_ID_PATTERN.fullmatch(raw):
             raise rule(f"must be 1-64 letters, digits, '_', '.' or '-', got {shown(raw)}")
+        return raw
+
+    @field_validator("callback_url", mode="before")
+    @classmethod
+    def _callback_url(cls, raw: Any) -> Any:
+        if raw is None:
+            return None
+        wanted = f"must be an http:// or https:// URL of at most {MAX_URL_CHARS} characters"
+        if not isinstance(raw, str):
+            raise rule(f"{wanted}, got {shown(raw)}")
+        if len(raw) > MAX_URL_CHARS:
+            raise rule(f"{wanted}, got {len(raw)} characters")
+        if any(c.isspace() or not c.isprintable() for c in raw):
+            raise rule(f"{wanted}, without spaces or control characters, got {shown(raw)}")
+        try:
+            parts = urlsplit(raw)
+            parts.port  # noqa: B018 (reading it checks the port)
+        except ValueError as error:
+            raise rule(f"{wanted}, got {shown(raw)} ({error})") from None
+        if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+            raise rule(f"{wanted}, got {shown(raw)}")
         return raw
 
     @field_validator("target", mode="before", json_schema_input_type=TargetInput)

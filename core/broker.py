@@ -60,6 +60,7 @@ from askbridge.core.store.base import EVERY_REQUEST, Ending, Event, Store, VoteO
 from askbridge.core.surface import GroupDirectory, Surface
 from askbridge.core.targets import parse_target
 from askbridge.core.view import RequestView
+from askbridge.core.webhooks import WebhookOptions, Webhooks
 
 log = logging.getLogger("askbridge.broker")
 
@@ -79,7 +80,9 @@ class Broker:
         render_sweep_s: float = SWEEP_S,
         metrics: Metrics | None = None,
         crash_point: CrashPoint = no_crash,
+        webhooks: WebhookOptions | None = None,
     ) -> None:
+        """`webhooks`: how to send requests' callback_url webhooks; None refuses such asks."""
         self.store = store
         self.metrics = metrics or Metrics()
         self.clock: Clock = clock or SystemClock()
@@ -110,6 +113,11 @@ class Broker:
         )
         self._deadline_moved = asyncio.Event()
         self._expiry: asyncio.Task[None] | None = None
+        self.webhooks = (
+            None
+            if webhooks is None
+            else Webhooks(store, self.clock, webhooks, changed=self.hub.publish)
+        )
 
     def add_surface(self, surface: Surface) -> None:
         self._surfaces[surface.platform] = surface
@@ -120,6 +128,8 @@ class Broker:
         self._expiry = asyncio.create_task(self._expire_forever(), name="askbridge-expiry")
         self.messages.start()
         self.posting.start()
+        if self.webhooks is not None:
+            self.webhooks.start()
 
     async def _changed_elsewhere(self, request_id: str) -> None:
         """Another replica changed `request_id` (EVERY_REQUEST: perhaps any request, as changes
@@ -129,6 +139,8 @@ class Broker:
         else:
             self.hub.publish(request_id)
         self._deadline_moved.set()
+        if self.webhooks is not None:
+            self.webhooks.poke()
 
     async def stop(self, grace_s: float = 5.0) -> None:
         """Stop expiring; give message updates in flight `grace_s` to finish, then cancel."""
@@ -137,13 +149,18 @@ class Broker:
             self._expiry.cancel()
             await asyncio.gather(self._expiry, return_exceptions=True)
         await self.posting.stop()
+        if self.webhooks is not None:
+            await self.webhooks.stop(grace_s)
         await self.messages.stop(grace_s)
 
     def alive(self) -> dict[str, bool]:
         """Whether each background loop still runs: False means it died, and only a restart
         brings it back."""
         expiring = self._expiry is not None and not self._expiry.done()
-        return {"deadlines": expiring, "message_updates": self.messages.running}
+        loops = {"deadlines": expiring, "message_updates": self.messages.running}
+        if self.webhooks is not None:
+            loops["webhooks"] = self.webhooks.running
+        return loops
 
     # --- the agent's side -------------------------------------------------------------
 
@@ -153,6 +170,16 @@ class Broker:
         A repeat of a request whose posting never finished (the process died while posting,
         say) finishes it: the agent's retry is what gets its question seen."""
         request_id = ask.request_id or f"ask_{uuid.uuid4()}"
+        if ask.callback_url is not None and self.webhooks is None:
+            raise InvalidQuestion(
+                [
+                    Problem(
+                        "callback_url",
+                        "this server sends no webhooks: set ASKBRIDGE_WEBHOOK_SECRET on the "
+                        "server (it signs them), or leave callback_url out",
+                    )
+                ]
+            )
         targets = [self._target(t) for t in ask.target or (self.default_target,)]
         self._check_answerers(ask.answerers)
         timeout_s = self.default_timeout_s if ask.timeout_s is None else ask.timeout_s
@@ -224,11 +251,18 @@ class Broker:
             return request
 
     async def events(
-        self, request_id: str | None = None, since: datetime | None = None, limit: int = 1000
+        self,
+        request_id: str | None = None,
+        since: datetime | None = None,
+        limit: int = 1000,
+        *,
+        until: datetime | None = None,
+        after: int = 0,
     ) -> list[Event]:
-        """The audit trail, in order: of one request (NotFound when there is none) or of all."""
-        found = await self.store.events(request_id, since, limit)
-        if request_id is not None and not found:
+        """The audit trail, in order: of one request (NotFound when there is none) or of all;
+        `after` (a `seq`) gives the page after that event."""
+        found = await self.store.events(request_id, since, limit, until=until, after=after)
+        if request_id is not None and not found and not after:
             await self.get(request_id)
         return found
 
@@ -405,6 +439,8 @@ class Broker:
         self.messages.changed(voted)
         if outcome is VoteOutcome.DECIDED:
             self.metrics.record_ended(voted)
+            if self.webhooks is not None:
+                self.webhooks.poke()
         receipt = now.receipt(person)
         if outcome is VoteOutcome.DECIDED or receipt is None:
             return Decided(now)
@@ -543,6 +579,8 @@ class Broker:
         self.hub.publish(request.request_id, request)
         self.messages.changed(request)
         self.metrics.record_ended(request)
+        if self.webhooks is not None:
+            self.webhooks.poke()
 
 
 def _where(origin: MessageRef | None) -> dict[str, str] | None:

@@ -7,6 +7,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 
+def iso(when: datetime) -> str:
+    """A moment as every API body and the audit log write it: `2026-11-29T22:30:00.000Z`."""
+    return when.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 class Clock(Protocol):
     def now(self) -> datetime: ...
 

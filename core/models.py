@@ -115,6 +115,8 @@ class Policy(_Wire):
     # attach a note to their answer.
     allow_other: bool = False
     allow_notes: bool = False
+    # Where askbridge POSTs the signed status object once the request ends (a webhook).
+    callback_url: str | None = None
 
 
 class Vote(_Wire):

@@ -104,8 +104,9 @@ def _settings(request: web.Request) -> dict[str, Any]:
     for key in ("timeout_s", "remind_after_s", "quorum"):
         if key in query:
             fields[key] = _number(query[key])
-    if query.get("context"):
-        fields["context"] = query["context"]
+    for key in ("context", "callback_url"):
+        if query.get(key):
+            fields[key] = query[key]
     for key in ("allow_other", "allow_notes"):
         if key in query:
             fields[key] = query[key]

@@ -10,6 +10,7 @@ from typing import Any
 
 from aiohttp import web
 
+from askbridge.core import audit_log
 from askbridge.core.api.agent_socket import agent_socket, close_agent_sockets
 from askbridge.core.api.auth import loopback_hosts_only, require_token, same_origin_only
 from askbridge.core.api.bodies import json_body
@@ -23,10 +24,12 @@ from askbridge.core.api.orphans import Orphans
 from askbridge.core.api.status import AuditEvent, EventList, QuestionList, StatusObject
 from askbridge.core.ask import Ask, ask_schema
 from askbridge.core.broker import Broker
+from askbridge.core.clock import iso
 from askbridge.core.metrics import Metrics
 from askbridge.core.models import Status
 
 BODY_READ_S = 10.0
+EXPORT_PAGE = 1000
 
 
 def api_middlewares(
@@ -65,6 +68,7 @@ def add_api_routes(
     app.router.add_delete("/v1/questions/{request_id}", withdraw_question)
     app.router.add_get("/v1/questions/{request_id}/events", question_events)
     app.router.add_get("/v1/events", all_events)
+    app.router.add_get("/v1/audit/export", export_audit)
     app.router.add_get("/v1/agent", agent_socket)
 
 
@@ -122,16 +126,58 @@ async def question_events(request: web.Request) -> web.Response:
 
 async def all_events(request: web.Request) -> web.Response:
     """The audit trail across requests: `?since=<ISO time>&request_id=…&limit=…`."""
-    raw_since = request.query.get("since")
-    try:
-        since = datetime.fromisoformat(raw_since.replace("Z", "+00:00")) if raw_since else None
-    except ValueError:
-        return error_response(400, f"since must be an ISO 8601 time, got {raw_since!r}")
-    if since is not None and since.tzinfo is None:
-        since = since.replace(tzinfo=UTC)
+    since = _time(request, "since")
     limit = _limit(request, 1000, MAX_EVENTS)
     events = await request.app[BROKER].events(request.query.get("request_id"), since, limit)
     return json_body(EventList(events=[AuditEvent.of(e) for e in events]))
+
+
+async def export_audit(request: web.Request) -> web.StreamResponse:
+    """The audit log with its hash chain, as JSON lines (`askbridge audit --export`): a header
+    line saying how it was filtered, every event, oldest first, and an end line counting them:
+    `?request_id=…&since=<ISO time>&until=<ISO time>`."""
+    broker = request.app[BROKER]
+    request_id = request.query.get("request_id") or None
+    since, until = _time(request, "since"), _time(request, "until")
+    page = await broker.events(request_id, since, EXPORT_PAGE, until=until)
+    header = {
+        "version": 1,
+        "exported_at": iso(broker.clock.now()),
+        "request_id": request_id,
+        "since": None if since is None else iso(since),
+        "until": None if until is None else iso(until),
+    }
+    response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
+    await response.prepare(request)
+    await response.write(_line({audit_log.HEADER: header}))
+    count = 0
+    while page:
+        chunk = b"".join(_line(AuditEvent.of(e).model_dump(mode="json")) for e in page)
+        await response.write(chunk)
+        count += len(page)
+        if len(page) < EXPORT_PAGE:
+            break
+        page = await broker.events(request_id, since, EXPORT_PAGE, until=until, after=page[-1].seq)
+    # Only a complete export has it: a failure above ends the response without it.
+    await response.write(_line({audit_log.END: {"events": count}}))
+    await response.write_eof()
+    return response
+
+
+def _line(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False).encode() + b"\n"
+
+
+def _time(request: web.Request, name: str) -> datetime | None:
+    """An ISO 8601 time from the query string (UTC unless it says otherwise)."""
+    raw = request.query.get(name)
+    try:
+        when = datetime.fromisoformat(raw.replace("Z", "+00:00")) if raw else None
+    except ValueError:
+        raise _bad_request(f"{name} must be an ISO 8601 time, got {raw!r}") from None
+    if when is not None and when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when
 
 
 async def read_json_object(request: web.Request) -> dict[str, Any]:

@@ -13,10 +13,7 @@ from typing import Annotated, Any
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSchema
 
-
-def iso(when: datetime) -> str:
-    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
+from askbridge.core.clock import iso
 
 Timestamp = Annotated[
     datetime,

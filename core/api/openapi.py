@@ -194,7 +194,28 @@ def _paths(ref: Callable[[type[BaseModel]], Schema]) -> Schema:
                 ],
             ),
         },
+        "/v1/audit/export": {"get": _audit_export()},
     }
+
+
+def _audit_export() -> Schema:
+    when = {"type": "string", "format": "date-time"}
+    operation = _operation(
+        "auditExport",
+        "The audit log with its hash chain, as JSON lines: a header line "
+        '({"askbridge_audit_export": {...filters}}), then each event (as in /v1/events, '
+        "with prev_hash and hash), oldest first; `askbridge audit --verify` checks it",
+        {},
+        errors=(400, 404),
+        parameters=[
+            _parameter("request_id", "query", {"type": "string"}, "only this request's events"),
+            _parameter("since", "query", when, "only events at or after this time"),
+            _parameter("until", "query", when, "only events before this time"),
+        ],
+    )
+    lines = {"application/x-ndjson": {"schema": {"type": "string"}}}
+    operation["responses"]["200"] = {"description": "JSON lines", "content": lines}
+    return operation
 
 
 def _claude_code_hook(ref: Callable[[type[BaseModel]], Schema]) -> Schema:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
@@ -139,6 +140,11 @@ class StatusObject(Body):
         )
 
 
+def status_json(request: Request) -> bytes:
+    """The status object as the JSON `GET /v1/questions/{id}` sends (and webhooks carry)."""
+    return json.dumps(StatusObject.of(request).model_dump(mode="json")).encode()
+
+
 def target_text(targets: tuple[Target, ...]) -> str | list[str]:
     texts = [str(t) for t in targets]
     return texts[0] if len(texts) == 1 else texts
@@ -153,6 +159,13 @@ class AuditEvent(Body):
     kind: str
     actor: Actor | None
     data: dict[str, Any]
+    prev_hash: str = Field(
+        description="the hash of the request's previous event (64 zeros for its first)"
+    )
+    hash: str = Field(
+        description="SHA-256 of the canonical JSON of request_id, at, kind, actor, data and "
+        "prev_hash (see 'Audit and compliance' in the README)"
+    )
 
     @classmethod
     def of(cls, event: Event) -> AuditEvent:
@@ -163,6 +176,8 @@ class AuditEvent(Body):
             kind=event.kind,
             actor=Actor.of(event.actor) if event.actor else None,
             data=event.data,
+            prev_hash=event.prev_hash,
+            hash=event.hash,
         )
 
 

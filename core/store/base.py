@@ -27,6 +27,36 @@ class Event:
     actor: Person | None = None
     data: dict[str, Any] = field(default_factory=dict)
     seq: int = 0
+    prev_hash: str = ""
+    """The hash of the request's previous event (`core/audit_log.py`); set by the store."""
+    hash: str = ""
+    """This event's hash, over what an export shows of it and `prev_hash`; set by the store."""
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """A webhook to send: the status object of request `request_id`, POSTed to `url`. The store
+    writes one in the transaction that ends a request whose policy has a callback_url."""
+
+    delivery_id: str
+    request_id: str
+    url: str
+    created_at: datetime
+    attempts: int = 0
+    """Attempts made before this one."""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """How one attempt at a delivery went, and what comes next."""
+
+    at: datetime
+    result: str
+    """delivered, retrying, failed (refused for good) or gave_up (retried for too long)."""
+    status: int | None = None
+    error: str | None = None
+    next_at: datetime | None = None
+    """When to try again (result retrying)."""
 
 
 @dataclass(frozen=True)
@@ -162,6 +192,27 @@ class Store(Protocol):
         replica on this store and after every restart."""
 
     async def events(
-        self, request_id: str | None = None, since: datetime | None = None, limit: int = 1000
+        self,
+        request_id: str | None = None,
+        since: datetime | None = None,
+        limit: int = 1000,
+        *,
+        until: datetime | None = None,
+        after: int = 0,
     ) -> list[Event]:
-        """Audit events in order, for one request or all of them."""
+        """Audit events in order (by `seq`), for one request or all of them: at or after
+        `since`, before `until`, and with a `seq` above `after` (the next page)."""
+
+    async def claim_deliveries(
+        self, owner: str, now: datetime, lease_until: datetime, limit: int
+    ) -> list[Delivery]:
+        """Take up to `limit` deliveries that are due and that nobody holds (or whose holder's
+        lease ran out) for `owner` until `lease_until`; no other process gets them meanwhile."""
+
+    async def record_attempt(self, delivery: Delivery, owner: str, attempt: Attempt) -> bool:
+        """Record an attempt in the request's audit trail and, if `owner` still holds the
+        delivery, schedule the next one or close it, letting go of it; whether it still held
+        it."""
+
+    async def next_delivery(self) -> datetime | None:
+        """When the earliest open delivery is due or its holder's lease ends."""

@@ -9,6 +9,8 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from askbridge.core import audit_log
+from askbridge.core.clock import iso
 from askbridge.core.models import (
     MessageRef,
     Person,
@@ -20,6 +22,7 @@ from askbridge.core.models import (
     UserQuestion,
     Vote,
 )
+from askbridge.core.store.base import Attempt, Delivery, Event
 
 _questions = TypeAdapter(tuple[UserQuestion, ...])
 _targets = TypeAdapter(tuple[Target, ...])
@@ -142,4 +145,68 @@ def vote_data(answers: Mapping[str, str], notes: Mapping[str, str] | None) -> di
     data: dict[str, Any] = {"answers": dict(answers)}
     if notes:
         data["notes"] = dict(notes)
+    return data
+
+
+EVENT_COLUMNS = "seq, request_id, at, kind, actor, data, prev_hash, hash"
+"""What `load_event` reads, in order."""
+
+
+def event_row(event: Event, prev_hash: str) -> tuple[float, str | None, str, str]:
+    """The stored `at`, actor and data of `event`, and its hash chained from `prev_hash`:
+    made from the values as they read back, so that the export verifies."""
+    at = event.at.timestamp()
+    actor = event.actor
+    shown = None if actor is None else audit_log.actor_fields(actor.platform, actor.id, actor.name)
+    at_read = from_epoch(at)
+    assert at_read is not None
+    digest = audit_log.link(event.request_id, at_read, event.kind, shown, event.data, prev_hash)
+    return at, dump_person(actor), json.dumps(event.data), digest
+
+
+def load_event(row: Sequence[Any]) -> Event:
+    seq, request_id, at, kind, actor, data, prev_hash, digest = row
+    when = from_epoch(at)
+    assert when is not None
+    return Event(
+        request_id=request_id,
+        at=when,
+        kind=kind,
+        actor=load_person(actor),
+        data=json.loads(data),
+        seq=seq,
+        prev_hash=prev_hash or "",
+        hash=digest or "",
+    )
+
+
+def callback_url(policy: str | None) -> str | None:
+    """The webhook URL of a stored policy, if it has one."""
+    return Policy.model_validate_json(policy).callback_url if policy else None
+
+
+DELIVERY_COLUMNS = "delivery_id, request_id, url, created_at, attempts"
+
+
+def load_delivery(row: Sequence[Any]) -> Delivery:
+    delivery_id, request_id, url, created_at, attempts = row
+    created = from_epoch(created_at)
+    assert created is not None
+    return Delivery(delivery_id, request_id, url, created, int(attempts))
+
+
+def attempt_data(delivery: Delivery, attempt: Attempt) -> dict[str, Any]:
+    """What the audit trail records of a webhook attempt (never the URL, which may carry a
+    credential)."""
+    data: dict[str, Any] = {
+        "delivery_id": delivery.delivery_id,
+        "attempt": delivery.attempts + 1,
+        "result": attempt.result,
+    }
+    if attempt.status is not None:
+        data["status"] = attempt.status
+    if attempt.error is not None:
+        data["error"] = attempt.error
+    if attempt.next_at is not None:
+        data["next_attempt_at"] = iso(attempt.next_at)
     return data

@@ -123,4 +123,34 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             "ALTER TABLE messages ADD COLUMN target INTEGER",
         ),
     ),
+    (
+        7,
+        (
+            # The audit log's hash chain (core/audit_log.py): each event's hash and the hash of
+            # its request's previous event. Events stored before this version are chained
+            # when it is applied, in order (see `chain_unchained`).
+            "ALTER TABLE events ADD COLUMN prev_hash TEXT",
+            "ALTER TABLE events ADD COLUMN hash TEXT",
+            "CREATE INDEX events_unchained ON events (seq) WHERE hash IS NULL",
+            # The webhook outbox: one delivery per ended request that has a callback_url,
+            # written in the transaction that ends it; `claimed_by` holds it until
+            # `claimed_until`, so one process at a time attempts it, and a process that dies
+            # leaves it to another once its lease has run out.
+            """
+            CREATE TABLE deliveries (
+                delivery_id   TEXT PRIMARY KEY,
+                request_id    TEXT NOT NULL UNIQUE,
+                url           TEXT NOT NULL,
+                created_at    REAL NOT NULL,
+                next_at       REAL NOT NULL,
+                attempts      INTEGER NOT NULL DEFAULT 0,
+                claimed_by    TEXT,
+                claimed_until REAL,
+                done_at       REAL,
+                result        TEXT
+            )
+            """,
+            "CREATE INDEX deliveries_open ON deliveries (next_at) WHERE done_at IS NULL",
+        ),
+    ),
 )

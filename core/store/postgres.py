@@ -29,10 +29,18 @@ from urllib.parse import urlsplit
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
+from askbridge.core import audit_log
 from askbridge.core.errors import StartupError
 from askbridge.core.models import MessageRef, Person, Request, Selections, Status, Vote
 from askbridge.core.store import codec
-from askbridge.core.store.base import EVERY_REQUEST, Ending, Event, VoteOutcome
+from askbridge.core.store.base import (
+    EVERY_REQUEST,
+    Attempt,
+    Delivery,
+    Ending,
+    Event,
+    VoteOutcome,
+)
 from askbridge.core.store.factory import shown_url
 from askbridge.core.store.postgres_schema import MIGRATIONS
 
@@ -43,6 +51,8 @@ CHANNEL = "askbridge_changes"
 MIGRATION_LOCK = 0x61736B62
 # The seed that hashes request ids into their own advisory lock keys, for posting claims.
 POSTING_LOCKS = 0x61736B70
+# The seed for the per-request transaction locks that order each request's audit chain.
+EVENT_LOCKS = 0x61736B65
 CONNECT_TIMEOUT_S = 10.0
 SECRET_BYTES = 32
 LISTENER_NAME = "askbridge-listener"
@@ -106,6 +116,7 @@ class PostgresStore:
                     for statement in statements:
                         await db.execute(statement)
                     await db.execute("INSERT INTO schema_version (version) VALUES ($1)", version)
+            await _chain_unchained(db)
 
     async def close(self) -> None:
         """Stop listening (and reconnecting), then close every connection."""
@@ -279,7 +290,7 @@ class PostgresStore:
                     before,
                 )
             ]
-            for table in ("drafts", "votes", "messages", "events", "requests"):
+            for table in ("drafts", "votes", "messages", "events", "deliveries", "requests"):
                 await db.execute(f"DELETE FROM {table} WHERE request_id = ANY($1::text[])", ids)
             # Requests whose posting failed left only their events.
             await db.execute(
@@ -579,34 +590,80 @@ class PostgresStore:
         return bytes.fromhex(str(value))
 
     async def add_event(self, event: Event) -> None:
-        async with self.pool.acquire() as db:
+        async with self.pool.acquire() as db, db.transaction():
             await _insert_event(db, event)
 
     async def events(
-        self, request_id: str | None = None, since: datetime | None = None, limit: int = 1000
+        self,
+        request_id: str | None = None,
+        since: datetime | None = None,
+        limit: int = 1000,
+        *,
+        until: datetime | None = None,
+        after: int = 0,
     ) -> list[Event]:
         if not _storable(request_id):
             return []
         async with self.pool.acquire() as db:
             rows = await db.fetch(
-                "SELECT seq, request_id, at, kind, actor, data FROM events"
-                " WHERE at >= $1 AND ($2::text IS NULL OR request_id = $2)"
+                f"SELECT {codec.EVENT_COLUMNS} FROM events"
+                " WHERE at >= $1 AND ($2::text IS NULL OR request_id = $2) AND seq > $4"
+                " AND ($5::double precision IS NULL OR at < $5)"
                 " ORDER BY seq LIMIT $3",
                 codec.epoch(since) if since else 0.0,
                 request_id,
                 limit,
+                after,
+                codec.epoch(until),
             )
-        return [
-            Event(
-                request_id=row[1],
-                at=_at(row[2]),
-                kind=row[3],
-                actor=codec.load_person(row[4]),
-                data=json.loads(row[5]),
-                seq=row[0],
+        return [codec.load_event(tuple(row)) for row in rows]
+
+    # --- webhooks -----------------------------------------------------------------------
+
+    async def claim_deliveries(
+        self, owner: str, now: datetime, lease_until: datetime, limit: int
+    ) -> list[Delivery]:
+        async with self.pool.acquire() as db, db.transaction():
+            rows = await db.fetch(
+                "UPDATE deliveries SET claimed_by = $1, claimed_until = $2"
+                " WHERE delivery_id IN (SELECT delivery_id FROM deliveries"
+                "  WHERE done_at IS NULL AND next_at <= $3"
+                "  AND (claimed_until IS NULL OR claimed_until <= $3)"
+                "  ORDER BY next_at LIMIT $4 FOR UPDATE SKIP LOCKED)"
+                f" RETURNING {codec.DELIVERY_COLUMNS}",
+                owner,
+                codec.epoch(lease_until),
+                codec.epoch(now),
+                limit,
             )
-            for row in rows
-        ]
+        return [codec.load_delivery(tuple(row)) for row in rows]
+
+    async def record_attempt(self, delivery: Delivery, owner: str, attempt: Attempt) -> bool:
+        done = None if attempt.next_at is not None else codec.epoch(attempt.at)
+        async with self.pool.acquire() as db, db.transaction():
+            held = await db.fetchval(
+                "UPDATE deliveries SET attempts = attempts + 1, claimed_by = NULL,"
+                " claimed_until = NULL, next_at = coalesce($1, next_at), done_at = $2,"
+                " result = $3 WHERE delivery_id = $4 AND claimed_by = $5 AND done_at IS NULL"
+                " RETURNING true",
+                codec.epoch(attempt.next_at),
+                done,
+                attempt.result,
+                delivery.delivery_id,
+                owner,
+            )
+            data = codec.attempt_data(delivery, attempt)
+            await _insert_event(db, Event(delivery.request_id, attempt.at, "webhook", data=data))
+            await self._notify(db, delivery.request_id)
+        return bool(held)
+
+    async def next_delivery(self) -> datetime | None:
+        async with self.pool.acquire() as db:
+            at = await db.fetchval(
+                "SELECT min(greatest(next_at, coalesce(claimed_until, 0))) FROM deliveries"
+                " WHERE done_at IS NULL"
+            )
+        return codec.from_epoch(at)
 
 
 def _storable(key: str | None) -> bool:
@@ -632,6 +689,17 @@ async def _end(db: Connection, request_id: str, ending: Ending) -> bool:
         data["answers"] = ending.answers
     await _insert_event(db, Event(request_id, ending.at, ending.status.value, ending.by, data))
     await db.execute("DELETE FROM drafts WHERE request_id = $1", request_id)
+    policy = await db.fetchval("SELECT policy FROM requests WHERE request_id = $1", request_id)
+    url = codec.callback_url(policy)
+    if url is not None:
+        await db.execute(
+            "INSERT INTO deliveries (delivery_id, request_id, url, created_at, next_at)"
+            " VALUES ($1, $2, $3, $4, $4) ON CONFLICT DO NOTHING",
+            f"dlv_{uuid.uuid4().hex}",
+            request_id,
+            url,
+            codec.epoch(ending.at),
+        )
     return True
 
 
@@ -701,23 +769,59 @@ async def _draft(db: Connection, request_id: str, person: Person) -> Selections:
 
 
 async def _insert_event(db: Connection, event: Event) -> None:
+    """Append `event` to its request's hash chain, in the caller's transaction. A lock per
+    request (taken last, after any row lock) keeps two transactions from both chaining onto
+    the same previous event."""
     await db.execute(
-        "INSERT INTO events (request_id, at, kind, actor, data) VALUES ($1, $2, $3, $4, $5)",
+        "SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || ':' || $1, $2))",
         event.request_id,
-        codec.epoch(event.at),
-        event.kind,
-        codec.dump_person(event.actor),
-        json.dumps(event.data),
+        EVENT_LOCKS,
     )
+    prev = await db.fetchval(
+        "SELECT hash FROM events WHERE request_id = $1 ORDER BY seq DESC LIMIT 1",
+        event.request_id,
+    )
+    prev = prev or audit_log.GENESIS
+    at, actor, data, digest = codec.event_row(event, prev)
+    await db.execute(
+        "INSERT INTO events (request_id, at, kind, actor, data, prev_hash, hash)"
+        " VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        event.request_id,
+        at,
+        event.kind,
+        actor,
+        data,
+        prev,
+        digest,
+    )
+
+
+async def _chain_unchained(db: Connection) -> None:
+    """Chain the events stored before the audit log had hashes, in order (once: the version
+    that added the hashes is applied in the same transaction, under the migration lock)."""
+    heads: dict[str, str] = {}
+    rows = await db.fetch(
+        f"SELECT {codec.EVENT_COLUMNS} FROM events WHERE hash IS NULL ORDER BY seq"
+    )
+    for row in rows:
+        event = codec.load_event(tuple(row))
+        prev = heads.get(event.request_id)
+        if prev is None:
+            found = await db.fetchval(
+                "SELECT hash FROM events WHERE request_id = $1 AND hash IS NOT NULL"
+                " AND seq < $2 ORDER BY seq DESC LIMIT 1",
+                event.request_id,
+                event.seq,
+            )
+            prev = found or audit_log.GENESIS
+        digest = codec.event_row(event, prev)[3]
+        await db.execute(
+            "UPDATE events SET prev_hash = $1, hash = $2 WHERE seq = $3", prev, digest, event.seq
+        )
+        heads[event.request_id] = digest
 
 
 def _where(url: str) -> str:
     """Host, port and database of `url`, without its user, password or parameters."""
     parts = urlsplit(url)
     return parts.netloc.rpartition("@")[2] + parts.path
-
-
-def _at(value: float) -> datetime:
-    at = codec.from_epoch(value)
-    assert at is not None
-    return at

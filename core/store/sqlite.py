@@ -11,6 +11,7 @@ import asyncio
 import json
 import secrets
 import sqlite3
+import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, contextmanager
@@ -19,10 +20,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
+from askbridge.core import audit_log
 from askbridge.core.errors import StartupError
 from askbridge.core.models import MessageRef, Person, Request, Selections, Status, Vote
 from askbridge.core.store import codec
-from askbridge.core.store.base import Ending, Event, VoteOutcome
+from askbridge.core.store.base import Attempt, Delivery, Ending, Event, VoteOutcome
 from askbridge.core.store.migrations import MIGRATIONS
 
 T = TypeVar("T")
@@ -75,6 +77,7 @@ class SQLiteStore:
                     for statement in statements:
                         db.execute(statement)
                     db.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+            _chain_unchained(db)
 
     async def listen(self, on_change: Callable[[str], Coroutine[Any, Any, None]]) -> None:
         """One process owns a SQLite file; there is no one else to hear from."""
@@ -159,7 +162,7 @@ class SQLiteStore:
                 " WHERE status <> 'waiting' AND ended_at < ?",
                 (before,),
             )
-            for table in ("drafts", "votes", "messages", "events", "requests"):
+            for table in ("drafts", "votes", "messages", "events", "deliveries", "requests"):
                 db.execute(f"DELETE FROM {table} WHERE request_id IN (SELECT * FROM pruned)")
             # Requests whose posting failed left only their events.
             db.execute(
@@ -379,6 +382,14 @@ class SQLiteStore:
             data["answers"] = ending.answers
         _insert_event(db, Event(request_id, ending.at, ending.status.value, ending.by, data))
         db.execute("DELETE FROM drafts WHERE request_id = ?", (request_id,))
+        row = _one(db, "SELECT policy FROM requests WHERE request_id = ?", (request_id,))
+        url = codec.callback_url(row[0] if row else None)
+        if url is not None:
+            db.execute(
+                "INSERT INTO deliveries (delivery_id, request_id, url, created_at, next_at)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (f"dlv_{uuid.uuid4().hex}", request_id, url, *[codec.epoch(ending.at)] * 2),
+            )
         return True
 
     # --- time and rendering -------------------------------------------------------------
@@ -479,31 +490,85 @@ class SQLiteStore:
             _insert_event(db, event)
 
     async def events(
-        self, request_id: str | None = None, since: datetime | None = None, limit: int = 1000
+        self,
+        request_id: str | None = None,
+        since: datetime | None = None,
+        limit: int = 1000,
+        *,
+        until: datetime | None = None,
+        after: int = 0,
     ) -> list[Event]:
-        conditions = ["at >= ?"]
-        args: list[Any] = [codec.epoch(since) if since else 0.0]
+        conditions = ["at >= ?", "seq > ?"]
+        args: list[Any] = [codec.epoch(since) if since else 0.0, after]
+        if until is not None:
+            conditions.append("at < ?")
+            args.append(codec.epoch(until))
         if request_id is not None:
             conditions.append("request_id = ?")
             args.append(request_id)
         rows = await self._run(
             _all,
             self.db,
-            "SELECT seq, request_id, at, kind, actor, data FROM events"
+            f"SELECT {codec.EVENT_COLUMNS} FROM events"
             f" WHERE {' AND '.join(conditions)} ORDER BY seq LIMIT ?",
             (*args, limit),
         )
-        return [
-            Event(
-                request_id=row[1],
-                at=_at(row[2]),
-                kind=row[3],
-                actor=codec.load_person(row[4]),
-                data=json.loads(row[5]),
-                seq=row[0],
+        return [codec.load_event(row) for row in rows]
+
+    # --- webhooks -----------------------------------------------------------------------
+
+    async def claim_deliveries(
+        self, owner: str, now: datetime, lease_until: datetime, limit: int
+    ) -> list[Delivery]:
+        return await self._run(self._claim_deliveries, owner, now, lease_until, limit)
+
+    def _claim_deliveries(
+        self, owner: str, now: datetime, lease_until: datetime, limit: int
+    ) -> list[Delivery]:
+        with self._transaction() as db:
+            rows = _all(
+                db,
+                f"SELECT {codec.DELIVERY_COLUMNS} FROM deliveries WHERE done_at IS NULL"
+                " AND next_at <= ? AND (claimed_until IS NULL OR claimed_until <= ?)"
+                " ORDER BY next_at LIMIT ?",
+                (codec.epoch(now), codec.epoch(now), limit),
             )
-            for row in rows
-        ]
+            db.executemany(
+                "UPDATE deliveries SET claimed_by = ?, claimed_until = ? WHERE delivery_id = ?",
+                [(owner, codec.epoch(lease_until), row[0]) for row in rows],
+            )
+        return [codec.load_delivery(row) for row in rows]
+
+    async def record_attempt(self, delivery: Delivery, owner: str, attempt: Attempt) -> bool:
+        return await self._run(self._record_attempt, delivery, owner, attempt)
+
+    def _record_attempt(self, delivery: Delivery, owner: str, attempt: Attempt) -> bool:
+        done = None if attempt.next_at is not None else codec.epoch(attempt.at)
+        with self._transaction() as db:
+            cursor = db.execute(
+                "UPDATE deliveries SET attempts = attempts + 1, claimed_by = NULL,"
+                " claimed_until = NULL, next_at = coalesce(?, next_at), done_at = ?, result = ?"
+                " WHERE delivery_id = ? AND claimed_by = ? AND done_at IS NULL",
+                (
+                    codec.epoch(attempt.next_at),
+                    done,
+                    attempt.result,
+                    delivery.delivery_id,
+                    owner,
+                ),
+            )
+            data = codec.attempt_data(delivery, attempt)
+            _insert_event(db, Event(delivery.request_id, attempt.at, "webhook", data=data))
+        return cursor.rowcount == 1
+
+    async def next_delivery(self) -> datetime | None:
+        row = await self._run(
+            _one,
+            self.db,
+            "SELECT min(max(next_at, coalesce(claimed_until, 0))) FROM deliveries"
+            " WHERE done_at IS NULL",
+        )
+        return codec.from_epoch(row[0] if row else None)
 
 
 def _load(db: sqlite3.Connection, request_id: str) -> Request | None:
@@ -559,16 +624,42 @@ def _draft(db: sqlite3.Connection, request_id: str, person: Person) -> Selection
 
 
 def _insert_event(db: sqlite3.Connection, event: Event) -> None:
-    db.execute(
-        "INSERT INTO events (request_id, at, kind, actor, data) VALUES (?, ?, ?, ?, ?)",
-        (
-            event.request_id,
-            codec.epoch(event.at),
-            event.kind,
-            codec.dump_person(event.actor),
-            json.dumps(event.data),
-        ),
+    """Append `event` to its request's hash chain (writers are serialised: BEGIN IMMEDIATE)."""
+    row = _one(
+        db,
+        "SELECT hash FROM events WHERE request_id = ? ORDER BY seq DESC LIMIT 1",
+        (event.request_id,),
     )
+    prev = row[0] if row and row[0] else audit_log.GENESIS
+    at, actor, data, digest = codec.event_row(event, prev)
+    db.execute(
+        "INSERT INTO events (request_id, at, kind, actor, data, prev_hash, hash)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (event.request_id, at, event.kind, actor, data, prev, digest),
+    )
+
+
+def _chain_unchained(db: sqlite3.Connection) -> None:
+    """Chain the events stored before the audit log had hashes, in order (once: the version
+    that added the hashes is applied in the same transaction)."""
+    heads: dict[str, str] = {}
+    rows = _all(db, f"SELECT {codec.EVENT_COLUMNS} FROM events WHERE hash IS NULL ORDER BY seq")
+    for row in rows:
+        event = codec.load_event(row)
+        prev = heads.get(event.request_id)
+        if prev is None:
+            found = _one(
+                db,
+                "SELECT hash FROM events WHERE request_id = ? AND hash IS NOT NULL AND seq < ?"
+                " ORDER BY seq DESC LIMIT 1",
+                (event.request_id, event.seq),
+            )
+            prev = found[0] if found else audit_log.GENESIS
+        digest = codec.event_row(event, prev)[3]
+        db.execute(
+            "UPDATE events SET prev_hash = ?, hash = ? WHERE seq = ?", (prev, digest, event.seq)
+        )
+        heads[event.request_id] = digest
 
 
 def _status(db: sqlite3.Connection, request_id: str) -> str | None:
@@ -599,9 +690,3 @@ def _listing(status: Status | None, older_than: str | None) -> tuple[str, tuple[
 
 def _all(db: sqlite3.Connection, sql: str, args: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
     return [tuple(row) for row in db.execute(sql, tuple(args)).fetchall()]
-
-
-def _at(value: float) -> datetime:
-    at = codec.from_epoch(value)
-    assert at is not None
-    return at

@@ -1,0 +1,172 @@
+"""The audit log's hash chain: each event carries the hash of the one before it.
+
+Every event of a request is hashed over a canonical JSON of what an export shows of it (request,
+time, kind, actor, data) together with the hash of the request's previous event; the first
+event chains from `GENESIS`. Changing, inserting, reordering or deleting an event breaks the
+chain at the next one, which `verify` finds in an exported file without the server.
+
+The stores compute the hashes as they write events (`link`); `exported` is the one shape an
+event has in `askbridge audit --export`, and the hash is over that shape, so a verifier needs
+nothing but the file. Only the standard library is used here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from askbridge.core.clock import iso
+
+GENESIS = "0" * 64
+"""What the first event of every request chains from."""
+HASHED = ("request_id", "at", "kind", "actor", "data", "prev_hash")
+"""The fields of an exported event that its hash covers (not `seq`, which the database assigns
+after the hash is made, nor the hash itself)."""
+
+
+def canonical(value: Any) -> bytes:
+    """JSON with sorted keys, no spaces and UTF-8 text: equal values give equal bytes."""
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
+
+
+def actor_fields(platform: str, person_id: str, name: str) -> dict[str, str]:
+    """An event's actor as the audit log shows it."""
+    return {"platform": platform, "id": person_id, "name": name}
+
+
+def link(
+    request_id: str,
+    at: datetime,
+    kind: str,
+    actor: Mapping[str, str] | None,
+    data: Mapping[str, Any],
+    prev_hash: str,
+) -> str:
+    """The hash of an event, as the store writes it: `at` and `data` are taken as they will
+    read back (milliseconds; JSON), so that the export of the event verifies."""
+    fields = {
+        "request_id": request_id,
+        "at": iso(at),
+        "kind": kind,
+        "actor": None if actor is None else dict(actor),
+        "data": json.loads(json.dumps(data)),
+        "prev_hash": prev_hash,
+    }
+    return event_hash(fields)
+
+
+def event_hash(event: Mapping[str, Any]) -> str:
+    """SHA-256 (hex) of the canonical JSON of the HASHED fields of an exported event."""
+    return hashlib.sha256(canonical({name: event.get(name) for name in HASHED})).hexdigest()
+
+
+@dataclass(frozen=True)
+class Broken:
+    """The first link that does not hold: the file's line (from 1), its request, and why."""
+
+    line: int
+    request_id: str | None
+    reason: str
+
+    def __str__(self) -> str:
+        request = f" (request {self.request_id})" if self.request_id else ""
+        return f"line {self.line}{request}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class Verified:
+    events: int
+    requests: int
+    partial: int
+    """Requests whose first exported event does not chain from GENESIS: the export began after
+    their first event (`--since`), so their chain is checked from that event on."""
+
+
+HEADER = "askbridge_audit_export"
+"""The key of an export's first line, which says how it was filtered."""
+END = "askbridge_audit_export_end"
+"""The key of an export's last line, which counts its events: a file cut short, or with a
+line deleted, does not match it."""
+
+
+def verify(lines: Iterable[str]) -> Verified | Broken:
+    """Check every request's chain in an export (JSON lines, oldest first); the first broken
+    link, or a summary when every link holds.
+
+    The first line is the export's header; without `since` in it, every request's first event
+    must chain from GENESIS, so that deleting a request's first event is found too. The last
+    line counts the events, so that a file cut short is found."""
+    heads: dict[str, str] = {}
+    partial = 0
+    header: Mapping[str, Any] | None = None
+    end: Any = None
+    count = 0
+    number = 0
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError as error:
+            return Broken(number, None, f"not JSON ({error})")
+        if not isinstance(event, dict):
+            return Broken(number, None, "not a JSON object")
+        if end is not None:
+            return Broken(number, None, "a line after the export's end line")
+        if header is not None and END in event:
+            end = event[END]
+            if not isinstance(end, dict) or end.get("events") != count:
+                return Broken(
+                    number,
+                    None,
+                    f"the end line counts {_events(end)}, the file has {count}: "
+                    "lines were deleted or added",
+                )
+            continue
+        if header is None:
+            if not isinstance(event.get(HEADER), dict):
+                why = f"the first line must be the export's header ({HEADER})"
+                return Broken(number, None, why)
+            header = event[HEADER]
+            continue
+        request_id = event.get("request_id")
+        if not isinstance(request_id, str):
+            return Broken(number, None, "no request_id")
+        prev, claimed = event.get("prev_hash"), event.get("hash")
+        if request_id in heads:
+            if prev != heads[request_id]:
+                return Broken(
+                    number,
+                    request_id,
+                    "prev_hash is not the hash of the request's previous event: an event "
+                    "before this one was deleted, added or reordered",
+                )
+        elif prev != GENESIS:
+            if not header.get("since"):
+                return Broken(
+                    number,
+                    request_id,
+                    "the request's first event does not chain from the genesis hash: its "
+                    "earlier events are missing",
+                )
+            partial += 1
+        if claimed != event_hash(event):
+            return Broken(number, request_id, "the event does not match its hash: it was changed")
+        heads[request_id] = str(claimed)
+        count += 1
+    if header is None:
+        return Broken(1, None, "the file is empty; an export starts with its header")
+    if end is None:
+        return Broken(number + 1, None, f"the export is cut short: no end line ({END})")
+    return Verified(events=count, requests=len(heads), partial=partial)
+
+
+def _events(end: Any) -> str:
+    counted = end.get("events") if isinstance(end, dict) else None
+    return f"{counted} events" if isinstance(counted, int) else "no events"

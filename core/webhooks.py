@@ -1,0 +1,270 @@
+"""Signed webhook callbacks: the status object of an ended request, POSTed to its callback_url.
+
+The store writes a delivery (its outbox) in the transaction that ends the request, so an
+ending is never without its webhook, whatever crashes afterwards. Here one loop per process
+claims the deliveries that are due (a lease in the store: one process at a time attempts a
+delivery, and one that dies leaves it to another when the lease runs out), POSTs each, and
+records every attempt in the request's audit trail.
+
+Each POST is signed like Slack's and Stripe's webhooks: `X-Askbridge-Signature: v1=<hex>`, the
+HMAC-SHA256 with ASKBRIDGE_WEBHOOK_SECRET of `"{timestamp}.{body}"`, where the timestamp is
+`X-Askbridge-Timestamp` (Unix seconds); `X-Askbridge-Delivery` is the same on every attempt,
+for receivers to drop repeats. A 2xx ends the delivery. 408, 429, 5xx and network failures are
+retried with exponential backoff and full jitter for up to `give_up_after_s` (a day); any other
+status (another 4xx, a redirect) is the receiver's final refusal and is not retried.
+Everything waits on the broker's clock, so tests move time instead of sleeping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import logging
+import random
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit
+
+import aiohttp
+
+from askbridge.core.clock import Clock
+from askbridge.core.models import Request
+from askbridge.core.store.base import Attempt, Delivery, Store
+from askbridge.core.version import VERSION
+
+log = logging.getLogger("askbridge.webhooks")
+
+SIGNATURE_HEADER = "X-Askbridge-Signature"
+TIMESTAMP_HEADER = "X-Askbridge-Timestamp"
+DELIVERY_HEADER = "X-Askbridge-Delivery"
+RETRIED_STATUSES = frozenset({408, 429})
+LOOP_RETRY_S = 5.0
+
+
+def signature(secret: bytes, timestamp: str, body: bytes) -> str:
+    """The value of X-Askbridge-Signature for `body` sent at `timestamp`."""
+    mac = hmac.new(secret, timestamp.encode() + b"." + body, hashlib.sha256)
+    return f"v1={mac.hexdigest()}"
+
+
+@dataclass(frozen=True)
+class WebhookOptions:
+    """How webhooks are sent: `secret` signs them; `body` is the JSON a request is sent as
+    (its status object); the rest are the retry schedule, in seconds on the broker's clock."""
+
+    secret: bytes
+    body: Callable[[Request], bytes]
+    first_delay_s: float = 10.0
+    longest_delay_s: float = 3600.0
+    give_up_after_s: float = 24 * 3600.0
+    lease_s: float = 120.0
+    timeout_s: float = 30.0
+    sweep_s: float = 60.0
+    concurrency: int = 16
+
+
+def retry_delay(options: WebhookOptions, attempts: int, rng: random.Random) -> float:
+    """Full jitter: anywhere from 0 to the exponential ceiling after `attempts` attempts."""
+    ceiling = min(options.longest_delay_s, options.first_delay_s * 2 ** (attempts - 1))
+    return rng.uniform(0, ceiling)
+
+
+def shown_url(url: str) -> str:
+    """The URL without its credentials, query or fragment, for logs."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return f"{parts.scheme}://{host}{parts.path}"
+
+
+class Webhooks:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        options: WebhookOptions,
+        *,
+        changed: Callable[[str], None],
+        rng: random.Random | None = None,
+    ) -> None:
+        """`changed(request_id)` is told after each attempt is recorded."""
+        self._store = store
+        self._clock = clock
+        self._options = options
+        self._changed = changed
+        self._rng = rng or random.Random()
+        # Who holds a claim in the store: this process, until it stops.
+        self._owner = f"{uuid.uuid4().hex[:12]}"
+        self._poked = asyncio.Event()
+        self._loop: asyncio.Task[None] | None = None
+        self._attempts: set[asyncio.Task[None]] = set()
+        self._session: aiohttp.ClientSession | None = None
+
+    def start(self) -> None:
+        self._loop = asyncio.create_task(self._deliver_forever(), name="askbridge-webhooks")
+
+    @property
+    def running(self) -> bool:
+        return self._loop is not None and not self._loop.done()
+
+    def poke(self) -> None:
+        """A delivery may have become due (a request ended, here or on another replica)."""
+        self._poked.set()
+
+    async def stop(self, grace_s: float) -> None:
+        """Stop claiming; give attempts in flight `grace_s` to finish and be recorded, then
+        cancel the rest (their claims run out and another process, or the next start,
+        attempts them again)."""
+        if self._loop is not None:
+            self._loop.cancel()
+            await asyncio.gather(self._loop, return_exceptions=True)
+        if self._attempts:
+            await asyncio.wait(list(self._attempts), timeout=grace_s)
+        attempts = list(self._attempts)
+        for task in attempts:
+            task.cancel()
+        await asyncio.gather(*attempts, return_exceptions=True)
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def _deliver_forever(self) -> None:
+        while True:
+            self._poked.clear()
+            try:
+                wake = await self._claim_due()
+            except Exception:
+                log.exception("looking for webhooks to send failed")
+                wake = self._clock.now() + timedelta(seconds=LOOP_RETRY_S)
+            sleeper = asyncio.ensure_future(self._clock.sleep_until(wake))
+            poked = asyncio.ensure_future(self._poked.wait())
+            try:
+                await asyncio.wait((sleeper, poked), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                sleeper.cancel()
+                poked.cancel()
+
+    async def _claim_due(self) -> datetime:
+        """Start an attempt for each due delivery there is room for; when to look again."""
+        now = self._clock.now()
+        room = self._options.concurrency - len(self._attempts)
+        if room > 0:
+            lease = now + timedelta(seconds=self._options.lease_s)
+            for delivery in await self._store.claim_deliveries(self._owner, now, lease, room):
+                task = asyncio.create_task(
+                    self._attempt(delivery), name=f"askbridge-webhook-{delivery.request_id}"
+                )
+                self._attempts.add(task)
+                task.add_done_callback(self._attempts.discard)
+        sweep = now + timedelta(seconds=self._options.sweep_s)
+        due = await self._store.next_delivery()
+        if due is None:
+            return sweep
+        if due <= now:
+            # More are due than there was room for: finished attempts poke the loop.
+            return now + timedelta(seconds=LOOP_RETRY_S)
+        return min(due, sweep)
+
+    async def _attempt(self, delivery: Delivery) -> None:
+        try:
+            attempt = await self._send(delivery)
+            held = await self._store.record_attempt(delivery, self._owner, attempt)
+        except Exception:
+            log.exception(
+                "a webhook attempt for %s failed unexpectedly; its claim runs out and it is "
+                "tried again",
+                delivery.request_id,
+                extra={"request_id": delivery.request_id},
+            )
+            return
+        if not held:
+            log.warning(
+                "the webhook claim on %s ran out during an attempt; another process may have "
+                "sent it too (receivers drop repeats by %s)",
+                delivery.request_id,
+                DELIVERY_HEADER,
+                extra={"request_id": delivery.request_id},
+            )
+        self._log(delivery, attempt)
+        self._changed(delivery.request_id)
+        self.poke()
+
+    async def _send(self, delivery: Delivery) -> Attempt:
+        request = await self._store.get(delivery.request_id)
+        if request is None:
+            return Attempt(self._clock.now(), "failed", error="the request no longer exists")
+        body = self._options.body(request)
+        timestamp = str(int(self._clock.now().timestamp()))
+        headers = {
+            "Content-Type": "application/json",
+            "User-Agent": f"askbridge/{VERSION}",
+            DELIVERY_HEADER: delivery.delivery_id,
+            TIMESTAMP_HEADER: timestamp,
+            SIGNATURE_HEADER: signature(self._options.secret, timestamp, body),
+        }
+        status: int | None = None
+        error: str | None = None
+        try:
+            async with self.session.post(
+                delivery.url,
+                data=body,
+                headers=headers,
+                allow_redirects=False,
+                timeout=aiohttp.ClientTimeout(total=self._options.timeout_s),
+            ) as response:
+                status = response.status
+        except (aiohttp.ClientError, TimeoutError, OSError, ValueError) as failure:
+            error = _described(failure, delivery.url)
+        return self._next(delivery, status, error)
+
+    def _next(self, delivery: Delivery, status: int | None, error: str | None) -> Attempt:
+        now = self._clock.now()
+        if status is not None and 200 <= status < 300:
+            return Attempt(now, "delivered", status=status)
+        if status is not None and status < 500 and status not in RETRIED_STATUSES:
+            return Attempt(now, "failed", status=status)
+        last = delivery.created_at + timedelta(seconds=self._options.give_up_after_s)
+        if now >= last:
+            return Attempt(now, "gave_up", status=status, error=error)
+        delay = retry_delay(self._options, delivery.attempts + 1, self._rng)
+        later = min(now + timedelta(seconds=delay), last)
+        return Attempt(now, "retrying", status=status, error=error, next_at=later)
+
+    def _log(self, delivery: Delivery, attempt: Attempt) -> None:
+        what = attempt.status if attempt.status is not None else attempt.error
+        where = shown_url(delivery.url)
+        extra = {"request_id": delivery.request_id}
+        if attempt.result == "delivered":
+            log.info("webhook for %s delivered to %s", delivery.request_id, where, extra=extra)
+        elif attempt.result == "retrying":
+            log.warning(
+                "webhook for %s to %s failed (%s); trying again at %s",
+                delivery.request_id,
+                where,
+                what,
+                attempt.next_at,
+                extra=extra,
+            )
+        else:
+            log.warning(
+                "webhook for %s to %s %s (%s); not trying again",
+                delivery.request_id,
+                where,
+                "was refused" if attempt.result == "failed" else "failed for a day",
+                what,
+                extra=extra,
+            )
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            self._session = aiohttp.ClientSession()
+        return self._session
+
+
+def _described(error: BaseException, url: str) -> str:
+    """An attempt's failure, for the audit trail: never the URL's credentials or query."""
+    text = str(error).replace(url, shown_url(url)) or "no details"
+    return f"{type(error).__name__}: {text}"[:300]
