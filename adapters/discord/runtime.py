@@ -15,7 +15,7 @@ import discord.http
 import yarl
 from aiohttp import web
 
-from askbridge.adapters.discord import clicks, forms
+from askbridge.adapters.discord import clicks, endpoint, forms
 from askbridge.adapters.discord.ids import DYNAMIC_ITEMS, Action, BadCustomId, CustomId, unpack
 from askbridge.adapters.discord.surface import DiscordSurface
 from askbridge.core.broker import Broker
@@ -77,13 +77,33 @@ class BridgeBot(discord.Client):
             self.connected.clear()
         super().dispatch(event, *args, **kwargs)
 
+    @property
+    def state(self) -> Any:
+        """discord.py's connection state: what reads an interaction that came over HTTP."""
+        return self._connection
+
     async def handle_click(
         self, interaction: discord.Interaction[Any], custom_id: CustomId, values: Sequence[str]
     ) -> None:
+        """A click that came over the gateway (from the DynamicItems)."""
+        await self.on_click(interaction, clicks.Callback(interaction), custom_id, values)
+
+    async def on_click(
+        self,
+        interaction: discord.Interaction[Any],
+        first: clicks.First,
+        custom_id: CustomId,
+        values: Sequence[str],
+    ) -> None:
         if custom_id.action is Action.WORDS:
-            await forms.open_form(self.broker, interaction, custom_id)
+            await forms.open_form(self.broker, interaction, first, custom_id)
         else:
-            await clicks.respond(self.broker, interaction, custom_id, values)
+            await clicks.respond(self.broker, interaction, first, custom_id, values)
+
+    async def on_form(
+        self, interaction: discord.Interaction[Any], first: clicks.First, custom_id: CustomId
+    ) -> None:
+        await forms.submitted(self.broker, interaction, first, custom_id)
 
     async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
         """Every interaction comes here as well; askbridge takes its forms' submissions, which
@@ -96,7 +116,7 @@ class BridgeBot(discord.Client):
         except BadCustomId:
             return  # not askbridge's
         if custom_id.action is Action.FORM:
-            await forms.submitted(self.broker, interaction, custom_id)
+            await self.on_form(interaction, clicks.Callback(interaction), custom_id)
 
 
 class DiscordRuntime:
@@ -107,10 +127,12 @@ class DiscordRuntime:
         token: str,
         api_url: str | None = None,
         gateway_url: str | None = None,
+        public_key: str | None = None,
         ready_timeout_s: float = READY_TIMEOUT_S,
         metrics: Metrics | None = None,
     ) -> None:
         self._token = token
+        self._public_key = public_key
         self._api_url = api_url.rstrip("/") if api_url else None
         self._gateway_url = gateway_url
         self._ready_timeout_s = ready_timeout_s
@@ -118,16 +140,32 @@ class DiscordRuntime:
         self.surface: Surface = DiscordSurface(self.client)
         self._task: asyncio.Task[None] | None = None
         self._saved: tuple[str, yarl.URL] | None = None
+        self._endpoint: endpoint.Endpoint | None = None
+        if public_key is not None:
+            try:
+                key = endpoint.verify_key(public_key)
+            except ValueError as error:
+                raise StartupError(str(error)) from None
+            self._endpoint = endpoint.Endpoint(self.client, endpoint.Signatures(key))
+
+    @property
+    def mode(self) -> str:
+        return "gateway" if self._endpoint is None else "http"
 
     @property
     def signed_paths(self) -> tuple[str, ...]:
-        return ()
+        return () if self._endpoint is None else (endpoint.PATH,)
 
     def mount(self, app: web.Application) -> None:
-        """Discord comes to us over the gateway; no routes needed."""
+        """In HTTP interactions mode, Discord's deliveries come to `endpoint.PATH`; over the
+        gateway, no route is needed."""
+        if self._endpoint is not None:
+            app.router.add_post(endpoint.PATH, self._endpoint.handle)
 
     async def start(self) -> str:
         self._point_discord_py()
+        if self._endpoint is not None:
+            return await self._log_in()
         self._task = asyncio.create_task(self.client.start(self._token), name="askbridge-discord")
         connected = asyncio.create_task(
             self.client.connected.wait(), name="askbridge-discord-connected"
@@ -154,13 +192,42 @@ class DiscordRuntime:
             f"{invite_url(application_id)}"
         )
 
+    async def _log_in(self) -> str:
+        """HTTP interactions mode: check the token over REST (and the public key against the
+        application's), and open no gateway connection."""
+        try:
+            await self.client.login(self._token)
+        except Exception as error:
+            raise StartupError(self._why_not(error)) from error
+        user, application = self.client.user, self.client.application
+        assert user is not None
+        assert application is not None
+        if application.verify_key.lower() != (self._public_key or "").strip().lower():
+            raise StartupError(
+                f"DISCORD_PUBLIC_KEY is not the public key of the application that "
+                f"DISCORD_BOT_TOKEN belongs to (id {application.id}); {endpoint.KEY_HELP}"
+            )
+        return (
+            f"discord: HTTP interactions mode (no gateway connection), logged in as {user.name} "
+            f"(id {user.id}); set the application's Interactions Endpoint URL to "
+            f"https://<this server's public address>{endpoint.PATH}; invite the bot to a server "
+            f"with {invite_url(application.id)}"
+        )
+
     async def ready(self) -> Readiness:
         user = self.client.user
+        if self._endpoint is not None:
+            if user is not None and not self.client.is_closed():
+                return Readiness(True, f"HTTP interactions as {user.name} (id {user.id})")
+            return Readiness(False, "not logged in to Discord's REST API")
         if self.client.connected.is_set() and not self.client.is_closed() and user is not None:
             return Readiness(True, f"gateway connected as {user.name} (id {user.id})")
         return Readiness(False, "the gateway connection is down; reconnecting")
 
     async def stop(self) -> None:
+        if self._endpoint is not None:
+            # Clicks already answered still reach the broker and get their notes.
+            await self._endpoint.drain()
         await self.client.close()
         if self._task is not None:
             # Closed, the client has nothing left to do; but it may be sleeping out a reconnect
