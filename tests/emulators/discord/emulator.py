@@ -100,7 +100,7 @@ class DiscordEmulator:
             app_owner=app_owner,
             gateway_url=lambda: self.gateway_url,
             public_key=self._endpoint.public_key,
-            endpoint_url=lambda: self._endpoint.url,
+            endpoint_urls=lambda: self._endpoint.urls,
         )
         self._people = People(
             registry=self.registry,
@@ -175,11 +175,13 @@ class DiscordEmulator:
         """The application's Public Key (hex), which signs every delivery to the endpoint."""
         return self._endpoint.public_key
 
-    async def use_interactions_endpoint(self, url: str) -> None:
+    async def use_interactions_endpoint(self, url: str, *replicas: str) -> None:
         """Set the Interactions Endpoint URL, as in the Developer Portal: only after a signed
         PING got a PONG and a badly signed one got 401 (else EndpointRejected). From then on,
-        interactions are POSTed there, not sent over the gateway."""
-        await self._endpoint.register(url)
+        interactions are POSTed there, not sent over the gateway. With `replicas`, the URLs
+        stand for replicas behind a load balancer without sticky routing: each is checked,
+        and each delivery goes to the next in turn."""
+        await self._endpoint.register(url, *replicas)
 
     async def ping(self, forgery: Forgery | None = None) -> EndpointReply:
         """POST a PING to the endpoint (made to fail verification by `forgery`)."""

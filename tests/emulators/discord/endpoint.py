@@ -62,7 +62,8 @@ class InteractionsEndpoint:
         self._pulse = pulse
         self._window = response_window
         self.key = SigningKey.generate()
-        self.url: str | None = None
+        self.urls: list[str] = []
+        self._turn = 0
         self._session: aiohttp.ClientSession | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._forgeries: list[Forgery] = []
@@ -72,21 +73,32 @@ class InteractionsEndpoint:
     def public_key(self) -> str:
         return bytes(self.key.verify_key).hex()
 
-    async def register(self, url: str) -> None:
-        """Set the Interactions Endpoint URL, after Discord's two checks."""
+    async def register(self, url: str, *more: str) -> None:
+        """Set the Interactions Endpoint URL, after Discord's two checks. `more` URLs stand for
+        replicas behind a load balancer without sticky routing: each is checked, and
+        deliveries go to them in turn."""
+        for each in (url, *more):
+            await self._check(each)
+        self.urls = [url, *more]
+        self._turn = 0
+
+    async def _check(self, url: str) -> None:
         pong = await self.post(url, self._ping())
         if pong.status != 200 or not _is_json(pong) or pong.body != {"type": PONG}:
             raise EndpointRejected(
-                f"The specified interactions endpoint url could not be verified: a PING got "
-                f"{pong.status} {pong.body!r}, not 200 {{'type': 1}}"
+                f"The specified interactions endpoint url could not be verified: a PING to "
+                f"{url} got {pong.status} {pong.body!r}, not 200 {{'type': 1}}"
             )
         forged = await self.post(url, self._ping(), forgery=Forgery.SIGNATURE)
         if forged.status != 401:
             raise EndpointRejected(
                 f"The specified interactions endpoint url could not be verified: a badly signed "
-                f"PING got {forged.status} {forged.body!r}, not 401"
+                f"PING to {url} got {forged.status} {forged.body!r}, not 401"
             )
-        self.url = url
+
+    @property
+    def active(self) -> bool:
+        return bool(self.urls)
 
     async def ping(self, forgery: Forgery | None = None) -> EndpointReply:
         return await self.post(self._require_url(), self._ping(), forgery=forgery)
@@ -178,9 +190,12 @@ class InteractionsEndpoint:
         }
 
     def _require_url(self) -> str:
-        if self.url is None:
+        """The URL of the next delivery: each in turn, when there are several."""
+        if not self.urls:
             raise RuntimeError("no Interactions Endpoint URL: call use_interactions_endpoint()")
-        return self.url
+        url = self.urls[self._turn % len(self.urls)]
+        self._turn += 1
+        return url
 
     async def close(self) -> None:
         for task in list(self._tasks):

@@ -193,7 +193,7 @@ class People:
         )
         self._responder.register(state)
         self._states[state.id] = state
-        if self._endpoint.url is not None:
+        if self._endpoint.active:
             # With an Interactions Endpoint URL set, Discord sends no INTERACTION_CREATE.
             state.over_http = True
             self._endpoint.deliver(state)

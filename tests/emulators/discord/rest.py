@@ -58,7 +58,7 @@ class RestApi:
         app_owner: User,
         gateway_url: Callable[[], str],
         public_key: str,
-        endpoint_url: Callable[[], str | None],
+        endpoint_urls: Callable[[], list[str]],
     ) -> None:
         self._registry = registry
         self._store = store
@@ -70,7 +70,7 @@ class RestApi:
         self._owner = app_owner
         self._gateway_url = gateway_url
         self._public_key = public_key
-        self._endpoint_url = endpoint_url
+        self._endpoint_urls = endpoint_urls
         self.log: list[RecordedRequest] = []
 
     def app(self) -> web.Application:
@@ -160,7 +160,7 @@ class RestApi:
                 "rpc_origins": [],
                 "tags": [],
                 "redirect_uris": [],
-                "interactions_endpoint_url": self._endpoint_url(),
+                "interactions_endpoint_url": next(iter(self._endpoint_urls()), None),
                 "approximate_guild_count": len(self._registry.guilds),
                 "bot": user_payload(self._registry.bot),
             }
