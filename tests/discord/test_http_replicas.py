@@ -19,7 +19,8 @@ from .conftest import World, ask, outcome, posted
 from .test_answering import ended
 from .test_http_interactions import http_env
 
-REQUESTS = 12
+REQUESTS = 102
+"""204 clicks, 68 to each replica."""
 REPLICAS = 3
 
 
