@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import binascii
+import contextvars
 import logging
 import time
 from collections.abc import Callable
@@ -136,9 +137,13 @@ class Inline:
 class Endpoint:
     """`POST /discord/interactions`."""
 
-    def __init__(self, handler: Handler, signatures: Signatures) -> None:
+    def __init__(
+        self, handler: Handler, signatures: Signatures, context: contextvars.Context
+    ) -> None:
         self._handler = handler
         self._signatures = signatures
+        self._context = context
+        """What discord.py's calls run in (see `pointing`); each interaction gets a copy."""
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def handle(self, request: web.Request) -> web.Response:
@@ -167,7 +172,9 @@ class Endpoint:
             return error_response(400, f"not an interaction Discord would send: {error!r}")
         first = Inline()
         task = asyncio.create_task(
-            self._route(interaction, first), name=f"askbridge-discord-interaction-{interaction.id}"
+            self._route(interaction, first),
+            name=f"askbridge-discord-interaction-{interaction.id}",
+            context=self._context.copy(),
         )
         # The click goes on after the reply (a note follows a deferral), whatever becomes of
         # this request.

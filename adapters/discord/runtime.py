@@ -10,12 +10,11 @@ from typing import Any
 
 import aiohttp
 import discord
-import discord.gateway
 import discord.http
 import yarl
 from aiohttp import web
 
-from askbridge.adapters.discord import clicks, endpoint, forms
+from askbridge.adapters.discord import clicks, endpoint, forms, pointing
 from askbridge.adapters.discord.ids import DYNAMIC_ITEMS, Action, BadCustomId, CustomId, unpack
 from askbridge.adapters.discord.surface import DiscordSurface
 from askbridge.core.broker import Broker
@@ -46,7 +45,16 @@ class BridgeBot(discord.Client):
     """A plain `discord.Client` with minimal intents; it hands every click and every submitted
     form to the broker."""
 
-    def __init__(self, broker: Broker, http_trace: aiohttp.TraceConfig) -> None:
+    def __init__(
+        self,
+        broker: Broker,
+        http_trace: aiohttp.TraceConfig,
+        *,
+        api_url: str | None = None,
+        gateway_url: str | None = None,
+    ) -> None:
+        # Read by _get_state(), which discord.py calls from its __init__.
+        self._api_url, self._gateway_url = api_url, gateway_url
         intents = discord.Intents.none()
         # Clicks (INTERACTION_CREATE) need no intent at all; `guilds` keeps the guild and role
         # caches filled, for checking roles (a click's member carries its role ids in any case).
@@ -63,6 +71,13 @@ class BridgeBot(discord.Client):
         self.connected = asyncio.Event()
         """Set while the gateway session is up (from READY or RESUMED to a disconnect): then
         clicks arrive."""
+
+    def _get_state(self, **options: Any) -> Any:
+        # discord.py's one hook between making its HTTP client and handing it to everything
+        # else: this client's own URLs, if any (see `pointing`).
+        if self._api_url or self._gateway_url:
+            self.http = pointing.PointedHTTP(self.http, self._api_url, self._gateway_url)
+        return super()._get_state(**options)
 
     async def setup_hook(self) -> None:
         # Runs once, inside login(), before the gateway connects: every message askbridge ever
@@ -136,17 +151,23 @@ class DiscordRuntime:
         self._api_url = api_url.rstrip("/") if api_url else None
         self._gateway_url = gateway_url
         self._ready_timeout_s = ready_timeout_s
-        self.client = BridgeBot(broker, api_calls(metrics or Metrics(), self._api_base))
+        self.client = BridgeBot(
+            broker,
+            api_calls(metrics or Metrics(), self._api_base),
+            api_url=self._api_url,
+            gateway_url=gateway_url,
+        )
+        # Where the client's work runs: its interaction calls go to DISCORD_API_URL too.
+        self._context = pointing.context(self._api_url)
         self.surface: Surface = DiscordSurface(self.client)
         self._task: asyncio.Task[None] | None = None
-        self._saved: tuple[str, yarl.URL] | None = None
         self._endpoint: endpoint.Endpoint | None = None
         if public_key is not None:
             try:
                 key = endpoint.verify_key(public_key)
             except ValueError as error:
                 raise StartupError(str(error)) from None
-            self._endpoint = endpoint.Endpoint(self.client, endpoint.Signatures(key))
+            self._endpoint = endpoint.Endpoint(self.client, endpoint.Signatures(key), self._context)
 
     @property
     def mode(self) -> str:
@@ -163,10 +184,11 @@ class DiscordRuntime:
             app.router.add_post(endpoint.PATH, self._endpoint.handle)
 
     async def start(self) -> str:
-        self._point_discord_py()
         if self._endpoint is not None:
             return await self._log_in()
-        self._task = asyncio.create_task(self.client.start(self._token), name="askbridge-discord")
+        self._task = asyncio.create_task(
+            self.client.start(self._token), name="askbridge-discord", context=self._context
+        )
         connected = asyncio.create_task(
             self.client.connected.wait(), name="askbridge-discord-connected"
         )
@@ -195,8 +217,11 @@ class DiscordRuntime:
     async def _log_in(self) -> str:
         """HTTP interactions mode: check the token over REST (and the public key against the
         application's), and open no gateway connection."""
+        login = asyncio.create_task(
+            self.client.login(self._token), name="askbridge-discord-login", context=self._context
+        )
         try:
-            await self.client.login(self._token)
+            await login
         except Exception as error:
             raise StartupError(self._why_not(error)) from error
         user, application = self.client.user, self.client.application
@@ -235,29 +260,9 @@ class DiscordRuntime:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
-        self._restore_discord_py()
 
     def _api_base(self) -> str:
         return self._api_url or discord.http.Route.BASE
-
-    def _point_discord_py(self) -> None:
-        # discord.py reads its REST base and gateway from class attributes, so setting them
-        # redirects every discord.py client in this process: askbridge runs one Discord client
-        # per process, sets them only when DISCORD_API_URL / DISCORD_GATEWAY_URL are given,
-        # and puts the defaults back in stop().
-        if self._saved is not None or not (self._api_url or self._gateway_url):
-            return
-        websocket = discord.gateway.DiscordWebSocket
-        self._saved = (discord.http.Route.BASE, websocket.DEFAULT_GATEWAY)
-        if self._api_url:
-            discord.http.Route.BASE = self._api_url
-        if self._gateway_url:
-            websocket.DEFAULT_GATEWAY = yarl.URL(self._gateway_url)
-
-    def _restore_discord_py(self) -> None:
-        if self._saved is not None:
-            discord.http.Route.BASE, discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = self._saved
-            self._saved = None
 
     def _gateway_trouble(self, what: str) -> str:
         check = "check the network" + (", and DISCORD_GATEWAY_URL" if self._gateway_url else "")
