@@ -103,8 +103,10 @@ class Signatures:
             age = self._now() - float(timestamp)
         except ValueError:
             return f"{TIMESTAMP} is not a time"
-        if abs(age) > MAX_AGE_S:
+        if age > MAX_AGE_S:
             return f"stale request: signed {age:.0f} s ago (at most {MAX_AGE_S:.0f} s)"
+        if age < -MAX_AGE_S:
+            return f"request signed {-age:.0f} s in the future; check this machine's clock"
         return None
 
 

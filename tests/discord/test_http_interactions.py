@@ -11,9 +11,10 @@ from typing import Any
 
 import aiohttp
 import pytest
+from nacl.signing import SigningKey, VerifyKey
 
 from askbridge.adapters.discord import DiscordRuntime
-from askbridge.adapters.discord.endpoint import PATH
+from askbridge.adapters.discord.endpoint import PATH, Signatures
 from askbridge.bots.service import Service
 from askbridge.core.errors import StartupError
 from tests.conftest import DATABASE, EXPECTED, StartService, story
@@ -95,7 +96,6 @@ async def test_startup_says_which_mode(
         "discord: HTTP interactions mode (no gateway connection), logged in as askbridge-bot "
     )
     assert f"Interactions Endpoint URL to https://<this server's public address>{PATH}" in line
-    assert world.emulator.public_key not in "\n".join(caplog.messages)
 
 
 async def test_a_ping_gets_a_pong_and_anything_not_signed_by_discord_gets_401(
@@ -117,6 +117,49 @@ async def test_a_ping_gets_a_pong_and_anything_not_signed_by_discord_gets_401(
         headers={"X-Signature-Ed25519": "zz", "X-Signature-Timestamp": "1"},
     ) as response:
         assert response.status == 401
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (b"not json", "the body is not JSON"),
+        (b"\xff\xfe", "the body is not JSON"),
+        ([1, 2], "not type None"),
+        ({"type": 2, "data": {"name": "ask"}}, "not type 2"),
+        ({"type": "3"}, "not type '3'"),
+        ({"type": 3, "data": {"custom_id": "ab:x:s"}}, "not an interaction Discord would send"),
+    ],
+)
+async def test_a_signed_body_that_is_no_interaction_askbridge_takes_gets_400(
+    bridge: Service, world: World, body: object, expected: str
+) -> None:
+    refused = await world.emulator.post_to_endpoint(body)
+    assert refused.status == 400, refused
+    assert expected in refused.body["error"]
+
+
+def test_signatures_are_checked_before_the_age_and_the_age_both_ways() -> None:
+    key = SigningKey.generate()
+    signatures = Signatures(VerifyKey(bytes(key.verify_key)), now=lambda: 1_000_000.0)
+
+    def sign(timestamp: str, body: bytes = b"{}") -> str:
+        return key.sign(timestamp.encode() + body).signature.hex()
+
+    assert signatures.refusal("1000000", sign("1000000"), b"{}") is None
+    assert signatures.refusal("999701", sign("999701"), b"{}") is None
+    assert signatures.refusal("999699", sign("999699"), b"{}") == (
+        "stale request: signed 301 s ago (at most 300 s)"
+    )
+    assert signatures.refusal("1000301", sign("1000301"), b"{}") == (
+        "request signed 301 s in the future; check this machine's clock"
+    )
+    assert signatures.refusal("1000000", sign("1000000"), b"{ }") == "bad signature"
+    assert signatures.refusal("1000001", sign("1000000"), b"{}") == "bad signature"
+    assert signatures.refusal("1000000", "not hex", b"{}") == "bad signature"
+    assert signatures.refusal("1000000", "ab" * 10, b"{}") == "bad signature"
+    assert signatures.refusal("soon", sign("soon"), b"{}") == "X-Signature-Timestamp is not a time"
+    assert signatures.refusal(None, sign("1000000"), b"{}") is not None
+    assert signatures.refusal("1000000", "", b"{}") is not None
 
 
 @pytest.mark.parametrize("forgery", list(Forgery))

@@ -100,6 +100,10 @@ class InteractionsEndpoint:
     def active(self) -> bool:
         return bool(self.urls)
 
+    async def post_signed(self, payload: object) -> EndpointReply:
+        """POST any body (JSON of `payload`, or `payload` itself if bytes), signed."""
+        return await self.post(self._require_url(), payload)
+
     async def ping(self, forgery: Forgery | None = None) -> EndpointReply:
         return await self.post(self._require_url(), self._ping(), forgery=forgery)
 
@@ -155,9 +159,9 @@ class InteractionsEndpoint:
         self._pulse.notify()
 
     async def post(
-        self, url: str, payload: dict[str, Any], *, forgery: Forgery | None = None
+        self, url: str, payload: object, *, forgery: Forgery | None = None
     ) -> EndpointReply:
-        body = json.dumps(payload, separators=(",", ":")).encode()
+        body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         now = time.time()
         timestamp = str(int(now - STALE_S if forgery is Forgery.STALE else now))
         key = SigningKey.generate() if forgery is Forgery.SIGNATURE else self.key
