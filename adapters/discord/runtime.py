@@ -209,6 +209,14 @@ class DiscordRuntime:
         user, application_id = self.client.user, self.client.application_id
         assert user is not None
         assert application_id is not None
+        application = self.client.application
+        if application is not None and application.interactions_endpoint_url:
+            log.warning(
+                "the application has an Interactions Endpoint URL (%s): Discord sends clicks "
+                "there, not over the gateway. Set DISCORD_PUBLIC_KEY to take them there, or "
+                "clear the URL in the Developer Portal (General Information)",
+                application.interactions_endpoint_url,
+            )
         return (
             f"discord: connected as {user.name} (id {user.id}); invite the bot to a server with "
             f"{invite_url(application_id)}"

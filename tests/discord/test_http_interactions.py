@@ -119,6 +119,26 @@ async def test_a_ping_gets_a_pong_and_anything_not_signed_by_discord_gets_401(
         assert response.status == 401
 
 
+async def test_gateway_mode_warns_when_clicks_go_to_an_endpoint_url(
+    bridge: Service, world: World, caplog: pytest.LogCaptureFixture
+) -> None:
+    emulator = world.emulator
+    gateway = DiscordRuntime(
+        bridge.broker,
+        token=emulator.bot_token,
+        api_url=emulator.api_url,
+        gateway_url=emulator.gateway_url,
+    )
+    try:
+        await gateway.start()
+    finally:
+        await gateway.stop()
+    assert (
+        f"the application has an Interactions Endpoint URL ({bridge.url}{PATH}): Discord sends "
+        "clicks there, not over the gateway."
+    ) in caplog.text
+
+
 @pytest.mark.parametrize(
     ("body", "expected"),
     [
