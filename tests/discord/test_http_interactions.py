@@ -26,9 +26,12 @@ from tests.emulators.discord import (
     live_markdown,
     mentioned_in,
 )
+from tests.emulators.discord.components import TEXT_DISPLAY, walk
+from tests.hostile import HOSTILE
 
 from .conftest import World, ask, outcome, posted
 from .test_answering import DEPLOY, ended
+from .test_hostile_text import assert_shown_as_written
 
 CALLBACK = "/interactions/{interaction_id}/{token}/callback"
 OPEN = {**copy.deepcopy(DATABASE), "allow_other": True, "allow_notes": True}
@@ -329,6 +332,58 @@ async def test_hostile_words_and_notes_stay_inert(
         frozenset(),
         False,
     )
+    assert all(m.pings.nobody for m in emulator.sent())
+
+
+async def test_hostile_questions_names_and_words_stay_inert_in_every_reply_and_note(
+    bridge: Service, world: World, http: aiohttp.ClientSession
+) -> None:
+    emulator = world.emulator
+    stranger = emulator.add_user(
+        "mallory", global_name="**M** <@1> @everyone [x](https://e.example)"
+    )
+    emulator.add_member(world.guild.id, stranger.id)
+    inline = [h for h in HOSTILE if "\n" not in h]
+    body = {
+        "request_id": "ask_hostile",
+        "context": "".join(HOSTILE),
+        "allow_other": True,
+        "allow_notes": True,
+        "questions": [
+            {
+                "question": "".join(inline) + "?",
+                "header": inline[0][:12],
+                "options": [{"label": label[:60], "description": label} for label in inline[1:3]],
+            },
+            {
+                "question": "".join(reversed(inline)) + "?",
+                "header": inline[3][:12],
+                "multiSelect": True,
+                "options": [{"label": label[:60]} for label in inline[4:7]],
+            },
+        ],
+    }
+    question = posted(emulator, await ask(http, bridge.url, body))
+    first = await emulator.click(question, stranger.id, inline[1][:60])
+    await answered(first, 6)
+    drafted = await first.wait_for_ephemeral("Still to answer")
+    opened = await emulator.click(question, stranger.id, "Answer in my words…")
+    await opened.modal()
+    typed = {inline[3][:12]: "".join(inline[:6]), "Note": "".join(HOSTILE)}
+    await answered(await emulator.submit_modal(opened, typed), 6)
+    final = await outcome(http, bridge.url, "ask_hostile")
+    assert final["status"] == "answered"
+    edited = await emulator.wait_for_edit(question.id, ended)
+    # The messages' markdown (labels are plain text, which Discord never parses), and the note.
+    shown = [
+        p.component["content"]
+        for message in (question, edited)
+        for p in walk(message.components)
+        if p.component["type"] == TEXT_DISPLAY
+    ]
+    assert any("📝" in text for text in shown)
+    for text in [*shown, drafted.text]:
+        assert_shown_as_written(text, ())
     assert all(m.pings.nobody for m in emulator.sent())
 
 
