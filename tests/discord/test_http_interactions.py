@@ -142,6 +142,18 @@ async def test_gateway_mode_warns_when_clicks_go_to_an_endpoint_url(
     ) in caplog.text
 
 
+async def test_the_endpoint_is_reachable_through_a_tunnel_while_the_api_is_not(
+    bridge: Service, world: World, http: aiohttp.ClientSession
+) -> None:
+    """A token-less loopback server refuses a Host that is not local (DNS rebinding), except
+    on the signed endpoint, which a tunnel forwards with its own Host."""
+    tunnel = {"Host": "askbridge.tunnel.example"}
+    pong = await world.emulator.post_to_endpoint({"type": 1}, headers=tunnel)
+    assert (pong.status, pong.body) == (200, {"type": 1})
+    async with http.get(f"{bridge.url}/v1/questions", headers=tunnel) as response:
+        assert response.status == 403
+
+
 @pytest.mark.parametrize(
     ("body", "expected"),
     [

@@ -192,11 +192,14 @@ class DiscordEmulator:
         (a replay by someone who saw the request); what the endpoint answered, not applied."""
         return await self._endpoint.redeliver(self._people.state(handle))
 
-    async def post_to_endpoint(self, payload: object) -> EndpointReply:
+    async def post_to_endpoint(
+        self, payload: object, *, headers: Mapping[str, str] | None = None
+    ) -> EndpointReply:
         """POST any body to the endpoint, signed by the application's key: the JSON of
-        `payload`, or `payload` itself if it is bytes. Discord sends only well-formed
-        interactions; this is for proving that anything else is refused cleanly."""
-        return await self._endpoint.post_signed(payload)
+        `payload`, or `payload` itself if it is bytes (`headers` added, such as the `Host` a
+        tunnel would forward). Discord sends only well-formed interactions; this is for proving
+        that anything else is refused cleanly."""
+        return await self._endpoint.post_signed(payload, headers)
 
     def forge_next_delivery(self, forgery: Forgery, times: int = 1) -> None:
         """Make the next `times` interaction deliveries fail verification this way."""

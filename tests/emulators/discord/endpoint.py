@@ -17,6 +17,7 @@ import enum
 import json
 import secrets
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import aiohttp
@@ -100,9 +101,11 @@ class InteractionsEndpoint:
     def active(self) -> bool:
         return bool(self.urls)
 
-    async def post_signed(self, payload: object) -> EndpointReply:
+    async def post_signed(
+        self, payload: object, headers: Mapping[str, str] | None = None
+    ) -> EndpointReply:
         """POST any body (JSON of `payload`, or `payload` itself if bytes), signed."""
-        return await self.post(self._require_url(), payload)
+        return await self.post(self._require_url(), payload, headers=headers)
 
     async def ping(self, forgery: Forgery | None = None) -> EndpointReply:
         return await self.post(self._require_url(), self._ping(), forgery=forgery)
@@ -159,19 +162,25 @@ class InteractionsEndpoint:
         self._pulse.notify()
 
     async def post(
-        self, url: str, payload: object, *, forgery: Forgery | None = None
+        self,
+        url: str,
+        payload: object,
+        *,
+        forgery: Forgery | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> EndpointReply:
         body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         now = time.time()
         timestamp = str(int(now - STALE_S if forgery is Forgery.STALE else now))
         key = SigningKey.generate() if forgery is Forgery.SIGNATURE else self.key
         signature = key.sign(timestamp.encode() + body).signature.hex()
-        headers = {"Content-Type": "application/json", "User-Agent": "Discord-Interactions/1.0"}
+        sent = {"Content-Type": "application/json", "User-Agent": "Discord-Interactions/1.0"}
         if forgery is not Forgery.UNSIGNED:
-            headers |= {"X-Signature-Ed25519": signature, "X-Signature-Timestamp": timestamp}
+            sent |= {"X-Signature-Ed25519": signature, "X-Signature-Timestamp": timestamp}
+        sent |= dict(headers or {})
         if self._session is None:
             self._session = aiohttp.ClientSession()
-        async with self._session.post(url, data=body, headers=headers) as response:
+        async with self._session.post(url, data=body, headers=sent) as response:
             text = await response.text()
             content_type = response.content_type
         parsed: Any = text
