@@ -19,8 +19,8 @@ from .conftest import World, ask, outcome, posted
 from .test_answering import ended
 from .test_http_interactions import http_env
 
-REQUESTS = 102
-"""204 clicks, 68 to each replica."""
+REQUESTS = 51
+"""102 clicks, 34 to each replica."""
 REPLICAS = 3
 
 
@@ -53,7 +53,9 @@ async def test_three_replicas_answer_every_click_exactly_once(
             folder.mkdir()
             replicas.append(ServerProcess(folder / "unused.db", env=env))
         try:
-            urls = [await replica.start() for replica in replicas]
+            # The first creates the schema; the others start together.
+            urls = [await replicas[0].start()]
+            urls += await asyncio.gather(*(replica.start() for replica in replicas[1:]))
             await emulator.use_interactions_endpoint(*(url + PATH for url in urls))
 
             # The agent asks on every replica in turn; Alice and Bob race on every question.
@@ -63,12 +65,15 @@ async def test_three_replicas_answer_every_click_exactly_once(
             ]
             clicks: list[tuple[InteractionHandle, InteractionHandle]] = []
             for question in questions:
-                clicks.append(
-                    (
-                        await emulator.click(question, alice.id, "Yes"),
-                        await emulator.click(question, bob.id, "No"),
-                    )
+                pair = (
+                    await emulator.click(question, alice.id, "Yes"),
+                    await emulator.click(question, bob.id, "No"),
                 )
+                # Both in flight at once; the next pair once these are acknowledged, so that
+                # a loaded test machine does not miss Discord's 3 s for a burst of 200.
+                for handle in pair:
+                    await handle.response()
+                clicks.append(pair)
             finals = await asyncio.gather(
                 *(
                     outcome(http, urls[(n + 1) % REPLICAS], f"ask_deploy_{n}")
