@@ -126,7 +126,7 @@ async def test_a_type_7_reply_updates_the_message(world: World) -> None:
     assert not edited.is_interactive
 
 
-async def test_a_type_5_reply_shows_thinking_until_a_followup(world: World) -> None:
+async def test_a_type_5_reply_shows_thinking(world: World) -> None:
     world.bot.replies.append(reply({"type": 5, "data": {"flags": 64}}))
     handle = await world.emulator.click(world.question, world.alice.id, "Go")
     assert (await handle.response()).type == 5
