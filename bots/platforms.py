@@ -38,6 +38,7 @@ def platform_runtimes(
                 token=settings.discord_bot_token.get_secret_value(),
                 api_url=settings.discord_api_url,
                 gateway_url=settings.discord_gateway_url,
+                public_key=settings.discord_public_key,
                 metrics=metrics,
             )
         )

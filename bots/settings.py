@@ -76,6 +76,9 @@ class Settings(BaseSettings):
     discord_gateway_url: str | None = Field(
         default=None, validation_alias=AliasChoices("DISCORD_GATEWAY_URL")
     )
+    discord_public_key: str | None = Field(
+        default=None, validation_alias=AliasChoices("DISCORD_PUBLIC_KEY")
+    )
 
     @field_validator("log_level", "log_format", mode="before")
     @classmethod

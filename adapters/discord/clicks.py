@@ -3,8 +3,11 @@ and a private note.
 
 `parse` reads who clicked, on which message, meaning what; `note` words each outcome once;
 `respond` wires both to Discord: acknowledge first (Discord allows 3 seconds), then act, then
-reply ephemerally if there is something to say. The broker reads the request once, checks the
-click once and writes with a compare-and-set, so a duplicate click is harmless.
+reply ephemerally if there is something to say. The first response goes through a `First`:
+over the gateway it is a REST callback (`Callback`); in HTTP interactions mode it is the
+reply to Discord's request (`adapters.discord.endpoint`). Everything else is the same. The
+broker reads the request once, checks the click once and writes with a compare-and-set, so a
+duplicate click is harmless.
 
 Who may answer is the broker's call: the click carries the member's roles (as
 `discord-role:<id>` groups), and a refusal names who may answer.
@@ -16,9 +19,10 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import discord
+from discord import ui
 
 from askbridge.adapters.discord.ids import Action, BadCustomId, CustomId
 from askbridge.adapters.discord.markdown import line, shorten
@@ -49,6 +53,38 @@ FOREIGN = "This button does not belong to this question, so it was not counted."
 FAILED = "Sorry, that did not work. Please try again in a moment."
 NO_PINGS = discord.AllowedMentions.none()
 ROLE_KIND = "discord-role"
+
+
+class First(Protocol):
+    """An interaction's one first response, within Discord's 3 seconds."""
+
+    async def defer(self) -> None:
+        """Type 6, DEFERRED_UPDATE_MESSAGE: "got it", with no visible change."""
+
+    async def modal(self, modal: ui.Modal) -> None:
+        """Type 9, MODAL."""
+
+    async def note(self, text: str) -> None:
+        """Type 4, CHANNEL_MESSAGE_WITH_SOURCE: a private (ephemeral) note, pinging nobody."""
+
+
+class Callback:
+    """The first response over REST (`POST /interactions/{id}/{token}/callback`), as
+    discord.py sends it for an interaction that came over the gateway."""
+
+    def __init__(self, interaction: discord.Interaction[Any]) -> None:
+        self._response = interaction.response
+
+    async def defer(self) -> None:
+        await self._response.defer()
+
+    async def modal(self, modal: ui.Modal) -> None:
+        await self._response.send_modal(modal)
+
+    async def note(self, text: str) -> None:
+        await self._response.send_message(
+            shorten(text, MAX_CONTENT), ephemeral=True, allowed_mentions=NO_PINGS
+        )
 
 
 @dataclass(frozen=True)
@@ -177,18 +213,20 @@ def typed_problems(
 async def respond(
     broker: Broker,
     interaction: discord.Interaction[Any],
+    first: First,
     custom_id: CustomId,
     values: Sequence[str],
 ) -> None:
     """Acknowledge the click at once, act on it, and tell the person what they need to know."""
     await act_and_tell(
-        broker, interaction, custom_id, lambda: parse(interaction, custom_id, values), note
+        broker, interaction, first, custom_id, lambda: parse(interaction, custom_id, values), note
     )
 
 
 async def act_and_tell(
     broker: Broker,
     interaction: discord.Interaction[Any],
+    first: First,
     custom_id: CustomId,
     read: Callable[[], Click],
     word: Callable[[Outcome], str | None],
@@ -197,7 +235,7 @@ async def act_and_tell(
     `read` makes of it, and tell the person privately what `word` makes of the outcome."""
     try:
         # Type 6: "got it", with no visible change; the broker's answer may take a moment.
-        await interaction.response.defer()
+        await first.defer()
     except discord.HTTPException:
         log.warning("could not acknowledge %s in time", custom_id, exc_info=True)
         return

@@ -29,9 +29,9 @@ import discord
 from discord import ui
 
 from askbridge.adapters.discord import clicks
-from askbridge.adapters.discord.clicks import FAILED, FOREIGN, GONE, NO_PINGS, Click
+from askbridge.adapters.discord.clicks import FAILED, FOREIGN, GONE, Click
 from askbridge.adapters.discord.ids import Action, BadCustomId, CustomId, unpack
-from askbridge.adapters.discord.markdown import clip, line, shorten
+from askbridge.adapters.discord.markdown import clip, line
 from askbridge.adapters.discord.render import name, words_label
 from askbridge.core.answers import MAX_TYPED_CHARS, MULTI_SELECT_SEPARATOR, answer_text
 from askbridge.core.broker import Broker
@@ -115,7 +115,7 @@ def placeholder(question: UserQuestion, own_words: bool) -> str:
 
 
 async def open_form(
-    broker: Broker, interaction: discord.Interaction[Any], custom_id: CustomId
+    broker: Broker, interaction: discord.Interaction[Any], first: clicks.First, custom_id: CustomId
 ) -> None:
     """Answer a click on the form's button with the form, or with why there is none."""
     person = clicks.who(interaction)
@@ -135,11 +135,9 @@ async def open_form(
         text = FAILED
     try:
         if modal is not None:
-            await interaction.response.send_modal(modal)
+            await first.modal(modal)
         elif text:
-            await interaction.response.send_message(
-                shorten(text, clicks.MAX_CONTENT), ephemeral=True, allowed_mentions=NO_PINGS
-            )
+            await first.note(text)
     except discord.HTTPException:
         log.warning("could not answer a click on %s in time", custom_id, exc_info=True)
     log.info(
@@ -170,11 +168,11 @@ def why_no_form(view: RequestView, draft: Selections, person: Person) -> str | N
 
 
 async def submitted(
-    broker: Broker, interaction: discord.Interaction[Any], custom_id: CustomId
+    broker: Broker, interaction: discord.Interaction[Any], first: clicks.First, custom_id: CustomId
 ) -> None:
     """Record a submitted form as the person's vote, or tell them privately why not."""
     await clicks.act_and_tell(
-        broker, interaction, custom_id, lambda: parse(interaction, custom_id), note
+        broker, interaction, first, custom_id, lambda: parse(interaction, custom_id), note
     )
 
 

@@ -10,12 +10,11 @@ from typing import Any
 
 import aiohttp
 import discord
-import discord.gateway
 import discord.http
 import yarl
 from aiohttp import web
 
-from askbridge.adapters.discord import clicks, forms
+from askbridge.adapters.discord import clicks, endpoint, forms, pointing
 from askbridge.adapters.discord.ids import DYNAMIC_ITEMS, Action, BadCustomId, CustomId, unpack
 from askbridge.adapters.discord.surface import DiscordSurface
 from askbridge.core.broker import Broker
@@ -46,7 +45,16 @@ class BridgeBot(discord.Client):
     """A plain `discord.Client` with minimal intents; it hands every click and every submitted
     form to the broker."""
 
-    def __init__(self, broker: Broker, http_trace: aiohttp.TraceConfig) -> None:
+    def __init__(
+        self,
+        broker: Broker,
+        http_trace: aiohttp.TraceConfig,
+        *,
+        api_url: str | None = None,
+        gateway_url: str | None = None,
+    ) -> None:
+        # Read by _get_state(), which discord.py calls from its __init__.
+        self._api_url, self._gateway_url = api_url, gateway_url
         intents = discord.Intents.none()
         # Clicks (INTERACTION_CREATE) need no intent at all; `guilds` keeps the guild and role
         # caches filled, for checking roles (a click's member carries its role ids in any case).
@@ -64,6 +72,13 @@ class BridgeBot(discord.Client):
         """Set while the gateway session is up (from READY or RESUMED to a disconnect): then
         clicks arrive."""
 
+    def _get_state(self, **options: Any) -> Any:
+        # discord.py's one hook between making its HTTP client and handing it to everything
+        # else: this client's own URLs, if any (see `pointing`).
+        if self._api_url or self._gateway_url:
+            self.http = pointing.PointedHTTP(self.http, self._api_url, self._gateway_url)
+        return super()._get_state(**options)
+
     async def setup_hook(self) -> None:
         # Runs once, inside login(), before the gateway connects: every message askbridge ever
         # posted is served from here on, with no view to re-register.
@@ -77,13 +92,33 @@ class BridgeBot(discord.Client):
             self.connected.clear()
         super().dispatch(event, *args, **kwargs)
 
+    @property
+    def state(self) -> Any:
+        """discord.py's connection state: what reads an interaction that came over HTTP."""
+        return self._connection
+
     async def handle_click(
         self, interaction: discord.Interaction[Any], custom_id: CustomId, values: Sequence[str]
     ) -> None:
+        """A click that came over the gateway (from the DynamicItems)."""
+        await self.on_click(interaction, clicks.Callback(interaction), custom_id, values)
+
+    async def on_click(
+        self,
+        interaction: discord.Interaction[Any],
+        first: clicks.First,
+        custom_id: CustomId,
+        values: Sequence[str],
+    ) -> None:
         if custom_id.action is Action.WORDS:
-            await forms.open_form(self.broker, interaction, custom_id)
+            await forms.open_form(self.broker, interaction, first, custom_id)
         else:
-            await clicks.respond(self.broker, interaction, custom_id, values)
+            await clicks.respond(self.broker, interaction, first, custom_id, values)
+
+    async def on_form(
+        self, interaction: discord.Interaction[Any], first: clicks.First, custom_id: CustomId
+    ) -> None:
+        await forms.submitted(self.broker, interaction, first, custom_id)
 
     async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
         """Every interaction comes here as well; askbridge takes its forms' submissions, which
@@ -96,7 +131,7 @@ class BridgeBot(discord.Client):
         except BadCustomId:
             return  # not askbridge's
         if custom_id.action is Action.FORM:
-            await forms.submitted(self.broker, interaction, custom_id)
+            await self.on_form(interaction, clicks.Callback(interaction), custom_id)
 
 
 class DiscordRuntime:
@@ -107,28 +142,53 @@ class DiscordRuntime:
         token: str,
         api_url: str | None = None,
         gateway_url: str | None = None,
+        public_key: str | None = None,
         ready_timeout_s: float = READY_TIMEOUT_S,
         metrics: Metrics | None = None,
     ) -> None:
         self._token = token
+        self._public_key = public_key
         self._api_url = api_url.rstrip("/") if api_url else None
         self._gateway_url = gateway_url
         self._ready_timeout_s = ready_timeout_s
-        self.client = BridgeBot(broker, api_calls(metrics or Metrics(), self._api_base))
+        self.client = BridgeBot(
+            broker,
+            api_calls(metrics or Metrics(), self._api_base),
+            api_url=self._api_url,
+            gateway_url=gateway_url,
+        )
+        # Where the client's work runs: its interaction calls go to DISCORD_API_URL too.
+        self._context = pointing.context(self._api_url)
         self.surface: Surface = DiscordSurface(self.client)
         self._task: asyncio.Task[None] | None = None
-        self._saved: tuple[str, yarl.URL] | None = None
+        self._endpoint: endpoint.Endpoint | None = None
+        if public_key is not None:
+            try:
+                key = endpoint.verify_key(public_key)
+            except ValueError as error:
+                raise StartupError(str(error)) from None
+            self._endpoint = endpoint.Endpoint(self.client, endpoint.Signatures(key), self._context)
+
+    @property
+    def mode(self) -> str:
+        return "gateway" if self._endpoint is None else "http"
 
     @property
     def signed_paths(self) -> tuple[str, ...]:
-        return ()
+        return () if self._endpoint is None else (endpoint.PATH,)
 
     def mount(self, app: web.Application) -> None:
-        """Discord comes to us over the gateway; no routes needed."""
+        """In HTTP interactions mode, Discord's deliveries come to `endpoint.PATH`; over the
+        gateway, no route is needed."""
+        if self._endpoint is not None:
+            app.router.add_post(endpoint.PATH, self._endpoint.handle)
 
     async def start(self) -> str:
-        self._point_discord_py()
-        self._task = asyncio.create_task(self.client.start(self._token), name="askbridge-discord")
+        if self._endpoint is not None:
+            return await self._log_in()
+        self._task = asyncio.create_task(
+            self.client.start(self._token), name="askbridge-discord", context=self._context
+        )
         connected = asyncio.create_task(
             self.client.connected.wait(), name="askbridge-discord-connected"
         )
@@ -149,18 +209,58 @@ class DiscordRuntime:
         user, application_id = self.client.user, self.client.application_id
         assert user is not None
         assert application_id is not None
+        application = self.client.application
+        if application is not None and application.interactions_endpoint_url:
+            log.warning(
+                "the application has an Interactions Endpoint URL (%s): Discord sends clicks "
+                "there, not over the gateway. Set DISCORD_PUBLIC_KEY to take them there, or "
+                "clear the URL in the Developer Portal (General Information)",
+                application.interactions_endpoint_url,
+            )
         return (
             f"discord: connected as {user.name} (id {user.id}); invite the bot to a server with "
             f"{invite_url(application_id)}"
         )
 
+    async def _log_in(self) -> str:
+        """HTTP interactions mode: check the token over REST (and the public key against the
+        application's), and open no gateway connection."""
+        login = asyncio.create_task(
+            self.client.login(self._token), name="askbridge-discord-login", context=self._context
+        )
+        try:
+            await login
+        except Exception as error:
+            raise StartupError(self._why_not(error)) from error
+        user, application = self.client.user, self.client.application
+        assert user is not None
+        assert application is not None
+        if application.verify_key.lower() != (self._public_key or "").strip().lower():
+            raise StartupError(
+                f"DISCORD_PUBLIC_KEY is not the public key of the application that "
+                f"DISCORD_BOT_TOKEN belongs to (id {application.id}); {endpoint.KEY_HELP}"
+            )
+        return (
+            f"discord: HTTP interactions mode (no gateway connection), logged in as {user.name} "
+            f"(id {user.id}); set the application's Interactions Endpoint URL to "
+            f"https://<this server's public address>{endpoint.PATH}; invite the bot to a server "
+            f"with {invite_url(application.id)}"
+        )
+
     async def ready(self) -> Readiness:
         user = self.client.user
+        if self._endpoint is not None:
+            if user is not None and not self.client.is_closed():
+                return Readiness(True, f"HTTP interactions as {user.name} (id {user.id})")
+            return Readiness(False, "not logged in to Discord's REST API")
         if self.client.connected.is_set() and not self.client.is_closed() and user is not None:
             return Readiness(True, f"gateway connected as {user.name} (id {user.id})")
         return Readiness(False, "the gateway connection is down; reconnecting")
 
     async def stop(self) -> None:
+        if self._endpoint is not None:
+            # Clicks already answered still reach the broker and get their notes.
+            await self._endpoint.drain()
         await self.client.close()
         if self._task is not None:
             # Closed, the client has nothing left to do; but it may be sleeping out a reconnect
@@ -168,29 +268,9 @@ class DiscordRuntime:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
-        self._restore_discord_py()
 
     def _api_base(self) -> str:
         return self._api_url or discord.http.Route.BASE
-
-    def _point_discord_py(self) -> None:
-        # discord.py reads its REST base and gateway from class attributes, so setting them
-        # redirects every discord.py client in this process: askbridge runs one Discord client
-        # per process, sets them only when DISCORD_API_URL / DISCORD_GATEWAY_URL are given,
-        # and puts the defaults back in stop().
-        if self._saved is not None or not (self._api_url or self._gateway_url):
-            return
-        websocket = discord.gateway.DiscordWebSocket
-        self._saved = (discord.http.Route.BASE, websocket.DEFAULT_GATEWAY)
-        if self._api_url:
-            discord.http.Route.BASE = self._api_url
-        if self._gateway_url:
-            websocket.DEFAULT_GATEWAY = yarl.URL(self._gateway_url)
-
-    def _restore_discord_py(self) -> None:
-        if self._saved is not None:
-            discord.http.Route.BASE, discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = self._saved
-            self._saved = None
 
     def _gateway_trouble(self, what: str) -> str:
         check = "check the network" + (", and DISCORD_GATEWAY_URL" if self._gateway_url else "")

@@ -42,7 +42,38 @@ async def test_startup_logs_the_bot_and_its_invite_url(
         f"discord: connected as askbridge-bot (id {world.emulator.bot.id}); invite the bot to a "
         f"server with {invite_url(app_id)}"
     ) in caplog.messages
-    assert world.emulator.api_url == discord.http.Route.BASE
+    # The client went to the emulator with URLs of its own: discord.py's class-wide defaults,
+    # which every other client in the process reads, are untouched.
+    assert discord.http.Route.BASE == DEFAULT_API
+    assert str(discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY) == DEFAULT_GATEWAY
+
+
+async def test_two_clients_in_one_process_each_use_their_own_urls(
+    world: World, service: Service
+) -> None:
+    async with DiscordEmulator(bot_username="other-bot") as other:
+        channel = other.add_text_channel(other.add_guild("elsewhere").id, "questions")
+        runtimes = [
+            DiscordRuntime(
+                service.broker,
+                token=emulator.bot_token,
+                api_url=emulator.api_url,
+                gateway_url=emulator.gateway_url,
+            )
+            for emulator in (world.emulator, other)
+        ]
+        try:
+            lines = [await runtime.start() for runtime in runtimes]
+            assert lines[0].startswith("discord: connected as askbridge-bot ")
+            assert lines[1].startswith("discord: connected as other-bot ")
+            for runtime, place in zip(runtimes, (world.channel, channel), strict=True):
+                await runtime.client.get_partial_messageable(place.id).send("hello")
+        finally:
+            for runtime in runtimes:
+                await runtime.stop()
+        for emulator, place in ((world.emulator, world.channel), (other, channel)):
+            assert emulator.gateway_stats.identifies == 1
+            assert [m.text for m in emulator.messages(place.id)] == ["hello"]
 
 
 async def test_a_wrong_token_fails_startup_naming_the_setting(

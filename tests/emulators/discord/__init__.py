@@ -15,12 +15,21 @@ async with DiscordEmulator() as discord_:
         opened = await discord_.click(question, alice.id, "Other…")
         form = await opened.modal()            # the modal the bot answered with
         sent = await discord_.submit_modal(opened, {"Answer": "my words"})
+
+HTTP interactions mode: give the bot `discord_.public_key`, then
+`await discord_.use_interactions_endpoint(url)`; clicks are then POSTed there, signed.
 """
 
 from .components import ComponentNotFound
 from .emulator import DiscordEmulator
+from .endpoint import EndpointRejected, Forgery
 from .gateway import Delivery, GatewayStats
-from .interactions import InteractionCallback, InteractionFailed, InteractionHandle
+from .interactions import (
+    EndpointReply,
+    InteractionCallback,
+    InteractionFailed,
+    InteractionHandle,
+)
 from .markdown import LiveMarkdown, live_markdown
 from .mentions import AllowedMentions, Mentioned, Pings, mentioned_in
 from .messages import Rejection
@@ -39,7 +48,10 @@ __all__ = [
     "ComponentNotFound",
     "Delivery",
     "DiscordEmulator",
+    "EndpointRejected",
+    "EndpointReply",
     "Field",
+    "Forgery",
     "GatewayStats",
     "Guild",
     "InteractionCallback",

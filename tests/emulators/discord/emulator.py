@@ -9,8 +9,9 @@ from typing import Self
 
 from aiohttp import web
 
+from .endpoint import Forgery, InteractionsEndpoint
 from .gateway import GUILD_MEMBERS, GUILDS, Gateway, GatewayStats
-from .interactions import InteractionHandle
+from .interactions import EndpointReply, InteractionHandle
 from .messages import Messenger, Rejection
 from .payloads import channel_payload, member_payload, role_payload
 from .people import People
@@ -82,6 +83,12 @@ class DiscordEmulator:
             application_id=self.application_id,
             clock=self._clock,
         )
+        self._endpoint = InteractionsEndpoint(
+            application_id=self.application_id,
+            responder=self._responder,
+            pulse=self._pulse,
+            response_window=response_window,
+        )
         self._rest = RestApi(
             registry=self.registry,
             store=self._store,
@@ -92,6 +99,8 @@ class DiscordEmulator:
             application_id=self.application_id,
             app_owner=app_owner,
             gateway_url=lambda: self.gateway_url,
+            public_key=self._endpoint.public_key,
+            endpoint_urls=lambda: self._endpoint.urls,
         )
         self._people = People(
             registry=self.registry,
@@ -99,6 +108,7 @@ class DiscordEmulator:
             snowflakes=self._snowflakes,
             gateway=self._gateway,
             responder=self._responder,
+            endpoint=self._endpoint,
             pulse=self._pulse,
             clock=self._clock,
             application_id=self.application_id,
@@ -126,6 +136,7 @@ class DiscordEmulator:
         if self._runner is None:
             return
         await self._gateway.shutdown()
+        await self._endpoint.close()
         await self._runner.cleanup()
         self._runner = None
 
@@ -156,6 +167,48 @@ class DiscordEmulator:
     def gateway_url(self) -> str:
         """For ``discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY`` (as a ``yarl.URL``)."""
         return self.base_url.replace("http://", "ws://", 1) + "/gateway"
+
+    # --- HTTP interactions mode --------------------------------------------------------
+
+    @property
+    def public_key(self) -> str:
+        """The application's Public Key (hex), which signs every delivery to the endpoint."""
+        return self._endpoint.public_key
+
+    async def use_interactions_endpoint(self, url: str, *replicas: str) -> None:
+        """Set the Interactions Endpoint URL, as in the Developer Portal: only after a signed
+        PING got a PONG and a badly signed one got 401 (else EndpointRejected). From then on,
+        interactions are POSTed there, not sent over the gateway. With `replicas`, the URLs
+        stand for replicas behind a load balancer without sticky routing: each is checked,
+        and each delivery goes to the next in turn."""
+        await self._endpoint.register(url, *replicas)
+
+    async def ping(self, forgery: Forgery | None = None) -> EndpointReply:
+        """POST a PING to the endpoint (made to fail verification by `forgery`)."""
+        return await self._endpoint.ping(forgery)
+
+    async def redeliver(self, handle: InteractionHandle) -> EndpointReply:
+        """POST an interaction that was delivered already to the endpoint again, signed anew
+        (a replay by someone who saw the request); what the endpoint answered, not applied."""
+        return await self._endpoint.redeliver(self._people.state(handle))
+
+    async def post_to_endpoint(
+        self, payload: object, *, headers: Mapping[str, str] | None = None
+    ) -> EndpointReply:
+        """POST any body to the endpoint, signed by the application's key: the JSON of
+        `payload`, or `payload` itself if it is bytes (`headers` added, such as the `Host` a
+        tunnel would forward). Discord sends only well-formed interactions; this is for proving
+        that anything else is refused cleanly."""
+        return await self._endpoint.post_signed(payload, headers)
+
+    def forge_next_delivery(self, forgery: Forgery, times: int = 1) -> None:
+        """Make the next `times` interaction deliveries fail verification this way."""
+        self._endpoint.forge_next(forgery, times)
+
+    @property
+    def endpoint_replies(self) -> list[EndpointReply]:
+        """Every reply of the Interactions Endpoint URL, PINGs included, oldest first."""
+        return list(self._endpoint.replies)
 
     # --- the world -----------------------------------------------------------------
 

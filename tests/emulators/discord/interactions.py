@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from .modals import Modal
 from .payloads import (
@@ -55,6 +56,16 @@ class InteractionCallback:
         return value if isinstance(value, str) else None
 
 
+@dataclass(frozen=True)
+class EndpointReply:
+    """What the bot's Interactions Endpoint URL answered to one POST."""
+
+    status: int
+    content_type: str
+    body: Any
+    """The JSON reply, or its text when it is not JSON."""
+
+
 @dataclass
 class InteractionState:
     id: int
@@ -78,6 +89,13 @@ class InteractionState:
     original_message_id: int | None = None
     followup_ids: list[int] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
+    over_http: bool = False
+    """Delivered to the Interactions Endpoint URL rather than over the gateway."""
+    endpoint_reply: EndpointReply | None = None
+    forged: str | None = None
+    """How its delivery was made to fail verification (`Forgery`), if it was."""
+    failed: bool = False
+    """The endpoint refused it or answered wrongly: the person sees "interaction failed"."""
 
 
 class InteractionHandle:
@@ -131,6 +149,16 @@ class InteractionHandle:
         return self._state.callback
 
     @property
+    def forged(self) -> str | None:
+        """How the emulator made its delivery fail verification, if it was told to."""
+        return self._state.forged
+
+    @property
+    def endpoint_reply(self) -> EndpointReply | None:
+        """In HTTP interactions mode, what the bot's endpoint answered to the POST."""
+        return self._state.endpoint_reply
+
+    @property
     def refused(self) -> list[str]:
         """Responses the emulator refused (late, duplicate, invalid)."""
         return list(self._state.refused)
@@ -154,10 +182,14 @@ class InteractionHandle:
         """The initial response, or InteractionFailed once Discord's 3 s window has passed."""
         left = max(0.0, self._state.deadline - self._clock())
         wait = left if timeout is None else min(timeout, left)
+
+        def answered() -> InteractionCallback | None:
+            if self._state.callback is None and self._state.failed:
+                raise InteractionFailed(f"This interaction failed: {self._failure()}")
+            return self._state.callback
+
         try:
-            return await self._pulse.wait_for(
-                lambda: self._state.callback, seconds=wait, describe=self._failure
-            )
+            return await self._pulse.wait_for(answered, seconds=wait, describe=self._failure)
         except WaitTimeout:
             raise InteractionFailed(f"This interaction failed: {self._failure()}") from None
 
@@ -199,7 +231,11 @@ class InteractionHandle:
     def _failure(self) -> str:
         parts = [f"no response to the {self._state.description} within the 3 s window"]
         live, queued = self._state.delivered_to, self._state.queued_for
-        if live == 0 and queued == 0:
+        if self._state.over_http:
+            reply = self._state.endpoint_reply
+            got = f"{reply.status} {reply.body!r}" if reply is not None else "no reply"
+            parts.append(f"POSTed to the Interactions Endpoint URL, which answered {got}")
+        elif live == 0 and queued == 0:
             parts.append("no gateway session existed to receive INTERACTION_CREATE")
         else:
             parts.append(

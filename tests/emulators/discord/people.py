@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .components import BUTTON, STRING_SELECT, ComponentNotFound, find_button, find_select, walk
+from .endpoint import InteractionsEndpoint
 from .gateway import Gateway
 from .interactions import (
     COMPONENT_INTERACTION,
@@ -35,6 +36,7 @@ class People:
         snowflakes: SnowflakeFactory,
         gateway: Gateway,
         responder: InteractionResponder,
+        endpoint: InteractionsEndpoint,
         pulse: Pulse,
         clock: Callable[[], float],
         application_id: int,
@@ -46,6 +48,7 @@ class People:
         self._snowflakes = snowflakes
         self._gateway = gateway
         self._responder = responder
+        self._endpoint = endpoint
         self._pulse = pulse
         self._clock = clock
         self._application_id = application_id
@@ -106,6 +109,9 @@ class People:
             if placed.component.get("custom_id") == custom_id:
                 return self._use(current, channel, user_id, placed.component, values)
         raise ComponentNotFound(f"no component with custom_id {custom_id!r}: {current.controls()}")
+
+    def state(self, handle: InteractionHandle) -> InteractionState:
+        return self._states[handle.id]
 
     def _visible(self, message: Message | int, user_id: int) -> tuple[Message, Channel]:
         current = self._store.require(message if isinstance(message, int) else message.id)
@@ -187,8 +193,13 @@ class People:
         )
         self._responder.register(state)
         self._states[state.id] = state
-        delivery = self._gateway.dispatch("INTERACTION_CREATE", payload)
-        state.delivered_to, state.queued_for = delivery.live, delivery.queued
+        if self._endpoint.active:
+            # With an Interactions Endpoint URL set, Discord sends no INTERACTION_CREATE.
+            state.over_http = True
+            self._endpoint.deliver(state)
+        else:
+            delivery = self._gateway.dispatch("INTERACTION_CREATE", payload)
+            state.delivered_to, state.queued_for = delivery.live, delivery.queued
         handle = InteractionHandle(state, store=self._store, pulse=self._pulse, clock=self._clock)
         self.handles.append(handle)
         return handle

@@ -58,13 +58,20 @@ class InteractionResponder:
         state = self._by_id.get(interaction_id)
         if state is None or state.token != token:
             raise unknown("interaction", UNKNOWN_INTERACTION)
+        message = self.respond(state, body)
+        return self._callback_response(state, message)
+
+    def respond(self, state: InteractionState, body: Mapping[str, Any]) -> Message | None:
+        """Apply the bot's initial response, from the callback route or, in HTTP interactions
+        mode, from the reply to Discord's POST; ApiError (recorded as refused) if Discord
+        would not take it."""
         kind = body.get("type")
         if state.callback is not None:
-            self._refuse(state, f"second response (type {kind}) after type {state.callback.type}")
+            self.refuse(state, f"second response (type {kind}) after type {state.callback.type}")
             raise ApiError(400, 40060, "Interaction has already been acknowledged.")
         late = self._clock() - state.deadline
         if late > 0:
-            self._refuse(state, f"type {kind} response arrived {late:.2f} s after the 3 s window")
+            self.refuse(state, f"type {kind} response arrived {late:.2f} s after the 3 s window")
             raise unknown("interaction", UNKNOWN_INTERACTION)
         data = body.get("data") or {}
         if not isinstance(data, dict):
@@ -73,11 +80,11 @@ class InteractionResponder:
         try:
             message = self._apply(state, kind, data, where)
         except ApiError as exc:
-            self._refuse(state, f"type {kind} response refused: {exc.code} {exc.message}")
+            self.refuse(state, f"type {kind} response refused: {exc.code} {exc.message}")
             raise
         state.callback = InteractionCallback(int(kind or 0), data)
         self._pulse.notify()
-        return self._callback_response(state, message)
+        return message
 
     def _apply(
         self, state: InteractionState, kind: object, data: JSONObject, where: str
@@ -228,7 +235,7 @@ class InteractionResponder:
             raise unknown("Webhook", UNKNOWN_WEBHOOK)
         return state
 
-    def _refuse(self, state: InteractionState, why: str) -> None:
+    def refuse(self, state: InteractionState, why: str) -> None:
         state.refused.append(why)
         self._pulse.notify()
 

@@ -57,6 +57,8 @@ class RestApi:
         application_id: int,
         app_owner: User,
         gateway_url: Callable[[], str],
+        public_key: str,
+        endpoint_urls: Callable[[], list[str]],
     ) -> None:
         self._registry = registry
         self._store = store
@@ -67,6 +69,8 @@ class RestApi:
         self._application_id = application_id
         self._owner = app_owner
         self._gateway_url = gateway_url
+        self._public_key = public_key
+        self._endpoint_urls = endpoint_urls
         self.log: list[RecordedRequest] = []
 
     def app(self) -> web.Application:
@@ -150,13 +154,13 @@ class RestApi:
                 "bot_require_code_grant": False,
                 "owner": user_payload(self._owner),
                 "team": None,
-                "verify_key": "0" * 64,
+                "verify_key": self._public_key,
                 "flags": 0,
                 "summary": "",
                 "rpc_origins": [],
                 "tags": [],
                 "redirect_uris": [],
-                "interactions_endpoint_url": None,
+                "interactions_endpoint_url": next(iter(self._endpoint_urls()), None),
                 "approximate_guild_count": len(self._registry.guilds),
                 "bot": user_payload(self._registry.bot),
             }

@@ -1,0 +1,216 @@
+"""Discord's HTTP interactions mode: askbridge as the application's Interactions Endpoint URL.
+
+With `DISCORD_PUBLIC_KEY` set, Discord POSTs every interaction to `PATH` instead of sending it
+over a gateway session. Each request is signed: `X-Signature-Ed25519` is the Ed25519 signature,
+by Discord's key for the application, of `X-Signature-Timestamp` followed by the raw body. A
+request that is unsigned, badly signed, or signed more than `MAX_AGE_S` ago (a replay) gets 401
+and is not read any further; Discord itself sends badly signed requests now and then, and drops
+an endpoint that accepts them.
+
+A PING (type 1) gets a PONG. A click (type 3) or a form's submission (type 5) is read by
+discord.py into the same `discord.Interaction` the gateway would give, and handled by the same
+code (`clicks`, `forms`): only the first response differs. `Inline` makes it the reply to
+Discord's request, which must come within 3 seconds; whatever follows (a private note after a
+deferral) goes over REST as it does in gateway mode. Nothing is kept between requests, so any
+process with the same settings and database can take any request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import binascii
+import contextvars
+import logging
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import discord
+from aiohttp import web
+from discord import ui
+from nacl.exceptions import BadSignatureError
+from nacl.signing import VerifyKey
+
+from askbridge.adapters.discord.clicks import FAILED, FOREIGN, MAX_CONTENT, NO_PINGS, First
+from askbridge.adapters.discord.ids import Action, BadCustomId, CustomId, unpack
+from askbridge.adapters.discord.markdown import shorten
+from askbridge.core.api.errors import error_response, parse_json
+
+log = logging.getLogger("askbridge.discord")
+
+PATH = "/discord/interactions"
+MAX_AGE_S = 300.0
+"""How far a request's signed timestamp may be from now, either way, before it is a replay."""
+SIGNATURE = "X-Signature-Ed25519"
+TIMESTAMP = "X-Signature-Timestamp"
+
+PING, COMPONENT, MODAL_SUBMIT = 1, 3, 5
+PONG, MESSAGE, DEFERRED_UPDATE, MODAL = 1, 4, 6, 9
+EPHEMERAL = discord.MessageFlags(ephemeral=True).value
+KEY_HELP = (
+    "copy it from the Developer Portal: your application → General Information → Public Key "
+    "(64 hexadecimal characters)"
+)
+
+
+class Handler(Protocol):
+    """What acts on an interaction once it is known to be askbridge's (the runtime's client)."""
+
+    @property
+    def state(self) -> Any:
+        """discord.py's connection state, which an Interaction is read with."""
+
+    async def on_click(
+        self,
+        interaction: discord.Interaction[Any],
+        first: First,
+        custom_id: CustomId,
+        values: tuple[str, ...],
+    ) -> None: ...
+
+    async def on_form(
+        self, interaction: discord.Interaction[Any], first: First, custom_id: CustomId
+    ) -> None: ...
+
+
+def verify_key(public_key: str) -> VerifyKey:
+    """The application's public key, or ValueError saying how to find it."""
+    try:
+        raw = bytes.fromhex(public_key.strip())
+    except ValueError:
+        raw = b""
+    if len(raw) != 32:
+        raise ValueError(f"DISCORD_PUBLIC_KEY is not an Ed25519 public key; {KEY_HELP}")
+    return VerifyKey(raw)
+
+
+class Signatures:
+    """Checks that a request comes from Discord, and recently."""
+
+    def __init__(self, key: VerifyKey, now: Callable[[], float] = time.time) -> None:
+        self._key = key
+        self._now = now
+
+    def refusal(self, timestamp: str | None, signature: str | None, body: bytes) -> str | None:
+        """Why a request is refused, or None when Discord signed it within `MAX_AGE_S`."""
+        if not timestamp or not signature:
+            return f"unsigned request: {SIGNATURE} and {TIMESTAMP} are required"
+        try:
+            self._key.verify(timestamp.encode() + body, binascii.unhexlify(signature))
+        except (BadSignatureError, binascii.Error, ValueError):
+            return "bad signature"
+        try:
+            age = self._now() - float(timestamp)
+        except ValueError:
+            return f"{TIMESTAMP} is not a time"
+        if age > MAX_AGE_S:
+            return f"stale request: signed {age:.0f} s ago (at most {MAX_AGE_S:.0f} s)"
+        if age < -MAX_AGE_S:
+            return f"request signed {-age:.0f} s in the future; check this machine's clock"
+        return None
+
+
+class Inline:
+    """The first response as the reply to Discord's request (see `clicks.First`)."""
+
+    def __init__(self) -> None:
+        self.body: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+
+    async def defer(self) -> None:
+        self._answer({"type": DEFERRED_UPDATE})
+
+    async def modal(self, modal: ui.Modal) -> None:
+        self._answer({"type": MODAL, "data": modal.to_dict()})
+
+    async def note(self, text: str) -> None:
+        data = {
+            "content": shorten(text, MAX_CONTENT),
+            "flags": EPHEMERAL,
+            "allowed_mentions": NO_PINGS.to_dict(),
+        }
+        self._answer({"type": MESSAGE, "data": data})
+
+    def _answer(self, body: dict[str, Any]) -> None:
+        if self.body.done():
+            raise RuntimeError(f"the interaction was already answered; not sending {body}")
+        self.body.set_result(body)
+
+
+class Endpoint:
+    """`POST /discord/interactions`."""
+
+    def __init__(
+        self, handler: Handler, signatures: Signatures, context: contextvars.Context
+    ) -> None:
+        self._handler = handler
+        self._signatures = signatures
+        self._context = context
+        """What discord.py's calls run in (see `pointing`); each interaction gets a copy."""
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def handle(self, request: web.Request) -> web.Response:
+        body = await request.read()
+        headers = request.headers
+        why = self._signatures.refusal(headers.get(TIMESTAMP), headers.get(SIGNATURE), body)
+        if why is not None:
+            log.warning("refused a request to %s: %s", PATH, why)
+            return error_response(401, f"{why}; this endpoint takes only Discord's interactions")
+        try:
+            payload = parse_json(body)
+        except ValueError as error:
+            return error_response(400, f"the body is not JSON: {error}")
+        kind = payload.get("type") if isinstance(payload, dict) else None
+        if kind == PING:
+            return web.json_response({"type": PONG})
+        if kind not in (COMPONENT, MODAL_SUBMIT):
+            return error_response(
+                400, f"askbridge takes clicks (3) and form submissions (5), not type {kind!r}"
+            )
+        try:
+            interaction: discord.Interaction[Any] = discord.Interaction(
+                data=payload, state=self._handler.state
+            )
+        except Exception as error:
+            # Signed by Discord, so only a change in Discord's format lands here.
+            log.warning("could not read an interaction: %r", error)
+            return error_response(400, f"not an interaction Discord would send: {error!r}")
+        first = Inline()
+        task = asyncio.create_task(
+            self._route(interaction, first),
+            name=f"askbridge-discord-interaction-{interaction.id}",
+            context=self._context.copy(),
+        )
+        # The click goes on after the reply (a note follows a deferral), whatever becomes of
+        # this request.
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        either: set[asyncio.Future[Any]] = {first.body, task}
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        if not first.body.done():
+            await first.note(FAILED)
+        return web.json_response(first.body.result())
+
+    async def _route(self, interaction: discord.Interaction[Any], first: Inline) -> None:
+        data: dict[str, Any] = dict(interaction.data or {})
+        try:
+            custom_id = unpack(str(data.get("custom_id")))
+            if interaction.type is discord.InteractionType.modal_submit:
+                if custom_id.action is not Action.FORM:
+                    raise BadCustomId(f"{custom_id.pack()!r} is not a form")
+                await self._handler.on_form(interaction, first, custom_id)
+            else:
+                values = tuple(str(v) for v in data.get("values") or ())
+                await self._handler.on_click(interaction, first, custom_id, values)
+        except BadCustomId as error:
+            log.warning("refused an interaction: %s", error)
+            if not first.body.done():
+                await first.note(FOREIGN)
+        except Exception:
+            log.exception("handling interaction %s failed", interaction.id)
+            if not first.body.done():
+                await first.note(FAILED)
+
+    async def drain(self) -> None:
+        """Let the interactions already answered finish (their notes, their votes)."""
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -1,0 +1,80 @@
+"""One discord.py client pointed at other URLs (a proxy, an emulator): `DISCORD_API_URL` and
+`DISCORD_GATEWAY_URL`.
+
+discord.py reads its REST base (`Route.BASE`) and its gateway (`DiscordWebSocket.
+DEFAULT_GATEWAY`) from class attributes, which every client in the process shares. Instead of
+setting them, askbridge's client rewrites its own calls: REST calls and the gateway connection
+through its own `HTTPClient` (`PointedHTTP`), and the interaction calls (callbacks, follow-up
+notes), which discord.py makes through a webhook adapter looked up in a context variable,
+through `PointedWebhooks`, set in the context that the client's work runs in (`context`).
+"""
+
+from __future__ import annotations
+
+import contextvars
+from typing import Any
+
+import aiohttp
+import discord.gateway
+import discord.http
+import discord.webhook.async_
+import yarl
+
+
+def repoint(route: discord.http.Route, api_url: str | None) -> discord.http.Route:
+    """The route, at `api_url` instead of discord.py's REST base."""
+    if api_url and route.url.startswith(discord.http.Route.BASE):
+        route.url = api_url + route.url[len(discord.http.Route.BASE) :]
+    return route
+
+
+class PointedHTTP(discord.http.HTTPClient):
+    """discord.py's REST client and gateway connector, at these URLs instead."""
+
+    def __init__(
+        self, original: discord.http.HTTPClient, api_url: str | None, gateway_url: str | None
+    ) -> None:
+        super().__init__(
+            original.loop,
+            original.connector or None,
+            proxy=original.proxy,
+            proxy_auth=original.proxy_auth,
+            unsync_clock=not original.use_clock,
+            http_trace=original.http_trace,
+            max_ratelimit_timeout=original.max_ratelimit_timeout,
+        )
+        self.api_url = api_url
+        self.gateway_url = yarl.URL(gateway_url) if gateway_url else None
+
+    async def request(self, route: discord.http.Route, **kwargs: Any) -> Any:
+        return await super().request(repoint(route, self.api_url), **kwargs)
+
+    async def ws_connect(self, url: str, *, compress: int = 0) -> aiohttp.ClientWebSocketResponse:
+        wanted = yarl.URL(url)
+        default = discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY
+        if self.gateway_url is not None and wanted.with_query(None) == default:
+            # The first connection; a resumed session goes where READY said.
+            url = str(self.gateway_url.with_query(wanted.query))
+        return await super().ws_connect(url, compress=compress)
+
+
+class PointedWebhooks(discord.webhook.async_.AsyncWebhookAdapter):
+    """discord.py's adapter for interaction callbacks and webhooks, at `api_url` instead."""
+
+    def __init__(self, api_url: str | None) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]  # discord.py leaves it untyped
+        self.api_url = api_url
+
+    async def request(
+        self, route: discord.http.Route, session: aiohttp.ClientSession, **kwargs: Any
+    ) -> Any:
+        return await super().request(repoint(route, self.api_url), session, **kwargs)
+
+
+def context(api_url: str | None) -> contextvars.Context:
+    """A context in which discord.py's interaction calls go to `api_url`: the client's task
+    runs in it, and so does every task discord.py starts from there."""
+    found = contextvars.copy_context()
+    if api_url:
+        found.run(discord.webhook.async_.async_context.set, PointedWebhooks(api_url))
+    return found
