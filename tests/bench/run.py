@@ -174,6 +174,26 @@ async def compare(
     return {"latency": latency, "burst": burst}
 
 
+@asynccontextmanager
+async def database_url(store: str, folder: Path, name: str, options: Options) -> AsyncIterator[str]:
+    """A fresh database for one askbridge: a SQLite file, or a PostgreSQL schema of its own."""
+    if store == "sqlite":
+        yield f"sqlite:///{folder / f'{name}.db'}"
+    else:
+        async with postgres_schema(options.postgres_url) as url:
+            yield url
+
+
+async def unreachable(url: str) -> str | None:
+    """Why PostgreSQL at `url` cannot be used, or None when it answers."""
+    try:
+        connection = await asyncpg.connect(url, timeout=10)
+    except (OSError, TimeoutError, asyncpg.PostgresError) as error:
+        return f"PostgreSQL (--postgres-url) is not reachable: {type(error).__name__}: {error}"
+    await connection.close()
+    return None
+
+
 async def store_clicks(
     store: str,
     floors: dict[Via, FloorSide],
@@ -188,17 +208,11 @@ async def store_clicks(
         label = f"clicks, {store}, Slack {via} mode"
         say(f"{label}: starting askbridge")
         app = await control.app(f"askbridge-{store}-{via}")
-        if store == "sqlite":
-            server = sqlite_server(folder / f"clicks-{via}.db", app.env(via))
+        async with database_url(store, folder, f"clicks-{via}", options) as url:
+            server = askbridge_server(url, app.env(via))
             found[via] = await compare_with(
                 server, app, floors[via], control, agents, folder, via, options, say, label
             )
-        else:
-            async with postgres_schema(options.postgres_url) as url:
-                server = askbridge_server(url, app.env(via))
-                found[via] = await compare_with(
-                    server, app, floors[via], control, agents, folder, via, options, say, label
-                )
     return found
 
 
@@ -240,15 +254,12 @@ async def clicks(
             await connect(control, app, via, url)
             floors[via] = FloorSide(agents, url, app)
         for store in options.stores:
-            try:
-                found[store] = await store_clicks(
-                    store, floors, control, agents, folder, options, say
-                )
-            except (OSError, asyncpg.PostgresError) as error:
-                if store != "postgresql":
-                    raise
-                say(f"clicks, postgresql: skipped ({error})")
-                found[store] = {"skipped": f"PostgreSQL is not reachable: {error}"}
+            why = await unreachable(options.postgres_url) if store == "postgresql" else None
+            if why is not None:
+                say(f"clicks, postgresql: skipped; {why}")
+                found[store] = {"skipped": why}
+                continue
+            found[store] = await store_clicks(store, floors, control, agents, folder, options, say)
     finally:
         for child in children:
             await child.stop()
