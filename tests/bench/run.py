@@ -301,7 +301,11 @@ def parse(argv: Sequence[str] | None = None) -> tuple[Options, str | None]:
         "Slack against a bare slack-bolt app, create throughput, memory and start-up.",
     )
     add = parser.add_argument
-    add("--quick", action="store_true", help="a smoke run in well under 30 s (small sizes)")
+    add(
+        "--quick",
+        action="store_true",
+        help="a smoke run: tiny sizes, under 30 s on an idle machine",
+    )
     add(
         "--json",
         nargs="?",
@@ -329,7 +333,7 @@ def parse(argv: Sequence[str] | None = None) -> tuple[Options, str | None]:
         "--waiting",
         default="1000,10000",
         help="waiting requests at which memory is read "
-        "(default 1000,10000; add 100000 for the large size, ~+2 min)",
+        "(default 1000,10000; adding 100000 takes 5-15 min more)",
     )
     add(
         "--startup-waiting",
