@@ -20,10 +20,11 @@ typecheck: $(VENV)/.installed-dev
 unit: $(VENV)/.installed-dev
 	$(BIN)/pytest $(PYTEST_ARGS)
 
-# Throughput and memory of the broker, and click-to-agent latency against bare slack-bolt.
+# The benchmark of record (5-10 min on two cores): click-to-agent latency and bursts through Slack
+# next to a bare slack-bolt app, on SQLite and PostgreSQL; creates, memory, start-up. Options:
+# make bench BENCH_ARGS="--json bench.json" (python -m tests.bench --help lists them all).
 bench: $(VENV)/.installed-dev
-	$(BIN)/python -m tests.bench_broker
-	$(BIN)/python -m tests.bench_slack_click
+	$(BIN)/python -m tests.bench $(BENCH_ARGS)
 
 install: $(VENV)/.installed
 dev: $(VENV)/.installed-dev

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.bench_broker import measure
+from tests.bench.broker import measure
 
 
 async def test_waiting_requests_cost_kilobytes_and_answers_stay_fast(tmp_path: Path) -> None:

@@ -1,15 +1,14 @@
-"""Throughput and memory of the broker on SQLite, without HTTP: `python -m tests.bench_broker`.
+"""Throughput and memory of the broker on SQLite, in-process and without HTTP or a platform.
 
-Creates N waiting requests, each with an agent long-polling it, then answers them one by one
-and all at once, and prints requests/s and memory per waiting request.
+Creates N waiting requests, each with an agent waiting on it, then answers them one by one and
+all at once. `tests/test_capacity.py` keeps wide floors on these figures; the benchmark of
+record (`python -m tests.bench`) measures the whole path through real processes instead.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import copy
-import tempfile
 import time
 import tracemalloc
 from pathlib import Path
@@ -70,17 +69,3 @@ async def measure(count: int, folder: Path) -> dict[str, float]:
     finally:
         await broker.stop()
         await store.close()
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--requests", type=int, default=10_000)
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder:
-        results = asyncio.run(measure(args.requests, Path(folder)))
-    for name, value in results.items():
-        print(f"{name:28} {value:10.1f}")  # noqa: T201 - this is a command-line report
-
-
-if __name__ == "__main__":
-    main()

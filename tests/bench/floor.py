@@ -1,0 +1,172 @@
+"""The floor: a bare slack-bolt app that does the least a click→agent path can do.
+
+    SLACK_BOT_TOKEN=… SLACK_API_URL=… SLACK_SIGNING_SECRET=… python -m tests.bench.floor
+    (or SLACK_APP_TOKEN=… for Socket Mode)
+
+It is built like askbridge's Slack runtime (one `AsyncApp`, `process_before_response=False`,
+one listener for every action_id, the same aiohttp adapter in HTTP mode and the same
+`AsyncSocketModeHandler` in Socket Mode, one shared Web API session) and its agents wait the
+way askbridge's do, with an HTTP long-poll on the same kind of aiohttp server:
+
+    POST /ask {"key"}       post a message with an Approve button → {"channel", "ts"}
+    GET  /wait/{key}?wait=s the agent's long-poll: returns the answer once the button is clicked
+    GET  /waiting           {"waiting": n}: long-polls now held
+
+What it leaves out is everything askbridge adds: storing the answer durably, checking who may
+answer, updating the message, the audit trail. A click is acked, then wakes its long-poll.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import sys
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+from slack_bolt.app.async_app import AsyncApp
+from slack_sdk.web.async_client import AsyncWebClient
+
+from tests.bench.children import until_told_to_stop
+
+ANY_ACTION = re.compile(".*")
+MAX_WAIT_S = 300.0
+
+
+class Waiters:
+    """Answers by key: a long-poll waits on a future; a click that came first is kept."""
+
+    def __init__(self) -> None:
+        self.pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self.answered: dict[str, dict[str, Any]] = {}
+
+    def wake(self, key: str, answer: dict[str, Any]) -> None:
+        waiter = self.pending.pop(key, None)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(answer)
+        else:
+            self.answered[key] = answer
+
+    async def wait(self, key: str, timeout_s: float) -> dict[str, Any] | None:
+        if key in self.answered:
+            return self.answered.pop(key)
+        waiter: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.pending[key] = waiter
+        try:
+            async with asyncio.timeout(timeout_s):
+                return await waiter
+        except TimeoutError:
+            return None
+        finally:
+            if self.pending.get(key) is waiter:
+                del self.pending[key]
+
+
+class Floor:
+    def __init__(self, environ: dict[str, str]) -> None:
+        self.app_token = environ.get("SLACK_APP_TOKEN")
+        self.client = AsyncWebClient(
+            token=environ["SLACK_BOT_TOKEN"], base_url=environ["SLACK_API_URL"]
+        )
+        self.app = AsyncApp(
+            client=self.client,
+            signing_secret=environ.get("SLACK_SIGNING_SECRET", ""),
+            process_before_response=False,
+            name="bench-floor-slack-bolt",
+        )
+        self.app.action(ANY_ACTION)(self.on_action)
+        self.waiters = Waiters()
+        self.socket: AsyncSocketModeHandler | None = None
+
+    async def on_action(self, ack: Any, body: dict[str, Any]) -> None:
+        await ack()
+        action = body["actions"][0]
+        answer = {"key": action["value"], "answer": action["action_id"], "by": body["user"]["id"]}
+        self.waiters.wake(str(action["value"]), answer)
+
+    async def events(self, request: web.Request) -> web.Response:
+        incoming = await to_bolt_request(request)
+        response = await self.app.async_dispatch(incoming)
+        return await to_aiohttp_response(response)
+
+    async def ask(self, request: web.Request) -> web.Response:
+        body: dict[str, Any] = await request.json()
+        key = str(body["key"])
+        blocks = [
+            {
+                "type": "actions",
+                "block_id": "decide",
+                "elements": [
+                    {
+                        "type": "button",
+                        "action_id": "approve",
+                        "value": key,
+                        "text": {"type": "plain_text", "text": "Approve"},
+                    }
+                ],
+            }
+        ]
+        posted = await self.client.chat_postMessage(
+            channel=str(body["channel"]), text="Deploy?", blocks=blocks
+        )
+        return web.json_response({"channel": posted["channel"], "ts": posted["ts"]}, status=201)
+
+    async def wait(self, request: web.Request) -> web.Response:
+        seconds = min(float(request.query.get("wait", "0")), MAX_WAIT_S)
+        key = request.match_info["key"]
+        answer = await self.waiters.wait(key, seconds)
+        if answer is None:
+            return web.json_response({"key": key, "status": "waiting"})
+        return web.json_response({**answer, "status": "answered"})
+
+    async def waiting(self, request: web.Request) -> web.Response:
+        return web.json_response({"waiting": len(self.waiters.pending)})
+
+    async def start(self, app: web.Application) -> None:
+        self.client.session = aiohttp.ClientSession()
+        if self.app_token:
+            self.socket = AsyncSocketModeHandler(self.app, app_token=self.app_token)
+            await self.socket.connect_async()  # type: ignore[no-untyped-call]
+        else:
+            app.router.add_post("/slack/events", self.events)
+
+    async def stop(self) -> None:
+        if self.socket is not None:
+            await self.socket.close_async()  # type: ignore[no-untyped-call]
+        if self.client.session is not None:
+            await self.client.session.close()
+
+
+async def serve() -> None:
+    floor = Floor(dict(os.environ))
+    app = web.Application()
+    app.router.add_post("/ask", floor.ask)
+    app.router.add_get("/wait/{key}", floor.wait)
+    app.router.add_get("/waiting", floor.waiting)
+    await floor.start(app)
+    runner = web.AppRunner(app, handle_signals=False, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    sys.stderr.write(f"floor listening on http://127.0.0.1:{port}\n")
+    sys.stderr.flush()
+    try:
+        await until_told_to_stop()
+    finally:
+        await floor.stop()
+        await runner.cleanup()
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.WARNING)
+    asyncio.run(serve())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+"""Figures from measurements, the JSON document, and the table a person reads."""
+
+from __future__ import annotations
+
+import math
+import os
+import platform
+import statistics
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+Json = dict[str, Any]
+PERCENTILES = (("p50", 0.50), ("p90", 0.90), ("p99", 0.99))
+STORES = (("sqlite", "SQLite"), ("postgresql", "PostgreSQL"))
+MODES = (("http", "HTTP mode"), ("socket", "Socket Mode"))
+
+
+def percentile(ordered: Sequence[float], fraction: float) -> float:
+    """Nearest rank: the smallest value at or above `fraction` of the values."""
+    rank = max(1, math.ceil(fraction * len(ordered)))
+    return ordered[rank - 1]
+
+
+def latency_summary(seconds: Sequence[float]) -> Json:
+    ordered = sorted(1000 * s for s in seconds)
+    found: Json = {"clicks": len(ordered)}
+    for name, fraction in PERCENTILES:
+        found[f"{name}_ms"] = round(percentile(ordered, fraction), 3)
+    found["max_ms"] = round(ordered[-1], 3)
+    found["mean_ms"] = round(statistics.fmean(ordered), 3)
+    return found
+
+
+def ratio(numerator: float, denominator: float) -> float | None:
+    return round(numerator / denominator, 3) if denominator > 0 else None
+
+
+def latency_ratios(ours: Json, floor: Json) -> Json:
+    return {
+        name: ratio(ours[f"{name}_ms"], floor[f"{name}_ms"])
+        for name in ("p50", "p90", "p99", "max")
+    }
+
+
+def machine() -> Json:
+    model = ""
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    memory_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return {
+        "cpus": os.cpu_count(),
+        "cpu_model": model,
+        "memory_gib": round(memory_gib, 1),
+        "python": platform.python_version(),
+        "system": f"{platform.system()} {platform.release()}",
+    }
+
+
+# ---- the table ------------------------------------------------------------------------------
+
+
+def _ms(value: Any) -> str:
+    return f"{value:8.2f}" if isinstance(value, int | float) else f"{'-':>8}"
+
+
+def _times(value: Any) -> str:
+    return f"{value:7.2f}×" if isinstance(value, int | float) else f"{'-':>8}"
+
+
+def table(document: Json) -> str:
+    lines: list[str] = []
+    found = document["machine"]
+    options = document["options"]
+    lines.append(
+        f"askbridge benchmark: {found['cpus']} CPUs ({found['cpu_model'] or 'unknown CPU'}), "
+        f"{found['memory_gib']} GiB, Python {found['python']}, {found['system']}"
+    )
+    lines.append(
+        f"click→agent: {options['rounds']} rounds × {options['clicks']} clicks a side; "
+        f"bursts: {options['burst_rounds']} × {options['burst']} clicks from "
+        f"{options['senders']} senders; the floor is a bare slack-bolt app"
+    )
+    lines.append("")
+    header = f"{'':40}{'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} {'max ms':>8} | {'burst/s':>9}"
+    lines.append(header)
+    lines.append("-" * len(header))
+    for store, store_name in STORES:
+        by_mode = document["clicks"].get(store, {})
+        if "skipped" in by_mode:
+            lines.append(f"{store_name}: skipped ({by_mode['skipped']})")
+            continue
+        for mode, mode_name in MODES:
+            compared = by_mode.get(mode)
+            if compared is None:
+                continue
+            label = f"{store_name}, Slack {mode_name}"
+            for side in ("askbridge", "floor"):
+                latency = compared["latency"][side]
+                burst = compared["burst"][side]["answers_per_s"]
+                cells = " ".join(_ms(latency[f"{p}_ms"]) for p in ("p50", "p90", "p99", "max"))
+                lines.append(f"{label:30}{side:>10}{cells} | {burst:9.0f}")
+                label = ""
+            ratios = compared["latency"]["ratio"]
+            cells = " ".join(_times(ratios[p]) for p in ("p50", "p90", "p99", "max"))
+            burst_ratio = compared["burst"]["ratio"]
+            lines.append(f"{'':30}{'ratio':>10}{cells} | {_times(burst_ratio):>9}")
+    lines.append("")
+    creates = document["creates"]
+    lines.append(
+        f"creates/s (posted to Slack): {creates['one_agent_per_s']:.0f} from one agent, "
+        f"{creates['concurrent_per_s']:.0f} from {creates['concurrent_agents']} agents"
+    )
+    for size, memory in document["memory_per_waiting"].items():
+        if "skipped" in memory:
+            lines.append(f"memory per waiting request at {size}: skipped ({memory['skipped']})")
+        else:
+            lines.append(
+                f"memory per waiting request at {size} waiting: "
+                f"{memory['bytes_per_request'] / 1024:.2f} KiB (RSS {memory['rss_mib']:.0f} MiB)"
+            )
+    startup = document["startup"]
+    empty = startup["empty"]
+    lines.append(
+        f"start-up with {startup['waiting']} waiting: {startup['to_first_answer_s']:.2f} s to the "
+        f"first click answered ({startup['to_listening_s']:.2f} s to listening); with none "
+        f"waiting: {empty['to_first_answer_s']:.2f} s ({empty['to_listening_s']:.2f} s)"
+    )
+    polls = document["long_polls"]
+    lines.append(
+        f"{polls['count']} concurrent long-polls: server RSS {polls['rss_mib']:.0f} MiB "
+        f"({polls['bytes_per_poll'] / 1024:.1f} KiB per long-poll over "
+        f"{polls['rss_before_mib']:.0f} MiB)"
+    )
+    return "\n".join(lines)
+
+
+def progress(started: float, now: float, message: str) -> None:
+    sys.stderr.write(f"[bench {now - started:6.1f} s] {message}\n")
+    sys.stderr.flush()

@@ -1,0 +1,128 @@
+"""The benchmark still runs: `python -m tests.bench --quick` end to end, and its figures.
+
+No timed assertions: how fast askbridge is, is what `make bench` reports, not what a test on a
+shared machine can judge. What is checked is that every phase ran and said so, and that the
+JSON has every section with numbers where numbers belong.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.bench.report import latency_ratios, latency_summary, percentile, table
+from tests.bench.run import parse
+
+ROOT = Path(__file__).resolve().parent.parent
+PERCENTILES = ("p50_ms", "p90_ms", "p99_ms", "max_ms")
+
+
+def assert_latency(found: dict[str, Any], clicks: int) -> None:
+    assert found["clicks"] == clicks
+    values = [found[name] for name in PERCENTILES]
+    assert all(isinstance(v, float | int) and v > 0 for v in values), found
+    assert values == sorted(values), found
+
+
+@pytest.mark.timeout(300)
+def test_the_quick_benchmark_runs_every_phase_and_writes_json(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.bench", "--quick", "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=280,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    document = json.loads(out.read_text())
+    options = document["options"]
+
+    stores = document["clicks"]
+    assert set(stores) == {"sqlite", "postgresql"}
+    if "skipped" in stores["postgresql"]:
+        assert not os.environ.get("CI"), stores["postgresql"]["skipped"]
+    for store, modes in stores.items():
+        if "skipped" in modes:
+            continue
+        assert set(modes) == {"http", "socket"}, store
+        for compared in modes.values():
+            latency, burst = compared["latency"], compared["burst"]
+            for side in ("askbridge", "floor"):
+                assert_latency(latency[side], options["rounds"] * options["clicks"])
+                assert len(latency[side]["rounds"]) == options["rounds"]
+                assert latency[side]["unacked"] == 0
+                assert burst[side]["answers_per_s"] > 0
+                assert len(burst[side]["rounds"]) == options["burst_rounds"]
+                assert_latency(burst[side]["rounds"][0], options["burst"])
+            assert set(latency["ratio"]) == {"p50", "p90", "p99", "max"}
+            assert all(r > 0 for r in latency["ratio"].values())
+            assert burst["ratio"] > 0
+
+    assert document["creates"]["one_agent_per_s"] > 0
+    assert document["creates"]["concurrent_per_s"] > 0
+    sizes = [str(size) for size in options["waiting_sizes"]]
+    assert list(document["memory_per_waiting"]) == sizes
+    for memory in document["memory_per_waiting"].values():
+        assert memory["rss_mib"] > 0
+    startup = document["startup"]
+    assert startup["waiting"] == options["startup_waiting"]
+    assert 0 < startup["to_listening_s"] <= startup["to_first_answer_s"]
+    assert 0 < startup["empty"]["to_listening_s"] <= startup["empty"]["to_first_answer_s"]
+    polls = document["long_polls"]
+    assert polls["count"] == options["long_polls"]
+    assert polls["rss_mib"] > 0
+
+    # The table on stdout, and a progress line for each phase on stderr.
+    assert "SQLite, Slack HTTP mode" in done.stdout
+    assert "concurrent long-polls" in done.stdout
+    for phase in ("latency round 1/", "burst 1/", "creates", "start-up", "long-polling"):
+        assert phase in done.stderr, phase
+
+
+def test_percentiles_are_nearest_rank() -> None:
+    ordered = [float(n) for n in range(1, 101)]
+    assert percentile(ordered, 0.5) == 50
+    assert percentile(ordered, 0.99) == 99
+    assert percentile([7.0], 0.99) == 7
+    found = latency_summary([0.001 * n for n in range(1, 201)])
+    assert (found["p50_ms"], found["p99_ms"], found["max_ms"]) == (100, 198, 200)
+    ratios = latency_ratios(found, {**found, "p50_ms": 50})
+    assert ratios["p50"] == 2
+    assert ratios["max"] == 1
+
+
+def test_the_table_says_what_was_skipped() -> None:
+    memory = {"rss_mib": 70.0, "bytes_per_request": 300.0}
+    document = {
+        "machine": {"cpus": 2, "cpu_model": "", "memory_gib": 4, "python": "3", "system": "x"},
+        "options": {"rounds": 3, "clicks": 1, "burst_rounds": 1, "burst": 1, "senders": 1},
+        "clicks": {"sqlite": {}, "postgresql": {"skipped": "PostgreSQL is not reachable"}},
+        "creates": {"one_agent_per_s": 1, "concurrent_per_s": 2, "concurrent_agents": 3},
+        "memory_per_waiting": {"10": memory},
+        "startup": {
+            "waiting": 10,
+            "to_first_answer_s": 1.0,
+            "to_listening_s": 0.5,
+            "empty": {"to_first_answer_s": 0.9, "to_listening_s": 0.4},
+        },
+        "long_polls": {"count": 10, "rss_mib": 1, "rss_before_mib": 1, "bytes_per_poll": 1},
+    }
+    assert "PostgreSQL: skipped (PostgreSQL is not reachable)" in table(document)
+
+
+def test_options_that_cannot_work_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        parse(["--waiting", "1000", "--startup-waiting", "500"])
+    assert "--startup-waiting 500 must be one of --waiting" in capsys.readouterr().err
+    options, json_to = parse(["--quick", "--json"])
+    assert json_to == "-"
+    assert options.rounds == 2
+    assert options.startup_waiting in options.waiting_sizes
