@@ -481,7 +481,7 @@ def _prune(settings: Settings, args: argparse.Namespace) -> int:
     keep = timedelta(seconds=float(age[1]) * AGE_UNITS[age[2]])
 
     async def prune() -> int:
-        store = open_store(settings.database_url)
+        store = open_store(settings.database_url, sqlite_sync=settings.sqlite_sync)
         await store.open()
         try:
             return await store.prune(datetime.now(UTC) - keep)

@@ -68,7 +68,7 @@ class Service:
                 "your agent's questions. Set ASKBRIDGE_API_TOKEN, or use ASKBRIDGE_HOST=127.0.0.1."
             )
         try:
-            self.store = open_store(settings.database_url)
+            self.store = open_store(settings.database_url, sqlite_sync=settings.sqlite_sync)
         except AskbridgeError as error:
             raise StartupError(str(error)) from error
         hints = dict(HINTS)
