@@ -292,7 +292,10 @@ async def _run_until_signalled(service: Service) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
+    from askbridge.bots.service import settle_heap
+
     await service.start()
+    settle_heap()
     try:
         await stop.wait()
         log.info("stopping")

@@ -39,6 +39,30 @@ from askbridge.core.store.postgres_schema import MIGRATIONS
 log = logging.getLogger("askbridge.store")
 
 CHANNEL = "askbridge_changes"
+VOTE = (
+    "WITH waiting AS (SELECT 1 FROM requests WHERE request_id = $1 AND status = 'waiting'"
+    " FOR UPDATE)"
+    " INSERT INTO votes (request_id, person, voter, answers, at, sent_at, notes)"
+    " SELECT $1, $2, $3, $4, $5, $6, $7 FROM waiting ON CONFLICT (request_id, person)"
+    " DO UPDATE SET voter = excluded.voter, answers = excluded.answers, at = excluded.at,"
+    f" sent_at = excluded.sent_at, notes = excluded.notes WHERE {codec.NEWER_CLICK}"
+    " RETURNING true"
+)
+"""A vote, written only while its request waits (the request stays locked until commit);
+no row: the request has ended, or the vote came from a click no newer than the recorded one."""
+COUNT_AND_END = (
+    "WITH agreeing AS (SELECT count(*) AS n FROM votes WHERE request_id = $1 AND answers = $2),"
+    " ended AS (UPDATE requests SET status = 'answered', ended_at = $4, answers = $5,"
+    " ended_by = $6 WHERE request_id = $1 AND status = 'waiting'"
+    " AND (SELECT n FROM agreeing) >= $3 RETURNING true),"
+    " audit AS (INSERT INTO events (request_id, at, kind, actor, data)"
+    " SELECT $1, $4, 'vote', $6, $7"
+    " UNION ALL SELECT $1, $4, 'answered', $6, $8 FROM ended),"
+    " cleared AS (DELETE FROM drafts WHERE request_id = $1 AND EXISTS (SELECT 1 FROM ended)),"
+    " told AS (SELECT pg_notify($9, $10))"
+    " SELECT EXISTS (SELECT 1 FROM ended) FROM told"
+)
+"""After a vote, under the request's lock: the audit line, and at the quorum the ending."""
 # Any constant: replicas starting together take turns migrating under this advisory lock.
 MIGRATION_LOCK = 0x61736B62
 # The seed that hashes request ids into their own advisory lock keys, for posting claims.
@@ -444,42 +468,45 @@ class PostgresStore:
         notes: Mapping[str, str] | None = None,
     ) -> tuple[Request, VoteOutcome]:
         encoded = codec.dump_answers(answers)
+        voter = person.model_dump_json()
         async with self.pool.acquire() as db, db.transaction():
-            status = await db.fetchval(
-                "SELECT status FROM requests WHERE request_id = $1 FOR UPDATE", request_id
+            # One statement locks the request while it waits and writes the vote; the next,
+            # with a snapshot taken under that lock (so it sees every earlier vote), counts
+            # the agreeing votes and, at the quorum, ends the request, with the audit lines,
+            # the drafts' removal and the NOTIFY. Both are prepared once per connection.
+            written = await db.fetchval(
+                VOTE,
+                request_id,
+                person.key,
+                voter,
+                encoded,
+                codec.epoch(at),
+                None if sent_at is None else codec.epoch(sent_at),
+                json.dumps(dict(notes)) if notes else None,
             )
-            outcome = VoteOutcome.CLOSED
-            if status == Status.WAITING.value:
-                outcome = VoteOutcome.COUNTED
-                written = await db.execute(
-                    "INSERT INTO votes (request_id, person, voter, answers, at, sent_at, notes)"
-                    " VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (request_id, person)"
-                    " DO UPDATE SET voter = excluded.voter, answers = excluded.answers,"
-                    " at = excluded.at, sent_at = excluded.sent_at, notes = excluded.notes"
-                    f" WHERE {codec.NEWER_CLICK}",
+            if written is None:
+                status = await db.fetchval(
+                    "SELECT status FROM requests WHERE request_id = $1", request_id
+                )
+                outcome = (
+                    VoteOutcome.REPLAYED if status == Status.WAITING.value else VoteOutcome.CLOSED
+                )
+            else:
+                ending = {"answers": answers}
+                decided = await db.fetchval(
+                    COUNT_AND_END,
                     request_id,
-                    person.key,
-                    person.model_dump_json(),
                     encoded,
+                    quorum,
                     codec.epoch(at),
-                    None if sent_at is None else codec.epoch(sent_at),
-                    json.dumps(dict(notes)) if notes else None,
+                    json.dumps(answers),
+                    voter,
+                    json.dumps(codec.vote_data(answers, notes)),
+                    json.dumps(ending),
+                    CHANNEL,
+                    f"{self._instance}:{request_id}",
                 )
-                if written.endswith(" 0"):
-                    outcome = VoteOutcome.REPLAYED
-            if outcome is VoteOutcome.COUNTED:
-                data = codec.vote_data(answers, notes)
-                await _insert_event(db, Event(request_id, at, "vote", person, data))
-                agreeing = await db.fetchval(
-                    "SELECT count(*) FROM votes WHERE request_id = $1 AND answers = $2",
-                    request_id,
-                    encoded,
-                )
-                if agreeing >= quorum:
-                    outcome = VoteOutcome.DECIDED
-                    ending = Ending(Status.ANSWERED, at, answers=answers, by=person)
-                    await _end(db, request_id, ending)
-                await self._notify(db, request_id)
+                outcome = VoteOutcome.DECIDED if decided else VoteOutcome.COUNTED
             stored = await _load(db, request_id)
         if stored is None:
             raise KeyError(request_id)
