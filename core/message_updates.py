@@ -31,6 +31,11 @@ log = logging.getLogger("askbridge.messages")
 BACKOFF_S = (1.0, 2.0, 5.0, 15.0, 60.0)
 """Waits between attempts; the last one repeats for as long as it takes."""
 SWEEP_S = 60.0
+START_AFTER_S = 0.005
+"""A message update starts this long after the transition that asked for it: the click's
+acknowledgement and the agent's wake-up, which follow the same commit, go first instead of
+queuing behind rendering the message and sending it; the person sees no difference (a platform
+takes longer than this to show an edit), and a burst of votes on one message is one update."""
 CALLS_AT_ONCE = 4
 """Platform calls (updates, reminders) in flight at once: a burst of clicks queues its message
 updates behind the agents' wake-ups instead of opening dozens of connections at the same
@@ -132,6 +137,7 @@ class MessageUpdates:
 
     async def _render_newest(self, key: MessageKey) -> None:
         try:
+            await asyncio.sleep(START_AFTER_S)
             while key in self._queue:
                 request, message = self._queue.pop(key)
                 if not request.status.is_terminal:
