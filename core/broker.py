@@ -234,12 +234,11 @@ class Broker:
         While it waits, a waiter holds only the id and the status: the ending is handed to it
         by the transition (one object shared by every waiter), or read once at the end."""
         with self.hub.watch(request_id) as watch:
-            first = await self.store.get(request_id)
-            if first is None:
+            status = await self.store.status(request_id)
+            if status is None:
                 raise NotFound(f"no request with request_id {request_id!r}")
-            if first.status.is_terminal or timeout_s <= 0:
-                return first
-            del first
+            if status.is_terminal or timeout_s <= 0:
+                return await self.get(request_id)
             ended: Request | None = None
             try:
                 async with asyncio.timeout(timeout_s):

@@ -22,7 +22,7 @@ from askbridge.core.store.sqlite import SQLiteStore
 from tests.chat import Chat
 from tests.conftest import DATABASE
 
-READS = {"get", "get_with_draft", "draft", "list_requests", "events"}
+READS = {"get", "status", "get_with_draft", "draft", "list_requests", "events"}
 WRITES = {"vote", "save_draft", "finish", "add_event", "create", "add_message"}
 ADA = Person(platform="chat", id="U1", name="Ada")
 

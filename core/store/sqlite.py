@@ -271,6 +271,10 @@ class SQLiteStore:
     async def get(self, request_id: str) -> Request | None:
         return await self._run(_load, self.db, request_id)
 
+    async def status(self, request_id: str) -> Status | None:
+        found = await self._run(_status, self.db, request_id)
+        return None if found is None else Status(found)
+
     async def prune(self, ended_before: datetime) -> int:
         return await self._run(self._prune, codec.epoch(ended_before))
 
