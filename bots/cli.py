@@ -312,7 +312,10 @@ async def _run_until_signalled(service: Service) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
+    from askbridge.bots.service import settle_heap
+
     await service.start()
+    settle_heap()
     try:
         await stop.wait()
         log.info("stopping")
@@ -573,7 +576,7 @@ def _prune(settings: Settings, args: argparse.Namespace) -> int:
     keep = timedelta(seconds=float(age[1]) * AGE_UNITS[age[2]])
 
     async def prune() -> int:
-        store = open_store(settings.database_url)
+        store = open_store(settings.database_url, sqlite_sync=settings.sqlite_sync)
         await store.open()
         try:
             return await store.prune(datetime.now(UTC) - keep)

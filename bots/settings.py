@@ -31,6 +31,7 @@ class Settings(BaseSettings):
     port: int = Field(default=8765, ge=0, le=65535)
     api_token: SecretStr | None = None
     database_url: str = "sqlite:///askbridge.db"
+    sqlite_sync: Literal["normal", "full"] = "normal"
     default_target: str = "web"
     default_timeout_s: float | None = Field(default=None, gt=0, le=MAX_SECONDS)
     web_ui: Literal["auto", "on", "off"] = "auto"

@@ -11,6 +11,7 @@ import asyncio
 import logging
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -65,6 +66,9 @@ from askbridge.core.webhooks import WebhookOptions, Webhooks
 log = logging.getLogger("askbridge.broker")
 
 EXPIRY_RETRY_S = 5.0
+HELD_REQUESTS = 1024
+"""How many requests the broker keeps at hand for clicks (the newest it has read or written):
+a click on one of them needs no read before its vote is written."""
 
 
 class Broker:
@@ -118,6 +122,10 @@ class Broker:
             if webhooks is None
             else Webhooks(store, self.clock, webhooks, changed=self.hub.publish)
         )
+        # request_id -> the request as last read or written here. Only what never changes is
+        # taken from it (questions, policy, the messages it was posted in), and an ending,
+        # which is final; whether it still waits is decided by the vote's own transaction.
+        self._held: OrderedDict[str, Request] = OrderedDict()
 
     def add_surface(self, surface: Surface) -> None:
         self._surfaces[surface.platform] = surface
@@ -231,24 +239,47 @@ class Broker:
         request = await self.store.get(request_id)
         if request is None:
             raise NotFound(f"no request with request_id {request_id!r}")
+        self._hold(request)
+        return request
+
+    def _hold(self, request: Request) -> None:
+        """Keep `request` at hand for the next click on it (the least recently used goes)."""
+        self._held[request.request_id] = request
+        self._held.move_to_end(request.request_id)
+        if len(self._held) > HELD_REQUESTS:
+            self._held.popitem(last=False)
+
+    async def _fresh(self, request_id: str) -> Request | None:
+        request = await self.store.get(request_id)
+        if request is not None:
+            self._hold(request)
         return request
 
     async def wait(self, request_id: str, timeout_s: float) -> Request:
-        """The request once it has ended, or as it is after `timeout_s` seconds."""
+        """The request once it has ended, or as it is after `timeout_s` seconds.
+
+        While it waits, a waiter holds only the id and the status: the ending is handed to it
+        by the transition (one object shared by every waiter), or read once at the end."""
         with self.hub.watch(request_id) as watch:
-            request = await self.get(request_id)
-            if request.status.is_terminal or timeout_s <= 0:
-                return request
+            status = await self.store.status(request_id)
+            if status is None:
+                raise NotFound(f"no request with request_id {request_id!r}")
+            if status.is_terminal or timeout_s <= 0:
+                return await self.get(request_id)
+            ended: Request | None = None
             try:
                 async with asyncio.timeout(timeout_s):
-                    while not request.status.is_terminal and not self.hub.closed:
+                    while ended is None and not self.hub.closed:
                         await watch.changed.wait()
                         watch.changed.clear()
-                        request = watch.latest or await self.get(request_id)
+                        latest = watch.latest or await self.get(request_id)
+                        if latest.status.is_terminal:
+                            ended = latest
             except TimeoutError:
-                # A change may have gone unheard (another replica's NOTIFY was lost): read again.
-                request = await self.get(request_id)
-            return request
+                pass
+            # Timed out, or shutting down; a change may also have gone unheard (another
+            # replica's NOTIFY was lost): read again.
+            return ended or await self.get(request_id)
 
     async def events(
         self,
@@ -357,15 +388,29 @@ class Broker:
         origin: MessageRef | None,
         sent_at: datetime | None,
     ) -> Outcome:
-        needs_draft = isinstance(intent, Submit) and len(intent.selections) < MAX_QUESTIONS
-        if needs_draft:
-            request, draft = await self.store.get_with_draft(request_id, person)
-        else:
-            request, draft = await self.store.get(request_id), {}
+        held = self._held.get(request_id)
+        asked = MAX_QUESTIONS if held is None else len(held.questions)
+        # A submit that leaves a question out takes it from the person's draft.
+        needs_draft = (
+            isinstance(intent, Submit) and len(intent.selections.keys() & range(asked)) < asked
+        )
+        draft: Selections = {}
+        request = None if needs_draft else held
+        if request is not None and (not _from(origin, request) or _drafts(intent, request)):
+            # A message recorded since, perhaps; a draft is saved only while the request
+            # waits, as read now.
+            request = None
+        if request is None:
+            if needs_draft:
+                request, draft = await self.store.get_with_draft(request_id, person)
+                if request is not None:
+                    self._hold(request)
+            else:
+                request = await self._fresh(request_id)
         if request is None:
             return Refused(Refusal.UNKNOWN_REQUEST)
         view = RequestView.of(request)
-        if origin is not None and not any(_same_message(origin, m) for m in request.messages):
+        if not _from(origin, request):
             log.warning(
                 "refused a click by %s on %s: it did not come from one of its messages (%s)",
                 person.key,
@@ -378,13 +423,13 @@ class Broker:
             return Refused(Refusal.ALREADY_ENDED, view)
         chosen = _checked(request.questions, intent)
         if chosen is None:
-            return Refused(Refusal.FOREIGN_MESSAGE, view)
+            return Refused(Refusal.FOREIGN_MESSAGE, await self._view(view))
         person, unchecked = await self._with_groups(person, request)
         if not may_answer(request.policy, person):
             await self.store.add_event(
                 Event(request_id, self.clock.now(), "denied", person, {"origin": _where(origin)})
             )
-            return Refused(Refusal.NOT_ANSWERER, view, unchecked=unchecked)
+            return Refused(Refusal.NOT_ANSWERER, await self._view(view), unchecked=unchecked)
         match intent:
             case Cancel():
                 ending = Ending(Status.CANCELLED, self.clock.now(), by=person)
@@ -395,6 +440,12 @@ class Broker:
                 return Drafted(view, question, saved)
         return await self._vote(view, person, merge(draft, chosen), intent, sent_at)
 
+    async def _view(self, held: RequestView) -> RequestView:
+        """The request as it is now, for a refusal that shows it: a click answered from what
+        was held reads it again (refusals are rare; counted votes never wait for this)."""
+        fresh = await self._fresh(held.request_id)
+        return held if fresh is None else RequestView.of(fresh)
+
     async def _vote(
         self,
         view: RequestView,
@@ -403,16 +454,24 @@ class Broker:
         submitted: Intent,
         sent_at: datetime | None,
     ) -> Outcome:
+        """One transaction: still waiting? then the vote, and the ending when it decides. The
+        waiters are woken right after it commits, before any platform hears of it."""
         typed, note = (
             (submitted.typed, submitted.note) if isinstance(submitted, Submit) else ({}, "")
         )
         vote = ballot(view.questions, chosen, typed, note, view.request.policy)
         if vote.problems:
             return Refused(
-                Refusal.BAD_TEXT, view, vote.missing, selections=chosen, problems=vote.problems
+                Refusal.BAD_TEXT,
+                await self._view(view),
+                vote.missing,
+                selections=chosen,
+                problems=vote.problems,
             )
         if vote.missing:
-            return Refused(Refusal.MISSING_ANSWERS, view, vote.missing, selections=chosen)
+            return Refused(
+                Refusal.MISSING_ANSWERS, await self._view(view), vote.missing, selections=chosen
+            )
         request_id = view.request_id
         voted, outcome = await self.store.vote(
             request_id,
@@ -423,6 +482,7 @@ class Broker:
             sent_at,
             notes=vote.notes,
         )
+        self._hold(voted)
         now = RequestView.of(voted)
         if outcome is VoteOutcome.CLOSED:
             return Refused(Refusal.ALREADY_ENDED, now)
@@ -448,6 +508,7 @@ class Broker:
 
     async def _decide(self, request_id: str, ending: Ending) -> Outcome:
         request, won = await self.store.finish(request_id, ending)
+        self._hold(request)
         view = RequestView.of(request)
         if not won:
             return Refused(Refusal.ALREADY_ENDED, view)
@@ -570,6 +631,7 @@ class Broker:
         return request
 
     def _finished(self, request: Request) -> None:
+        self._hold(request)
         log.info(
             "request %s %s",
             request.request_id,
@@ -587,6 +649,18 @@ def _where(origin: MessageRef | None) -> dict[str, str] | None:
     if origin is None:
         return None
     return {"platform": origin.platform, "channel": origin.channel, "message_id": origin.message_id}
+
+
+def _drafts(intent: Intent, request: Request) -> bool:
+    """The click only changes the person's draft (see `RequestView.one_click`)."""
+    questions = request.questions
+    one_click = len(questions) == 1 and not questions[0].multi_select
+    return isinstance(intent, Choose) or (isinstance(intent, Pick) and not one_click)
+
+
+def _from(origin: MessageRef | None, request: Request) -> bool:
+    """The click claims no message, or one of the request's own (see `_same_message`)."""
+    return origin is None or any(_same_message(origin, m) for m in request.messages)
 
 
 def _same_message(origin: MessageRef, posted: MessageRef) -> bool:

@@ -1,8 +1,9 @@
 """Keeping posted messages in step with their requests, in the background.
 
 The agent never waits on a chat platform: after a transition the broker hands the request
-here, and one worker per message renders the newest state it has been given (so a slow,
-retried update never lands after a newer one). An update is retried for as long as the
+here, after the waiters are woken, and one worker per message renders the newest state it has
+been given (so a slow, retried update never lands after a newer one); at most CALLS_AT_ONCE
+platform calls are in flight, the others queue. An update is retried for as long as the
 process lives, backing off up to a minute (or as long as the platform's Retry-After says);
 what a process leaves undone is in the store (`Store.unrendered`), which every replica sweeps
 now and then, so a message never stays stale once its platform is back. Reminders use the
@@ -30,6 +31,16 @@ log = logging.getLogger("askbridge.messages")
 BACKOFF_S = (1.0, 2.0, 5.0, 15.0, 60.0)
 """Waits between attempts; the last one repeats for as long as it takes."""
 SWEEP_S = 60.0
+START_AFTER_S = 0.005
+"""A message update starts this long after the transition that asked for it: the click's
+acknowledgement and the agent's wake-up, which follow the same commit, go first instead of
+queuing behind rendering the message and sending it; the person sees no difference (a platform
+takes longer than this to show an edit), and a burst of votes on one message is one update."""
+CALLS_AT_ONCE = 4
+"""Platform calls (updates, reminders) in flight at once: a burst of clicks queues its message
+updates behind the agents' wake-ups instead of opening dozens of connections at the same
+moment, and a platform's rate limit (429 + Retry-After, honoured below) is met by a few
+callers, not by all of them."""
 MessageKey = tuple[str, str, str, str]
 
 
@@ -52,6 +63,7 @@ class MessageUpdates:
         self._workers: set[MessageKey] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._sweeper: asyncio.Task[None] | None = None
+        self._calls = asyncio.Semaphore(CALLS_AT_ONCE)
 
     def start(self) -> None:
         """Sweep the store for messages left stale (here, or by a replica that died)."""
@@ -125,6 +137,7 @@ class MessageUpdates:
 
     async def _render_newest(self, key: MessageKey) -> None:
         try:
+            await asyncio.sleep(START_AFTER_S)
             while key in self._queue:
                 request, message = self._queue.pop(key)
                 if not request.status.is_terminal:
@@ -151,7 +164,8 @@ class MessageUpdates:
         jitter, and is never shorter than the platform's Retry-After."""
         for attempt in itertools.count(1):
             try:
-                await call()
+                async with self._calls:
+                    await call()
                 return True
             except Exception as error:
                 delay = backoff(self._backoff_s, attempt, error)

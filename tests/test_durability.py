@@ -45,3 +45,36 @@ async def test_sigkill_with_a_request_waiting_loses_nothing(
     assert final["status"] == "answered"
     assert final["answers"] == EXPECTED
     assert final["answered_by"]["name"] == "Ada"
+
+
+async def test_sigkill_right_after_the_agents_got_their_answers_loses_none(
+    server: ServerProcess, http: aiohttp.ClientSession
+) -> None:
+    """The default durability (SQLite WAL, synchronous=NORMAL, checkpoints off the commits):
+    an answer an agent has received survives a kill -9 that comes right after it, for every
+    answer of a burst, whatever the WAL and the checkpoints were doing at that moment."""
+    url = await server.start()
+    ids = [f"ask_burst_{index}" for index in range(20)]
+    for request_id in ids:
+        body = {**copy.deepcopy(DATABASE), "request_id": request_id}
+        async with http.post(f"{url}/v1/questions", json=body) as response:
+            assert response.status == 201
+    polls = [
+        asyncio.create_task(http.get(f"{url}/v1/questions/{request_id}?wait=30"))
+        for request_id in ids
+    ]
+    picks = {"Database": ["PostgreSQL"], "Features": ["Caching", "Metrics"]}
+    answered = await asyncio.gather(*(answer_on_web(http, url, r, picks) for r in ids))
+    assert [status for status, _ in answered] == [200] * len(ids)
+    for poll in polls:
+        async with await asyncio.wait_for(poll, 30) as response:
+            assert (await response.json())["status"] == "answered"
+    # The moment the last agent has its answer: no shutdown, no checkpoint, no flush.
+    await server.kill()
+
+    url = await server.start(port=server.port)
+    for request_id in ids:
+        async with http.get(f"{url}/v1/questions/{request_id}") as response:
+            final = await response.json()
+        assert final["status"] == "answered", final
+        assert final["answers"] == EXPECTED

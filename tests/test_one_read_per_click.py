@@ -1,4 +1,7 @@
-"""Every click reads its request once, then writes: no surface or broker reads it twice."""
+"""A click is one store call: its vote, cancel or draft written in one transaction with no read
+before it, the request's questions, policy and messages coming from what the broker already
+holds. A click that only changes a draft, takes the rest of its answer from one, or comes to a
+broker that holds nothing of the request (after a restart) reads it once, then writes."""
 
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ from askbridge.core.store.sqlite import SQLiteStore
 from tests.chat import Chat
 from tests.conftest import DATABASE
 
-READS = {"get", "get_with_draft", "draft", "list_requests", "events"}
+READS = {"get", "status", "get_with_draft", "draft", "list_requests", "events"}
 WRITES = {"vote", "save_draft", "finish", "add_event", "create", "add_message"}
 ADA = Person(platform="chat", id="U1", name="Ada")
 
@@ -69,24 +72,25 @@ def one_question() -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize(
-    ("name", "questions", "intent", "quorum"),
+    ("name", "questions", "intent", "quorum", "reads"),
     [
-        ("pick", one_question, Pick(0, 1), 1),
-        ("pick-vote", one_question, Pick(0, 1), 2),
-        ("choose", two_questions, Choose(1, (0, 2)), 1),
-        ("submit-all", two_questions, Submit({0: (0,), 1: (1,)}), 1),
+        ("pick", one_question, Pick(0, 1), 1, 0),
+        ("pick-vote", one_question, Pick(0, 1), 2, 0),
+        ("choose", two_questions, Choose(1, (0, 2)), 1, 1),
+        ("submit-all", two_questions, Submit({0: (0,), 1: (1,)}), 1, 0),
         # The second answer comes from the draft the person made before.
-        ("submit-draft", two_questions, Submit({0: (0,)}), 1),
-        ("cancel", two_questions, Cancel(), 1),
+        ("submit-draft", two_questions, Submit({0: (0,)}), 1, 1),
+        ("cancel", two_questions, Cancel(), 1, 0),
     ],
 )
-async def test_a_click_reads_its_request_once_before_writing(
+async def test_a_click_is_one_store_call_or_one_read_and_a_write(
     broker: Broker,
     store: RecordingStore,
     name: str,
     questions: Callable[[], list[dict[str, Any]]],
     intent: Intent,
     quorum: int,
+    reads: int,
 ) -> None:
     ask = Ask.parse({"questions": questions(), "request_id": f"ask_{name}", "quorum": quorum})
     asked, _ = await broker.ask(ask)
@@ -96,5 +100,37 @@ async def test_a_click_reads_its_request_once_before_writing(
     outcome = await broker.act(asked.request_id, ADA, intent, asked.messages[0])
     assert not isinstance(outcome, Refused), outcome
     first_write = next(i for i, call in enumerate(store.calls) if call in WRITES)
-    reads = [call for call in store.calls[:first_write] if call in READS]
-    assert len(reads) == 1, store.calls
+    assert len(store.calls[:first_write]) == reads, store.calls
+    assert all(call in READS for call in store.calls[:first_write]), store.calls
+
+
+async def test_a_broker_that_holds_nothing_of_the_request_reads_it_once(
+    store: RecordingStore,
+) -> None:
+    """As after a restart, or on a replica that did not post the request."""
+    first = Broker(cast("Store", store), clock=ManualClock(), default_target="chat:C1")
+    first.add_surface(Chat())
+    ask = Ask.parse({"questions": one_question(), "request_id": "ask_restarted"})
+    asked, _ = await first.ask(ask)
+    second = Broker(cast("Store", store), clock=ManualClock(), default_target="chat:C1")
+    second.add_surface(Chat())
+    store.calls.clear()
+    outcome = await second.act(asked.request_id, ADA, Pick(0, 1), asked.messages[0])
+    assert not isinstance(outcome, Refused), outcome
+    assert store.calls[:2] == ["get", "vote"], store.calls
+
+
+async def test_a_click_from_a_message_recorded_after_the_request_was_held_is_taken(
+    broker: Broker, store: RecordingStore
+) -> None:
+    """The held request is missing a message recorded since: the click reads it again rather
+    than refusing it as foreign."""
+    asked, _ = await broker.ask(
+        Ask.parse({"questions": one_question(), "request_id": "ask_second_message"})
+    )
+    later = asked.messages[0].model_copy(update={"message_id": "later"})
+    await store.inner.add_message(asked.request_id, later, asked.created_at)
+    store.calls.clear()
+    outcome = await broker.act(asked.request_id, ADA, Pick(0, 1), later)
+    assert not isinstance(outcome, Refused), outcome
+    assert store.calls[:2] == ["get", "vote"], store.calls

@@ -277,3 +277,12 @@ async def test_two_servers_on_one_postgres_database(
         assert final["answers"] == {"Database": "PostgreSQL", "Features": "Caching, Metrics"}
         await first.stop()
         await second.stop()
+
+
+async def test_status_alone_is_what_a_waiting_agent_reads(replicas: tuple[Store, Store]) -> None:
+    one, two = replicas
+    assert await one.status("r_status") is None
+    await one.create(request("r_status"))
+    assert await two.status("r_status") is Status.WAITING
+    await one.finish("r_status", Ending(Status.WITHDRAWN, NOW))
+    assert await two.status("r_status") is Status.WITHDRAWN

@@ -264,7 +264,7 @@ class SlackSurface:
         if not response_url:
             return
         try:
-            sent = await AsyncWebhookClient(response_url).send(
+            sent = await AsyncWebhookClient(response_url, session=self.client.session).send(
                 text=text, blocks=blocks, response_type="ephemeral", replace_original=False
             )
         except Exception as error:

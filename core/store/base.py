@@ -106,6 +106,9 @@ class Store(Protocol):
 
     async def get(self, request_id: str) -> Request | None: ...
 
+    async def status(self, request_id: str) -> Status | None:
+        """Only the request's status (None: no such request): what a waiting agent holds."""
+
     async def prune(self, ended_before: datetime) -> int:
         """Delete requests that ended before `ended_before`, with their votes, drafts, messages
         and audit events (and the events of requests whose posting failed by then); never a

@@ -6,17 +6,17 @@ from urllib.parse import urlsplit, urlunsplit
 
 from askbridge.core.errors import AskbridgeError
 from askbridge.core.store.base import Store
-from askbridge.core.store.sqlite import SQLiteStore
+from askbridge.core.store.sqlite import SQLiteStore, Sync
 
 SQLITE_PREFIX = "sqlite:///"
 POSTGRES_PREFIXES = ("postgresql://", "postgres://")
 
 
-def open_store(url: str) -> Store:
+def open_store(url: str, *, sqlite_sync: Sync = "normal") -> Store:
     """A store for `url` (not yet opened): `sqlite:///relative.db`, `sqlite:////abs.db`,
-    `postgresql://user@host:5432/database`."""
+    `postgresql://user@host:5432/database`; `sqlite_sync`: see `SQLiteStore`."""
     if url.startswith(SQLITE_PREFIX):
-        return SQLiteStore(url[len(SQLITE_PREFIX) :] or "askbridge.db")
+        return SQLiteStore(url[len(SQLITE_PREFIX) :] or "askbridge.db", sync=sqlite_sync)
     if url.startswith(POSTGRES_PREFIXES):
         from askbridge.core.store.postgres import PostgresStore  # asyncpg loads only when asked for
 

@@ -273,6 +273,15 @@ class PostgresStore:
                 await db.execute(f"DELETE FROM {table} WHERE request_id = $1", request_id)
             await _insert_event(db, Event(request_id, at, "post_failed", data={"error": reason}))
 
+    async def status(self, request_id: str) -> Status | None:
+        if not _storable(request_id):
+            return None
+        async with self.pool.acquire() as db:
+            found = await db.fetchval(
+                "SELECT status FROM requests WHERE request_id = $1", request_id
+            )
+        return None if found is None else Status(found)
+
     async def get(self, request_id: str) -> Request | None:
         if not _storable(request_id):
             return None

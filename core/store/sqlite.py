@@ -3,60 +3,168 @@
 All SQL runs on one dedicated thread, and each store method is one hop to it that does the
 whole transaction there: a click costs one round trip to the database thread, not one per
 statement. `BEGIN IMMEDIATE` also serialises writers in other processes using the same file.
+
+Durability (`sync`): "normal" (the default) commits to the WAL without waiting for the disk;
+a committed answer survives any crash of the askbridge process (kill -9, out of memory), and
+only a power loss or an operating-system crash can lose the last commits. "full" waits for the
+disk on every commit (power-loss durable); so that bursts keep up, the thread then commits the
+transactions queued for it together (group commit), each in a savepoint of its own, and
+answers none of them before that commit. Checkpoints run off the commits (`checkpoints`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import queue
 import secrets
 import sqlite3
+import threading
 import uuid
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from askbridge.core import audit_log
 from askbridge.core.errors import StartupError
 from askbridge.core.models import MessageRef, Person, Request, Selections, Status, Vote
 from askbridge.core.store import codec
 from askbridge.core.store.base import Attempt, Delivery, Ending, Event, VoteOutcome
+from askbridge.core.store.checkpoints import Checkpoints
 from askbridge.core.store.migrations import MIGRATIONS
 
 T = TypeVar("T")
 SECRET_BYTES = 32
+Sync = Literal["normal", "full"]
+GROUP_MAX = 64
+"""At most this many transactions share one commit (with sync="full")."""
 
 PRAGMAS = (
     "PRAGMA journal_mode = WAL",
-    # NORMAL in WAL mode survives a killed process; only an OS crash can lose the last
-    # commits, which is the usual trade for a local service.
-    "PRAGMA synchronous = NORMAL",
     "PRAGMA busy_timeout = 5000",
     "PRAGMA foreign_keys = ON",
+    # Checkpoints run from their own connection and thread (see `checkpoints`), never inside
+    # a click's commit.
+    "PRAGMA wal_autocheckpoint = 0",
 )
 
 
+@dataclass(frozen=True)
+class _Job:
+    call: Callable[[], Any]
+    future: asyncio.Future[Any]
+    loop: asyncio.AbstractEventLoop
+    alone: bool = False
+
+
 class SQLiteStore:
-    def __init__(self, path: str | Path) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        sync: Sync = "normal",
+        checkpoints: Checkpoints | None = None,
+    ) -> None:
         self.path = str(path)
+        self.sync = sync
         self._db: sqlite3.Connection | None = None
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="askbridge-sqlite")
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._worker: threading.Thread | None = None
+        self._grouped = False
+        self.commits = 0
+        self._checkpoints = (
+            None if self.path == ":memory:" else checkpoints or Checkpoints(self.path)
+        )
         # Requests this process is posting. One process owns the file, so that is everyone.
         self._posting: set[str] = set()
 
-    async def _run(self, function: Callable[..., T], *args: Any) -> T:
+    async def _run(self, function: Callable[..., T], *args: Any, alone: bool = False) -> T:
+        """Run `function(*args)` on the database thread; with group commit, perhaps in one
+        transaction with others (`alone`: never)."""
+        if self._worker is None:
+            self._worker = threading.Thread(target=self._work, name="askbridge-sqlite", daemon=True)
+            self._worker.start()
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._thread, partial(function, *args))
+        future: asyncio.Future[T] = loop.create_future()
+        self._jobs.put(_Job(partial(function, *args), future, loop, alone))
+        return await future
+
+    def _work(self) -> None:
+        """The database thread: jobs in order; with sync="full", those queued together commit
+        together."""
+        waiting: deque[_Job | None] = deque()
+        while True:
+            job = waiting.popleft() if waiting else self._jobs.get()
+            if job is None:
+                return
+            batch = [job]
+            while self.sync == "full" and not job.alone and len(batch) < GROUP_MAX:
+                try:
+                    following = self._jobs.get_nowait()
+                except queue.Empty:
+                    break
+                if following is None or following.alone:
+                    waiting.append(following)
+                    break
+                batch.append(following)
+            if len(batch) == 1 or self._db is None:
+                for one in batch:
+                    _settle(one, *_attempt(one.call))
+            else:
+                self._commit_together(batch)
+
+    def _commit_together(self, batch: list[_Job]) -> None:
+        db = self.db
+        results: list[tuple[Any, BaseException | None]] = []
+        try:
+            db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as busy:
+            for job in batch:
+                _settle(job, None, busy)
+            return
+        self._grouped = True
+        try:
+            for job in batch:
+                db.execute("SAVEPOINT job")
+                outcome = _attempt(job.call)
+                if outcome[1] is not None:
+                    db.execute("ROLLBACK TO job")
+                db.execute("RELEASE job")
+                results.append(outcome)
+        except BaseException as failed:
+            self._grouped = False
+            db.execute("ROLLBACK")
+            for job in batch:
+                _settle(job, None, failed)
+            return
+        self._grouped = False
+        try:
+            db.execute("COMMIT")
+        except sqlite3.Error as lost:
+            db.execute("ROLLBACK")
+            for job in batch:
+                _settle(job, None, lost)
+            return
+        self._committed()
+        for job, (result, error) in zip(batch, results, strict=True):
+            _settle(job, result, error)
+
+    def _committed(self) -> None:
+        self.commits += 1
+        if self._checkpoints is not None:
+            self._checkpoints.committed(self.db)
 
     # --- lifecycle ----------------------------------------------------------------------
 
     async def open(self) -> None:
         try:
-            await self._run(self._open)
+            await self._run(self._open, alone=True)
         except (OSError, sqlite3.Error) as error:
             raise StartupError(
                 f"cannot open the SQLite database {self.path!r} ({error}); check "
@@ -66,9 +174,13 @@ class SQLiteStore:
     def _open(self) -> None:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._db = sqlite3.connect(self.path, isolation_level=None)
         for pragma in PRAGMAS:
             self._db.execute(pragma)
+        self._db.execute(f"PRAGMA synchronous = {self.sync.upper()}")
+        if self._checkpoints is not None:
+            # A WAL that a checkpoint copied back is cut to this size when writing restarts.
+            self._db.execute(f"PRAGMA journal_size_limit = {self._checkpoints.soft_bytes}")
         with self._transaction() as db:
             db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER)")
             current = db.execute("SELECT max(version) FROM schema_version").fetchone()[0] or 0
@@ -78,15 +190,22 @@ class SQLiteStore:
                         db.execute(statement)
                     db.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
             _chain_unchained(db)
+        if self._checkpoints is not None:
+            self._checkpoints.start()
 
     async def listen(self, on_change: Callable[[str], Coroutine[Any, Any, None]]) -> None:
         """One process owns a SQLite file; there is no one else to hear from."""
 
     async def close(self) -> None:
+        if self._checkpoints is not None:
+            await asyncio.to_thread(self._checkpoints.stop)
         if self._db is not None:
-            await self._run(self._db.close)
+            await self._run(self._db.close, alone=True)
             self._db = None
-        self._thread.shutdown(wait=True)
+        if self._worker is not None:
+            self._jobs.put(None)
+            await asyncio.to_thread(self._worker.join)
+            self._worker = None
 
     async def ping(self) -> None:
         await self._run(_one, self.db, "SELECT max(version) FROM schema_version")
@@ -100,6 +219,10 @@ class SQLiteStore:
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         db = self.db
+        if self._grouped:
+            # Inside a group commit: the job's savepoint is the transaction.
+            yield db
+            return
         db.execute("BEGIN IMMEDIATE")
         try:
             yield db
@@ -107,6 +230,7 @@ class SQLiteStore:
             db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
+        self._committed()
 
     # --- requests -----------------------------------------------------------------------
 
@@ -149,6 +273,10 @@ class SQLiteStore:
 
     async def get(self, request_id: str) -> Request | None:
         return await self._run(_load, self.db, request_id)
+
+    async def status(self, request_id: str) -> Status | None:
+        found = await self._run(_status, self.db, request_id)
+        return None if found is None else Status(found)
 
     async def prune(self, ended_before: datetime) -> int:
         return await self._run(self._prune, codec.epoch(ended_before))
@@ -569,6 +697,28 @@ class SQLiteStore:
             " WHERE done_at IS NULL",
         )
         return codec.from_epoch(row[0] if row else None)
+
+
+def _attempt(call: Callable[[], Any]) -> tuple[Any, BaseException | None]:
+    try:
+        return call(), None
+    except Exception as error:
+        return None, error
+
+
+def _settle(job: _Job, result: Any, error: BaseException | None) -> None:
+    # A closed loop: nobody waits for the answer any more.
+    with contextlib.suppress(RuntimeError):
+        job.loop.call_soon_threadsafe(_resolve, job.future, result, error)
+
+
+def _resolve(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if future.cancelled():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
 
 
 def _load(db: sqlite3.Connection, request_id: str) -> Request | None:

@@ -1,0 +1,100 @@
+"""The SQLite store's commits: checkpoints off the writing connection with a bounded WAL, and
+the power-loss durable setting, whose transactions queued together share one commit."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from datetime import UTC, datetime
+from pathlib import Path
+
+from askbridge.core.ask import Ask
+from askbridge.core.models import Person, Request, Target
+from askbridge.core.store.checkpoints import Checkpoints
+from askbridge.core.store.sqlite import SQLiteStore, _one
+from tests.conftest import DATABASE
+
+AT = datetime(2026, 1, 1, tzinfo=UTC)
+ADA = Person(platform="web", id="ada", name="Ada")
+
+
+def request(index: int) -> Request:
+    ask = Ask.parse({"questions": copy.deepcopy(DATABASE["questions"])})
+    return Request(
+        request_id=f"ask_{index}",
+        questions=ask.questions,
+        targets=(Target(platform="web"),),
+        context="x" * 2000,
+        created_at=AT,
+    )
+
+
+async def test_many_creates_keep_the_wal_under_its_bound(tmp_path: Path) -> None:
+    path = tmp_path / "wal.db"
+    limit = 512 * 1024
+    # No timer: only the WAL's size asks for checkpoints.
+    checkpoints = Checkpoints(str(path), every_s=3600, soft_bytes=64 * 1024, limit_bytes=limit)
+    store = SQLiteStore(path, checkpoints=checkpoints)
+    await store.open()
+    try:
+        autocheckpoint = await store._run(_one, store.db, "PRAGMA wal_autocheckpoint")
+        assert autocheckpoint == (0,)
+        largest = 0
+        for index in range(1500):
+            await store.create(request(index))
+            largest = max(largest, checkpoints.wal_size())
+    finally:
+        await store.close()
+    # Without checkpoints the WAL holds every page written: far more than the bound.
+    assert path.stat().st_size > 4 * limit
+    assert checkpoints.runs > 0
+    assert largest <= 2 * limit, largest
+
+
+async def test_full_sync_commits_transactions_queued_together_once(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "full.db", sync="full")
+    await store.open()
+    try:
+        assert await store._run(_one, store.db, "PRAGMA synchronous") == (2,)
+        before = store.commits
+        created = await asyncio.gather(*(store.create(request(i)) for i in range(50)))
+        assert all(new for _, new in created)
+        assert store.commits - before < 25, store.commits - before
+    finally:
+        await store.close()
+    reopened = SQLiteStore(tmp_path / "full.db", sync="full")
+    await reopened.open()
+    try:
+        assert await reopened.count_requests(request(0).status) == 50
+    finally:
+        await reopened.close()
+
+
+async def test_a_failing_transaction_in_a_group_leaves_the_others_committed(
+    tmp_path: Path,
+) -> None:
+    store = SQLiteStore(tmp_path / "group.db", sync="full")
+    await store.open()
+    try:
+        votes = [
+            store.vote("ask_missing", ADA, {"Database": "PostgreSQL"}, 1, AT),
+            *(store.create(request(i)) for i in range(10)),
+        ]
+        results = await asyncio.gather(*votes, return_exceptions=True)
+        assert isinstance(results[0], KeyError)
+        assert all(isinstance(r, tuple) and r[1] for r in results[1:]), results
+        assert await store.count_requests(request(0).status) == 10
+    finally:
+        await store.close()
+
+
+async def test_the_default_survives_a_crash_of_the_process_not_a_power_loss(
+    tmp_path: Path,
+) -> None:
+    store = SQLiteStore(tmp_path / "normal.db")
+    await store.open()
+    try:
+        # NORMAL (1): commits reach the WAL file, which the OS keeps when the process dies.
+        assert await store._run(_one, store.db, "PRAGMA synchronous") == (1,)
+    finally:
+        await store.close()
