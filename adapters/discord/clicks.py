@@ -25,8 +25,8 @@ import discord
 from discord import ui
 
 from askbridge.adapters.discord.ids import Action, BadCustomId, CustomId
+from askbridge.adapters.discord.lines import answerers_text, name, summary
 from askbridge.adapters.discord.markdown import line, shorten
-from askbridge.adapters.discord.render import answerers_text, name, summary
 from askbridge.core.broker import Broker
 from askbridge.core.intents import (
     NOTE,
