@@ -17,7 +17,7 @@ from askbridge.core.questions import parse_questions
 from askbridge.core.store import Store, open_store
 from askbridge.core.store.base import Ending, VoteOutcome
 from tests.conftest import DATABASE, StartService
-from tests.stores import database_url
+from tests.stores import database_url, postgres_schema
 from tests.web_person import answer_on_web
 
 NOW = ManualClock().now()
@@ -256,6 +256,28 @@ async def test_postgres_replicas_hear_each_others_changes(tmp_path: Path) -> Non
         finally:
             await one.close()
             await two.close()
+
+
+async def test_deployments_in_two_schemas_do_not_hear_each_other() -> None:
+    async with postgres_schema() as ours, postgres_schema() as theirs:
+        listening, writer, stranger = open_store(ours), open_store(ours), open_store(theirs)
+        for store in (listening, writer, stranger):
+            await store.open()
+        heard: asyncio.Queue[str] = asyncio.Queue()
+
+        async def on_change(request_id: str) -> None:
+            await heard.put(request_id)
+
+        try:
+            await listening.listen(on_change)
+            await stranger.create(request("r_theirs"))
+            # NOTIFYs reach a listener in commit order: had the stranger's been heard, it
+            # would come first.
+            await writer.create(request("r_ours"))
+            assert await asyncio.wait_for(heard.get(), 10) == "r_ours"
+        finally:
+            for store in (listening, writer, stranger):
+                await store.close()
 
 
 async def test_two_servers_on_one_postgres_database(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import random
@@ -47,6 +48,8 @@ from askbridge.core.store.postgres_schema import MIGRATIONS
 log = logging.getLogger("askbridge.store")
 
 CHANNEL = "askbridge_changes"
+"""The NOTIFY channel of the tables in `public`; tables in another schema (another
+deployment on the same database) get a channel of their own, see `_channel_of`."""
 # Any constant: replicas starting together take turns migrating under this advisory lock.
 MIGRATION_LOCK = 0x61736B62
 # The seed that hashes request ids into their own advisory lock keys, for posting claims.
@@ -54,6 +57,8 @@ POSTING_LOCKS = 0x61736B70
 # The seed for the per-request transaction locks that order each request's audit chain.
 EVENT_LOCKS = 0x61736B65
 CONNECT_TIMEOUT_S = 10.0
+# PostgreSQL cuts identifiers, NOTIFY channels included, to 63 bytes.
+MAX_CHANNEL_BYTES = 63
 SECRET_BYTES = 32
 LISTENER_NAME = "askbridge-listener"
 Connection: TypeAlias = "asyncpg.Connection[Any] | PoolConnectionProxy[Any]"
@@ -82,6 +87,7 @@ class PostgresStore:
         self._keeper: asyncio.Task[None] | None = None
         # Tells this replica's own NOTIFYs apart from other replicas'.
         self._instance = uuid.uuid4().hex[:12]
+        self._channel = CHANNEL
         self._on_change: OnChange | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         # Posting claims: session advisory locks held on a connection of their own, so that
@@ -117,6 +123,7 @@ class PostgresStore:
                         await db.execute(statement)
                     await db.execute("INSERT INTO schema_version (version) VALUES ($1)", version)
             await _chain_unchained(db)
+            self._channel = _channel_of(await db.fetchval("SELECT current_schema()"))
 
     async def close(self) -> None:
         """Stop listening (and reconnecting), then close every connection."""
@@ -161,7 +168,7 @@ class PostgresStore:
         lost = asyncio.Event()
         listener.add_termination_listener(lambda _connection: lost.set())
         try:
-            await listener.add_listener(CHANNEL, self._heard)
+            await listener.add_listener(self._channel, self._heard)
         except Exception:
             listener.terminate()
             raise
@@ -239,7 +246,9 @@ class PostgresStore:
         task.add_done_callback(self._tasks.discard)
 
     async def _notify(self, db: Connection, request_id: str) -> None:
-        await db.execute("SELECT pg_notify($1, $2)", CHANNEL, f"{self._instance}:{request_id}")
+        await db.execute(
+            "SELECT pg_notify($1, $2)", self._channel, f"{self._instance}:{request_id}"
+        )
 
     # --- requests -----------------------------------------------------------------------
 
@@ -834,3 +843,14 @@ def _where(url: str) -> str:
     """Host, port and database of `url`, without its user, password or parameters."""
     parts = urlsplit(url)
     return parts.netloc.rpartition("@")[2] + parts.path
+
+
+def _channel_of(schema: str | None) -> str:
+    """NOTIFY channels are per database, not per schema: deployments in two schemas of one
+    database would otherwise wake each other's waiters."""
+    if schema in (None, "public"):
+        return CHANNEL
+    name = f"{CHANNEL}.{schema}"
+    if len(name.encode()) > MAX_CHANNEL_BYTES:
+        name = f"{CHANNEL}.{hashlib.sha256(schema.encode()).hexdigest()[:32]}"
+    return name
