@@ -27,7 +27,7 @@ from pydantic import (
 from askbridge.core.answers import to_selections
 from askbridge.core.audit_log import canonical
 from askbridge.core.errors import Problem
-from askbridge.core.escalation import MAX_ANSWERERS, read_answerers, read_ladder
+from askbridge.core.escalation import MAX_ANSWERERS, LadderSchema, read_answerers, read_ladder
 from askbridge.core.models import Ladder, Policy, QuestionOption, Target, UserQuestion
 from askbridge.core.policy import ANSWERER
 from askbridge.core.problems import broken, invalid, rule, shown, text_problem
@@ -205,7 +205,7 @@ class Ask(BaseModel):
             raise rule(f"{wanted}, got {shown(raw)}")
         return raw
 
-    @field_validator("escalation", mode="before")
+    @field_validator("escalation", mode="before", json_schema_input_type=LadderSchema)
     @classmethod
     def _escalation(cls, raw: Any) -> Ladder | None:
         return None if raw is None else read_ladder(raw)

@@ -200,7 +200,7 @@ class Broker:
         policy = ask.policy
         if policy.escalation is None and policy.remind_after_s is None:
             policy = policy.model_copy(update={"escalation": self.default_escalation})
-        self._check_ladder(policy.escalation)
+        self.check_ladder(policy.escalation)
         now = self.clock.now()
         expires_at = None if timeout_s is None else now + timedelta(seconds=timeout_s)
         remind_at = None
@@ -656,7 +656,7 @@ class Broker:
         surface.check_target(target)
         return target
 
-    def _check_ladder(self, ladder: Ladder | None) -> None:
+    def check_ladder(self, ladder: Ladder | None) -> None:
         """Each step's answerers and target must work here, as the ask's own must."""
         for index, step in enumerate(ladder.steps if ladder else ()):
             if step.target is not None:

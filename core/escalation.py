@@ -18,16 +18,17 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from typing import Annotated, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from askbridge.core.errors import Problem
 from askbridge.core.models import EscalationStep, Ladder, QuietHours, Request
 from askbridge.core.policy import ANSWERER
 from askbridge.core.problems import broken, rule, shown, text_problem
-from askbridge.core.targets import read_targets
+from askbridge.core.targets import TargetObject, TargetText, read_targets
 
 MAX_STEPS = 5
 MAX_ANSWERERS = 50
@@ -38,6 +39,42 @@ EXAMPLE = (
     '[{"after_s": 1800}, {"after_s": 3600, "answerers": ["slack-group:S_ONCALL"], '
     '"target": "slack:C_ONCALL"}]'
 )
+
+
+class StepInput(BaseModel):
+    """An escalation step as an agent writes it (for the JSON schema)."""
+
+    model_config = ConfigDict(title="EscalationStep")
+
+    after_s: float = Field(gt=0, le=MAX_SECONDS, description="seconds after creation")
+    answerers: list[str] | None = Field(
+        default=None, description="who may answer from this step on; absent: the same people"
+    )
+    target: TargetText | TargetObject | None = Field(
+        default=None, description="also post the request here"
+    )
+    mention: bool = Field(default=True, description="ping the people who may answer")
+
+
+class QuietHoursInput(BaseModel):
+    model_config = ConfigDict(title="QuietHours")
+
+    tz: str = Field(description="an IANA time zone, e.g. Europe/Berlin")
+    start: str = Field(pattern=CLOCK_TIME.pattern, description="HH:MM")
+    end: str = Field(pattern=CLOCK_TIME.pattern, description="HH:MM; before start: overnight")
+
+
+class LadderInput(BaseModel):
+    model_config = ConfigDict(title="EscalationLadder")
+
+    steps: list[StepInput] = Field(max_length=MAX_STEPS)
+    quiet_hours: QuietHoursInput | None = Field(
+        default=None, description="steps due in this daily window wait until it ends"
+    )
+
+
+LadderSchema = Annotated[list[StepInput], Field(max_length=MAX_STEPS)] | LadderInput | None
+"""What `escalation` may be, for the JSON schema."""
 
 
 def read_answerers(raw: Any) -> tuple[str, ...]:
