@@ -25,7 +25,6 @@ from pydantic import (
 )
 
 from askbridge.core.answers import to_selections
-from askbridge.core.audit_log import canonical
 from askbridge.core.errors import Problem
 from askbridge.core.escalation import MAX_ANSWERERS, LadderSchema, read_answerers, read_ladder
 from askbridge.core.models import Ladder, Policy, QuestionOption, Target, UserQuestion
@@ -39,7 +38,7 @@ from askbridge.core.questions import (
     MIN_OPTIONS,
     Questions,
 )
-from askbridge.core.subject import MAX_SUBJECT_CHARS, subject_sha256
+from askbridge.core.subject import subject_sha256
 from askbridge.core.targets import MAX_TARGETS, TargetInput, read_targets
 
 MAX_CONTEXT_CHARS = 500
@@ -231,8 +230,6 @@ class Ask(BaseModel):
             subject_sha256(raw)
         except (TypeError, ValueError) as error:
             raise rule(f"must be plain JSON (objects, lists, text, numbers): {error}") from None
-        if (size := len(canonical(raw))) > MAX_SUBJECT_CHARS:
-            raise rule(f"must be at most {MAX_SUBJECT_CHARS} bytes of JSON, got {size}")
         return dict(raw)
 
     @field_validator("requested_by", mode="before")

@@ -14,8 +14,6 @@ from typing import Any
 
 from askbridge.core.audit_log import canonical
 
-MAX_SUBJECT_CHARS = 16_000
-
 
 def subject_sha256(subject: Mapping[str, Any]) -> str:
     """SHA-256 (hex) of the canonical JSON of `subject`; ValueError/TypeError for what JSON
