@@ -20,7 +20,7 @@ from askbridge.core.api.status import status_json
 from askbridge.core.broker import Broker
 from askbridge.core.clock import Clock
 from askbridge.core.crash_points import CrashPoint, no_crash
-from askbridge.core.errors import AskbridgeError, StartupError
+from askbridge.core.errors import AskbridgeError, InvalidQuestion, StartupError
 from askbridge.core.metrics import Metrics
 from askbridge.core.store import Store, open_store
 from askbridge.core.store.factory import shown_url
@@ -142,8 +142,9 @@ class Service:
         or every ask would be refused for it."""
         try:
             self.broker.check_ladder(self.broker.default_escalation)
-        except AskbridgeError as error:
-            raise StartupError(f"ASKBRIDGE_ESCALATION: {error}") from error
+        except InvalidQuestion as error:
+            problems = "; ".join(str(p) for p in error.problems)
+            raise StartupError(f"ASKBRIDGE_ESCALATION: {problems}") from error
 
     def _webhooks(self) -> WebhookOptions | None:
         """Webhooks are sent when ASKBRIDGE_WEBHOOK_SECRET is set, which signs them."""
