@@ -17,7 +17,7 @@ import pytest
 from pydantic import ValidationError
 
 from askbridge.adapters.discord.render import policy_lines
-from askbridge.bots.client import subject_matches
+from askbridge.bots.client import AskbridgeClient, InvalidRequest, subject_matches
 from askbridge.bots.service import Service
 from askbridge.core.ask import Ask
 from askbridge.core.broker import Broker
@@ -28,10 +28,20 @@ from askbridge.core.hooks.claude_code import HookOptions, ToolCall, ask_for
 from askbridge.core.models import Ladder, Policy, QuietHours, Request, Target
 from askbridge.core.store import Store, open_store
 from askbridge.core.subject import subject_sha256
-from askbridge.core.view import RequestView
-from tests.conftest import DATABASE, DEPLOY, StartService, audit_events, settings_for, story
+from askbridge.core.view import SELF_APPROVAL, RequestView
+from tests.conftest import (
+    DATABASE,
+    DEPLOY,
+    StartService,
+    audit_events,
+    settings_for,
+    story,
+    waiting_ids,
+)
 from tests.stores import database_url
 from tests.test_broker import ChatSurface
+from tests.test_cli import DEPLOY_FLAGS, run_ask
+from tests.test_mcp import connected, text_of
 from tests.web_person import answer_on_web
 
 START = ManualClock().now()
@@ -364,3 +374,84 @@ def test_a_permission_requests_subject_is_its_tool_input() -> None:
     ask = ask_for(call, HookOptions())
     assert ask is not None
     assert ask.policy.subject_sha256 == subject_sha256(tool_input)
+
+
+# ---- the other ways to ask ------------------------------------------------------------------
+
+
+async def test_the_python_client_and_the_mcp_tool_take_the_new_fields(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    subject = {"command": "deploy", "build": 4711}
+    fields: dict[str, Any] = {
+        "escalation": [{"after_s": 60}, {"after_s": 120, "answerers": ["web:Lin"]}],
+        "subject": subject,
+        "requested_by": "web:Grace",
+        "no_self_approval": True,
+    }
+    async with AskbridgeClient(service.url) as client:
+        created = await client.create([DEPLOY], request_id="ask_client", **fields)
+        assert created["escalate_at"] == "2030-01-01T00:01:00.000Z"
+        assert created["subject_sha256"] == subject_sha256(subject)
+        assert created["requested_by"] == "web:Grace"
+        with pytest.raises(InvalidRequest, match=r"escalation\[0\]: unknown fields \['after'\]"):
+            await client.create([DEPLOY], escalation=[{"after": 60}])
+
+    async with connected(service) as mcp:
+        bad = await mcp.call_tool(
+            "ask_user_question", {"questions": [DEPLOY], "escalation": [{"after_s": "soon"}]}
+        )
+        assert bad.is_error
+        assert "escalation[0].after_s: must be a number of seconds" in text_of(bad)
+        call = asyncio.create_task(
+            mcp.call_tool("ask_user_question", {"questions": [DEPLOY], **fields})
+        )
+        asked_by_mcp = await waiting_ids(http, service.url, lambda ids: len(ids) == 2)
+        (request_id,) = set(asked_by_mcp) - {"ask_client"}
+        async with http.get(f"{service.url}/v1/questions/{request_id}") as response:
+            asked = await response.json()
+        assert asked["escalate_at"] == "2030-01-01T00:01:00.000Z"
+        assert asked["subject_sha256"] == subject_sha256(subject)
+        code, page = await answer_on_web(
+            http, service.url, request_id, {"Deploy": ["Approve"]}, name="Grace"
+        )
+        assert code == 403
+        assert SELF_APPROVAL in page
+        await answer_on_web(http, service.url, request_id, {"Deploy": ["Approve"]}, name="Lin")
+        result = await asyncio.wait_for(call, 30)
+    assert not result.is_error, text_of(result)
+
+
+async def test_askbridge_ask_takes_the_new_fields_as_flags(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    flags = (
+        *DEPLOY_FLAGS,
+        "--request-id",
+        "ask_cli",
+        "--escalation",
+        '[{"after_s": 60}]',
+        "--subject",
+        '{"build": 4711}',
+        "--requested-by",
+        "web:Grace",
+        "--no-self-approval",
+    )
+    ask = await run_ask(service.url, *flags)
+    await waiting_ids(http, service.url)
+    async with http.get(f"{service.url}/v1/questions/ask_cli") as response:
+        asked = await response.json()
+    assert asked["escalate_at"] == "2030-01-01T00:01:00.000Z"
+    assert asked["subject_sha256"] == subject_sha256({"build": 4711})
+    picks = {"Deploy": ["Approve"]}
+    code, _ = await answer_on_web(http, service.url, "ask_cli", picks, name="Grace")
+    assert code == 403
+    await answer_on_web(http, service.url, "ask_cli", {"Deploy": ["Reject"]}, name="Lin")
+    out, err = await ask.communicate()
+    assert ask.returncode == 0, err.decode()
+    assert json.loads(out) == {"Deploy": "Reject"}
+
+    bad = await run_ask(service.url, *DEPLOY_FLAGS, "--escalation", "[{not json")
+    _, err = await bad.communicate()
+    assert bad.returncode == 2
+    assert "--escalation: not JSON" in err.decode()
