@@ -17,7 +17,12 @@ import pytest
 from pydantic import ValidationError
 
 from askbridge.adapters.discord.render import policy_lines
-from askbridge.bots.client import AskbridgeClient, InvalidRequest, subject_matches
+from askbridge.bots.client import (
+    AskbridgeClient,
+    InvalidRequest,
+    subject_matches,
+    verify_signature,
+)
 from askbridge.bots.service import Service
 from askbridge.core.ask import Ask
 from askbridge.core.broker import Broker
@@ -42,6 +47,8 @@ from tests.stores import database_url
 from tests.test_broker import ChatSurface
 from tests.test_cli import DEPLOY_FLAGS, run_ask
 from tests.test_mcp import connected, text_of
+from tests.test_webhooks import SECRET, receiver
+from tests.test_webhooks import ask as webhook_ask
 from tests.web_person import answer_on_web
 
 START = ManualClock().now()
@@ -455,3 +462,26 @@ async def test_askbridge_ask_takes_the_new_fields_as_flags(
     _, err = await bad.communicate()
     assert bad.returncode == 2
     assert "--escalation: not JSON" in err.decode()
+
+
+async def test_the_webhook_carries_the_subject_digest(
+    start_service: StartService, clock: ManualClock, http: aiohttp.ClientSession
+) -> None:
+    subject = {"migration": "0042_drop_legacy", "database": "orders"}
+    service = await start_service(webhook_secret=SECRET)
+    async with receiver([200]) as hook:
+        await webhook_ask(http, service.url, callback_url=hook.url, subject=subject)
+        await answer_on_web(http, service.url, "ask_deploy", {"Deploy": ["Approve"]})
+        hit = await hook.next()
+    headers = hit.headers
+    assert verify_signature(
+        SECRET,
+        headers["X-Askbridge-Timestamp"],
+        hit.body,
+        headers["X-Askbridge-Signature"],
+        now=clock.now().timestamp(),
+    )
+    body = json.loads(hit.body)
+    assert body["status"] == "answered"
+    assert body["subject_sha256"] == subject_sha256(subject)
+    assert subject_matches(body, subject)
