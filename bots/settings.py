@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from askbridge.core.ask import MAX_SECONDS
+from askbridge.core.escalation import EXAMPLE, read_ladder
 from askbridge.core.hooks.claude_code import (
     DEFAULT_HOOK_TIMEOUT_S,
     MAX_HOOK_TIMEOUT_S,
     MIN_HOOK_TIMEOUT_S,
     HookOptions,
 )
+from askbridge.core.models import Ladder
 from askbridge.core.store.factory import url_password
 
 
@@ -42,6 +46,8 @@ class Settings(BaseSettings):
     retention_days: float | None = Field(default=None, gt=0)
     # Signs the webhooks sent to requests' callback_url; unset: callback_url is refused.
     webhook_secret: SecretStr | None = None
+    # The escalation ladder (JSON) of requests that set neither escalation nor remind_after_s.
+    escalation: str | None = None
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     log_format: Literal["text", "json"] = "text"
     # Only the client and `askbridge ask` read this: where a running server is.
@@ -92,6 +98,17 @@ class Settings(BaseSettings):
             else value.lower()
         )
 
+    @field_validator("escalation")
+    @classmethod
+    def _ladder(cls, value: str | None) -> str | None:
+        if value is not None:
+            read_escalation(value)
+        return value
+
+    def default_escalation(self) -> Ladder | None:
+        """The server's default escalation ladder (ASKBRIDGE_ESCALATION), if it has one."""
+        return None if self.escalation is None else read_escalation(self.escalation)
+
     @property
     def server_url(self) -> str:
         """Where clients reach the server: ASKBRIDGE_URL, else built from host and port."""
@@ -125,6 +142,19 @@ class Settings(BaseSettings):
         found = [v.get_secret_value() for v in values if v is not None and v.get_secret_value()]
         password = url_password(self.database_url)
         return [*found, password] if password else found
+
+
+def read_escalation(text: str) -> Ladder:
+    """A ladder from ASKBRIDGE_ESCALATION's JSON; ValueError says what is wrong with it."""
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"must be JSON such as {EXAMPLE}: {error}") from None
+    try:
+        return read_ladder(raw)
+    except PydanticCustomError as error:
+        problems = (error.context or {}).get("problems", ())
+        raise ValueError("; ".join(str(p) for p in problems) or error.message()) from None
 
 
 def _listed(text: str | None) -> tuple[str, ...]:

@@ -43,7 +43,7 @@ from askbridge.core.intents import (
     Submit,
 )
 from askbridge.core.models import MessageRef, Person
-from askbridge.core.view import RequestView, end_sentence, missing_sentence
+from askbridge.core.view import SELF_APPROVAL, RequestView, end_sentence, missing_sentence
 
 log = logging.getLogger("askbridge.discord")
 
@@ -192,6 +192,8 @@ def note(outcome: Outcome) -> str | None:
             return typed_problems(view, problems, missing)
         case Refused(reason=Refusal.FOREIGN_MESSAGE):
             return FOREIGN
+        case Refused(reason=Refusal.SELF_APPROVAL):
+            return SELF_APPROVAL
     return GONE
 
 

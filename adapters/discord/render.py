@@ -159,6 +159,9 @@ def policy_lines(view: RequestView) -> list[str]:
     lines: list[str] = []
     if view.answerers:
         lines.append(f"**Who may answer:** {answerers_text(view.answerers)}")
+    if (escalated := view.escalated) is not None:
+        to = f" to {answerers_text(escalated.answerers)}" if escalated.answerers else ""
+        lines.append(f"**Escalated**{to} after {escalated.after}")
     if view.needs_votes:
         lines.append(f"**Needs {view.quorum} matching votes**")
         lines.extend(tally_lines(view, view.tally))

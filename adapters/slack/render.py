@@ -78,6 +78,9 @@ def policy_line(view: RequestView) -> Line:
     parts: list[Line] = []
     if view.answerers:
         parts.append([Span("Who may answer: "), *answerers_line(view.answerers)])
+    if (escalated := view.escalated) is not None:
+        to = [Span(" to "), *answerers_line(escalated.answerers)] if escalated.answerers else []
+        parts.append([Span("Escalated"), *to, Span(f" after {escalated.after}")])
     if view.needs_votes:
         parts.append([Span(f"Needs {view.quorum} matching votes")])
     if view.deadline is not None:

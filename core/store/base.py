@@ -173,7 +173,7 @@ class Store(Protocol):
         """Move a waiting request to a terminal state; return the request and whether we won."""
 
     async def next_deadline(self) -> datetime | None:
-        """The earliest expiry or pending reminder among waiting requests."""
+        """The earliest expiry, pending reminder or escalation step among waiting requests."""
 
     async def due_reminders(self, now: datetime, limit: int = 100) -> list[str]: ...
 
@@ -182,6 +182,18 @@ class Store(Protocol):
 
     async def expired(self, now: datetime, limit: int = 100) -> list[str]:
         """Ids of waiting requests whose deadline has passed."""
+
+    async def due_escalations(self, now: datetime, limit: int = 100) -> list[str]:
+        """Ids of waiting requests whose next escalation step is due."""
+
+    async def escalate(
+        self, request_id: str, step: int, at: datetime, next_at: datetime | None
+    ) -> bool:
+        """Claim step `step` (from 0) of the request's escalation ladder: True when it was
+        the next step and the request still waits (then the step is recorded as taken at
+        `at` with an audit event, the step's target is added to the request's targets to
+        be posted, and the next step is due at `next_at`); False when any process took it
+        already."""
 
     async def unrendered(self) -> list[tuple[Request, MessageRef]]:
         """Messages whose last render does not show their request's current state."""

@@ -256,8 +256,8 @@ class PostgresStore:
         async with self.pool.acquire() as db, db.transaction():
             created = await db.fetchval(
                 "INSERT INTO requests (request_id, questions, targets, context, status,"
-                " created_at, expires_at, policy, remind_at)"
-                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+                " created_at, expires_at, policy, remind_at, escalate_at)"
+                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
                 " ON CONFLICT (request_id) DO NOTHING RETURNING true",
                 request.request_id,
                 codec.dump_questions(request.questions),
@@ -268,6 +268,7 @@ class PostgresStore:
                 codec.epoch(request.expires_at),
                 request.policy.model_dump_json(),
                 codec.epoch(request.remind_at),
+                codec.epoch(request.escalate_at),
             )
             if created:
                 await _insert_event(db, Event(request.request_id, request.created_at, "created"))
@@ -532,7 +533,8 @@ class PostgresStore:
                 "SELECT least("
                 " (SELECT min(expires_at) FROM requests WHERE status = 'waiting'),"
                 " (SELECT min(remind_at) FROM requests"
-                "  WHERE status = 'waiting' AND reminded_at IS NULL))"
+                "  WHERE status = 'waiting' AND reminded_at IS NULL),"
+                " (SELECT min(escalate_at) FROM requests WHERE status = 'waiting'))"
             )
         return codec.from_epoch(at)
 
@@ -543,6 +545,45 @@ class PostgresStore:
             now,
             limit,
         )
+
+    async def due_escalations(self, now: datetime, limit: int = 100) -> list[str]:
+        return await self._ids(
+            "SELECT request_id FROM requests WHERE status = 'waiting'"
+            " AND escalate_at <= $1 ORDER BY escalate_at LIMIT $2",
+            now,
+            limit,
+        )
+
+    async def escalate(
+        self, request_id: str, step: int, at: datetime, next_at: datetime | None
+    ) -> bool:
+        async with self.pool.acquire() as db, db.transaction():
+            row = await db.fetchrow(
+                "SELECT policy, targets FROM requests WHERE request_id = $1"
+                " AND status = 'waiting' AND escalation_step = $2 FOR UPDATE",
+                request_id,
+                step,
+            )
+            found = None if row is None else codec.escalated(row[0], row[1], step)
+            if found is None:
+                return False
+            taken, targets = found
+            await db.execute(
+                "UPDATE requests SET escalation_step = $3, escalated_at = $4, escalate_at = $5,"
+                " targets = coalesce($6, targets),"
+                " posted_at = CASE WHEN $6::text IS NULL THEN posted_at END"
+                " WHERE request_id = $1 AND escalation_step = $2",
+                request_id,
+                step,
+                step + 1,
+                codec.epoch(at),
+                codec.epoch(next_at),
+                targets,
+            )
+            data = codec.escalation_data(step, taken)
+            await _insert_event(db, Event(request_id, at, "escalated", data=data))
+            await self._notify(db, request_id)
+        return True
 
     async def due_reminders(self, now: datetime, limit: int = 100) -> list[str]:
         return await self._ids(
@@ -702,12 +743,10 @@ async def _end(db: Connection, request_id: str, ending: Ending) -> bool:
     )
     if not won:
         return False
-    data = dict(ending.event_data)
-    if ending.answers is not None:
-        data["answers"] = ending.answers
+    policy = await db.fetchval("SELECT policy FROM requests WHERE request_id = $1", request_id)
+    data = codec.ending_data(ending, policy)
     await _insert_event(db, Event(request_id, ending.at, ending.status.value, ending.by, data))
     await db.execute("DELETE FROM drafts WHERE request_id = $1", request_id)
-    policy = await db.fetchval("SELECT policy FROM requests WHERE request_id = $1", request_id)
     url = codec.callback_url(policy)
     if url is not None:
         await db.execute(

@@ -147,4 +147,17 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             "CREATE INDEX deliveries_open ON deliveries (next_at) WHERE done_at IS NULL",
         ),
     ),
+    (
+        7,
+        (
+            # Escalation ladders (core/escalation.py): how many steps were taken (each is
+            # claimed once by moving this counter from its value), when the next one is due
+            # (quiet hours counted) and when the last one was taken.
+            "ALTER TABLE requests ADD COLUMN escalation_step INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE requests ADD COLUMN escalate_at DOUBLE PRECISION",
+            "ALTER TABLE requests ADD COLUMN escalated_at DOUBLE PRECISION",
+            "CREATE INDEX requests_waiting_escalate ON requests (escalate_at)"
+            " WHERE status = 'waiting'",
+        ),
+    ),
 )

@@ -241,7 +241,8 @@ class SQLiteStore:
         with self._transaction() as db:
             cursor = db.execute(
                 "INSERT INTO requests (request_id, questions, targets, context, status,"
-                " created_at, expires_at, policy, remind_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " created_at, expires_at, policy, remind_at, escalate_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (request_id) DO NOTHING",
                 (
                     request.request_id,
@@ -253,6 +254,7 @@ class SQLiteStore:
                     codec.epoch(request.expires_at),
                     request.policy.model_dump_json(),
                     codec.epoch(request.remind_at),
+                    codec.epoch(request.escalate_at),
                 ),
             )
             created = cursor.rowcount == 1
@@ -505,12 +507,10 @@ class SQLiteStore:
         )
         if cursor.rowcount != 1:
             return False
-        data = dict(ending.event_data)
-        if ending.answers is not None:
-            data["answers"] = ending.answers
+        row = _one(db, "SELECT policy FROM requests WHERE request_id = ?", (request_id,))
+        data = codec.ending_data(ending, row[0] if row else None)
         _insert_event(db, Event(request_id, ending.at, ending.status.value, ending.by, data))
         db.execute("DELETE FROM drafts WHERE request_id = ?", (request_id,))
-        row = _one(db, "SELECT policy FROM requests WHERE request_id = ?", (request_id,))
         url = codec.callback_url(row[0] if row else None)
         if url is not None:
             db.execute(
@@ -529,7 +529,8 @@ class SQLiteStore:
             "SELECT min(at) FROM ("
             " SELECT min(expires_at) AS at FROM requests WHERE status = 'waiting'"
             " UNION ALL SELECT min(remind_at) FROM requests"
-            " WHERE status = 'waiting' AND reminded_at IS NULL)",
+            " WHERE status = 'waiting' AND reminded_at IS NULL"
+            " UNION ALL SELECT min(escalate_at) FROM requests WHERE status = 'waiting')",
         )
         return codec.from_epoch(row[0] if row else None)
 
@@ -557,6 +558,52 @@ class SQLiteStore:
                 _insert_event(db, Event(request_id, at, "reminder"))
                 return True
             return False
+
+    async def due_escalations(self, now: datetime, limit: int = 100) -> list[str]:
+        rows = await self._run(
+            _all,
+            self.db,
+            "SELECT request_id FROM requests WHERE status = 'waiting'"
+            " AND escalate_at <= ? ORDER BY escalate_at LIMIT ?",
+            (codec.epoch(now), limit),
+        )
+        return [row[0] for row in rows]
+
+    async def escalate(
+        self, request_id: str, step: int, at: datetime, next_at: datetime | None
+    ) -> bool:
+        return await self._run(self._escalate, request_id, step, at, next_at)
+
+    def _escalate(self, request_id: str, step: int, at: datetime, next_at: datetime | None) -> bool:
+        with self._transaction() as db:
+            row = _one(
+                db,
+                "SELECT policy, targets FROM requests WHERE request_id = ?"
+                " AND status = 'waiting' AND escalation_step = ?",
+                (request_id, step),
+            )
+            found = None if row is None else codec.escalated(row[0], row[1], step)
+            if found is None:
+                return False
+            taken, targets = found
+            db.execute(
+                "UPDATE requests SET escalation_step = ?, escalated_at = ?, escalate_at = ?,"
+                " targets = coalesce(?, targets),"
+                " posted_at = CASE WHEN ? IS NULL THEN posted_at END"
+                " WHERE request_id = ? AND status = 'waiting' AND escalation_step = ?",
+                (
+                    step + 1,
+                    codec.epoch(at),
+                    codec.epoch(next_at),
+                    targets,
+                    targets,
+                    request_id,
+                    step,
+                ),
+            )
+            data = codec.escalation_data(step, taken)
+            _insert_event(db, Event(request_id, at, "escalated", data=data))
+            return True
 
     async def expired(self, now: datetime, limit: int = 100) -> list[str]:
         rows = await self._run(
