@@ -86,6 +86,7 @@ class Service:
             metrics=self.metrics,
             crash_point=self.crash_point,
             webhooks=self._webhooks(),
+            takeover_s=settings.takeover_s,
         )
         self.runtimes = platform_runtimes(settings, self.broker, self.metrics)
         signed = tuple(path for runtime in self.runtimes for path in runtime.signed_paths)
