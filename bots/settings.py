@@ -42,7 +42,7 @@ class Settings(BaseSettings):
     retention_days: float | None = Field(default=None, gt=0)
     # How long a replica's claim on updating a message lasts unless renewed: how soon another
     # replica finishes the updates of one that died.
-    takeover_s: float = Field(default=30.0, ge=1, le=3600)
+    takeover_s: float = Field(default=15.0, ge=1, le=3600)
     # Signs the webhooks sent to requests' callback_url; unset: callback_url is refused.
     webhook_secret: SecretStr | None = None
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"

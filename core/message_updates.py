@@ -39,7 +39,7 @@ log = logging.getLogger("askbridge.messages")
 BACKOFF_S = (1.0, 2.0, 5.0, 15.0, 60.0)
 """Waits between attempts; the last one repeats for as long as it takes."""
 SWEEP_S = 60.0
-TAKEOVER_S = 30.0
+TAKEOVER_S = 15.0
 """How long a message claim lasts unless renewed: how soon another replica takes over the
 updates of one that died."""
 START_AFTER_S = 0.005

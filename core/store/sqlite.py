@@ -71,8 +71,12 @@ class SQLiteStore:
         *,
         sync: Sync = "normal",
         checkpoints: Checkpoints | None = None,
+        serving: bool = True,
     ) -> None:
+        """`serving`: this process serves the file, and no other may (see `_own`); False for
+        a one-off command beside a running server, such as `askbridge prune`."""
         self.path = str(path)
+        self.serving = serving
         self.sync = sync
         self._db: sqlite3.Connection | None = None
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
@@ -176,7 +180,7 @@ class SQLiteStore:
     def _open(self) -> None:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            self._lock = _own(self.path)
+            self._lock = _own(self.path) if self.serving else None
         self._db = sqlite3.connect(self.path, isolation_level=None)
         for pragma in PRAGMAS:
             self._db.execute(pragma)
@@ -193,8 +197,9 @@ class SQLiteStore:
                         db.execute(statement)
                     db.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
             _chain_unchained(db)
-            # This process owns the file: message claims left in it are a dead process's.
-            db.execute("UPDATE messages SET claimed_by = NULL, claimed_until = NULL")
+            if self.serving:
+                # This process owns the file: message claims in it are a dead process's.
+                db.execute("UPDATE messages SET claimed_by = NULL, claimed_until = NULL")
         if self._checkpoints is not None:
             self._checkpoints.start()
 
