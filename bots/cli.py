@@ -601,7 +601,8 @@ def _prune(settings: Settings, args: argparse.Namespace) -> int:
     keep = timedelta(seconds=float(age[1]) * AGE_UNITS[age[2]])
 
     async def prune() -> int:
-        store = open_store(settings.database_url, sqlite_sync=settings.sqlite_sync)
+        # Beside a running server: a SQLite file stays the server's.
+        store = open_store(settings.database_url, sqlite_sync=settings.sqlite_sync, serving=False)
         await store.open()
         try:
             return await store.prune(datetime.now(UTC) - keep)

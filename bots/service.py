@@ -87,6 +87,7 @@ class Service:
             crash_point=self.crash_point,
             webhooks=self._webhooks(),
             default_escalation=settings.default_escalation(),
+            takeover_s=settings.takeover_s,
         )
         self.runtimes = platform_runtimes(settings, self.broker, self.metrics)
         signed = tuple(path for runtime in self.runtimes for path in runtime.signed_paths)

@@ -44,6 +44,9 @@ class Settings(BaseSettings):
     idle_timeout_s: float = Field(default=30.0, gt=0, le=3600)
     permission_grace_s: float = Field(default=60.0, ge=0, le=3600)
     retention_days: float | None = Field(default=None, gt=0)
+    # How long a replica's claim on updating a message lasts unless renewed: how soon another
+    # replica finishes the updates of one that died.
+    takeover_s: float = Field(default=15.0, ge=1, le=3600)
     # Signs the webhooks sent to requests' callback_url; unset: callback_url is refused.
     webhook_secret: SecretStr | None = None
     # The escalation ladder (JSON) of requests that set neither escalation nor remind_after_s.

@@ -44,7 +44,7 @@ from askbridge.core.intents import (
     Refused,
     Submit,
 )
-from askbridge.core.message_updates import BACKOFF_S, SWEEP_S, MessageUpdates
+from askbridge.core.message_updates import BACKOFF_S, SWEEP_S, TAKEOVER_S, MessageUpdates
 from askbridge.core.metrics import Metrics
 from askbridge.core.models import (
     Ladder,
@@ -84,6 +84,7 @@ class Broker:
         unconfigured: Mapping[str, str] | None = None,
         render_backoff_s: Sequence[float] = BACKOFF_S,
         render_sweep_s: float = SWEEP_S,
+        takeover_s: float = TAKEOVER_S,
         metrics: Metrics | None = None,
         crash_point: CrashPoint = no_crash,
         webhooks: WebhookOptions | None = None,
@@ -109,6 +110,7 @@ class Broker:
             self._surfaces,
             backoff_s=render_backoff_s,
             sweep_s=render_sweep_s,
+            takeover_s=takeover_s,
             crash_point=crash_point,
         )
         self.metrics.watch_backlog(lambda: self.messages.backlog)

@@ -40,6 +40,7 @@ from askbridge.core.store.base import (
     Delivery,
     Ending,
     Event,
+    Render,
     VoteOutcome,
 )
 from askbridge.core.store.factory import shown_url
@@ -500,6 +501,9 @@ class PostgresStore:
             if outcome is VoteOutcome.COUNTED:
                 data = codec.vote_data(answers, notes)
                 await _insert_event(db, Event(request_id, at, "vote", person, data))
+                await db.execute(
+                    "UPDATE requests SET revision = revision + 1 WHERE request_id = $1", request_id
+                )
                 agreeing = await db.fetchval(
                     "SELECT count(*) FROM votes WHERE request_id = $1 AND answers = $2",
                     request_id,
@@ -570,6 +574,7 @@ class PostgresStore:
             taken, targets = found
             await db.execute(
                 "UPDATE requests SET escalation_step = $3, escalated_at = $4, escalate_at = $5,"
+                " revision = revision + 1,"
                 " targets = coalesce($6, targets),"
                 " posted_at = CASE WHEN $6::text IS NULL THEN posted_at END"
                 " WHERE request_id = $1 AND escalation_step = $2",
@@ -610,12 +615,14 @@ class PostgresStore:
                 await _insert_event(db, Event(request_id, at, "reminder"))
         return bool(claimed)
 
-    async def unrendered(self) -> list[tuple[Request, MessageRef]]:
+    async def unrendered(self, now: datetime | None = None) -> list[tuple[Request, MessageRef]]:
         async with self.pool.acquire() as db:
             rows = await db.fetch(
                 "SELECT m.request_id, m.platform, m.channel, m.message_id, m.data, m.target"
                 " FROM messages m JOIN requests r ON r.request_id = m.request_id"
-                " WHERE m.rendered_status = 'waiting' AND r.status <> 'waiting'"
+                " WHERE m.rendered_revision < r.revision AND ($1::double precision IS NULL"
+                " OR m.claimed_until IS NULL OR m.claimed_until <= $1)",
+                codec.epoch(now),
             )
             requests = {row[0]: await _load(db, row[0]) for row in rows}
         return [
@@ -624,16 +631,62 @@ class PostgresStore:
             if (request := requests[row[0]]) is not None
         ]
 
-    async def mark_rendered(self, request_id: str, message: MessageRef, status: Status) -> None:
+    async def claim_message(
+        self, request_id: str, message: MessageRef, owner: str, now: datetime, until: datetime
+    ) -> Render | None:
+        async with self.pool.acquire() as db, db.transaction():
+            # The share lock holds back votes until the request is read with its revision.
+            revision = await db.fetchval(
+                "SELECT revision FROM requests WHERE request_id = $1 FOR SHARE", request_id
+            )
+            claimed = await db.fetchval(
+                "UPDATE messages SET claimed_by = $5, claimed_until = $6"
+                f" WHERE {_MESSAGE} AND (claimed_by IS NULL OR claimed_by = $5"
+                " OR claimed_until <= $7) AND rendered_revision < $8 RETURNING true",
+                *_message_key(request_id, message),
+                owner,
+                codec.epoch(until),
+                codec.epoch(now),
+                revision,
+            )
+            return await _render(db, request_id, revision) if claimed else None
+
+    async def mark_rendered(
+        self, request_id: str, message: MessageRef, owner: str, rendered: Render, until: datetime
+    ) -> Render | None:
+        async with self.pool.acquire() as db, db.transaction():
+            revision = await db.fetchval(
+                "SELECT revision FROM requests WHERE request_id = $1 FOR SHARE", request_id
+            )
+            newer = revision is not None and revision > rendered.revision
+            held = await db.fetchval(
+                "UPDATE messages SET rendered_status = $7,"
+                " rendered_revision = greatest(rendered_revision, $8),"
+                " claimed_by = $6, claimed_until = $9"
+                f" WHERE {_MESSAGE} AND claimed_by = $5 RETURNING true",
+                *_message_key(request_id, message),
+                owner,
+                owner if newer else None,
+                rendered.request.status.value,
+                rendered.revision,
+                codec.epoch(until) if newer else None,
+            )
+            return await _render(db, request_id, revision) if newer and held else None
+
+    async def renew_claims(self, owner: str, until: datetime) -> int:
+        async with self.pool.acquire() as db:
+            done = await db.execute(
+                "UPDATE messages SET claimed_until = $2 WHERE claimed_by = $1",
+                owner,
+                codec.epoch(until),
+            )
+        return int(done.rsplit(" ", 1)[1])
+
+    async def release_claims(self, owner: str) -> None:
         async with self.pool.acquire() as db:
             await db.execute(
-                "UPDATE messages SET rendered_status = $1 WHERE request_id = $2"
-                " AND platform = $3 AND channel = $4 AND message_id = $5",
-                status.value,
-                request_id,
-                message.platform,
-                message.channel,
-                message.message_id,
+                "UPDATE messages SET claimed_by = NULL, claimed_until = NULL WHERE claimed_by = $1",
+                owner,
             )
 
     # --- audit --------------------------------------------------------------------------
@@ -733,8 +786,8 @@ def _storable(key: str | None) -> bool:
 
 async def _end(db: Connection, request_id: str, ending: Ending) -> bool:
     won = await db.fetchval(
-        "UPDATE requests SET status = $1, ended_at = $2, answers = $3, ended_by = $4"
-        " WHERE request_id = $5 AND status = 'waiting' RETURNING true",
+        "UPDATE requests SET status = $1, ended_at = $2, answers = $3, ended_by = $4,"
+        " revision = revision + 1 WHERE request_id = $5 AND status = 'waiting' RETURNING true",
         ending.status.value,
         codec.epoch(ending.at),
         None if ending.answers is None else json.dumps(ending.answers),
@@ -758,6 +811,18 @@ async def _end(db: Connection, request_id: str, ending: Ending) -> bool:
             codec.epoch(ending.at),
         )
     return True
+
+
+_MESSAGE = "request_id = $1 AND platform = $2 AND channel = $3 AND message_id = $4"
+
+
+def _message_key(request_id: str, message: MessageRef) -> tuple[str, str, str, str]:
+    return (request_id, message.platform, message.channel, message.message_id)
+
+
+async def _render(db: Connection, request_id: str, revision: int) -> Render | None:
+    request = await _load(db, request_id)
+    return None if request is None else Render(request, revision)
 
 
 async def _load(db: Connection, request_id: str) -> Request | None:

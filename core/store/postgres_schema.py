@@ -160,4 +160,21 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             " WHERE status = 'waiting'",
         ),
     ),
+    (
+        8,
+        (
+            # Keeping messages in step across replicas. Every change a message shows (a vote,
+            # an ending) adds one to the request's `revision`; a message records the revision
+            # it last showed, and `claimed_by` holds the right to update it until
+            # `claimed_until`, so one process at a time renders it, and a process that dies
+            # leaves it to another once its lease has run out.
+            "ALTER TABLE requests ADD COLUMN revision INTEGER NOT NULL DEFAULT 0",
+            "UPDATE requests SET revision = 1 WHERE status <> 'waiting'",
+            "ALTER TABLE messages ADD COLUMN rendered_revision INTEGER NOT NULL DEFAULT 0",
+            "UPDATE messages SET rendered_revision = 1 WHERE rendered_status <> 'waiting'",
+            "ALTER TABLE messages ADD COLUMN claimed_by TEXT",
+            "ALTER TABLE messages ADD COLUMN claimed_until DOUBLE PRECISION",
+            "CREATE INDEX messages_claimed ON messages (claimed_by) WHERE claimed_by IS NOT NULL",
+        ),
+    ),
 )
