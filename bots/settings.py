@@ -10,6 +10,7 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from askbridge.core.ask import MAX_SECONDS
+from askbridge.core.election import CHECK_S
 from askbridge.core.hooks.claude_code import (
     DEFAULT_HOOK_TIMEOUT_S,
     MAX_HOOK_TIMEOUT_S,
@@ -40,6 +41,9 @@ class Settings(BaseSettings):
     idle_timeout_s: float = Field(default=30.0, gt=0, le=3600)
     permission_grace_s: float = Field(default=60.0, ge=0, le=3600)
     retention_days: float | None = Field(default=None, gt=0)
+    # PostgreSQL replicas: how often a standby tries to take the Discord gateway, and the
+    # holder checks its database connection (a takeover takes about four times this).
+    election_check_s: float = Field(default=CHECK_S, ge=0.05, le=60)
     # Signs the webhooks sent to requests' callback_url; unset: callback_url is refused.
     webhook_secret: SecretStr | None = None
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
