@@ -37,9 +37,10 @@ class Seat(Protocol):
         """Try once; whether this process holds the seat now. Raises if the database cannot
         be reached."""
 
-    async def lost(self, check_s: float) -> str:
+    async def lost(self, check_s: float, within_s: float | None = None) -> str | None:
         """Return, saying why, once the seat may no longer be held: the connection closed, or
-        a check every `check_s` did not answer within `check_s`."""
+        a check every `check_s` did not answer within `check_s`. With `within_s`, return None
+        if it is still held after that long."""
 
     async def leave(self) -> None:
         """Give the seat up (nothing happens if it is not held)."""
@@ -53,9 +54,12 @@ class SoleSeat:
     async def take(self) -> bool:
         return True
 
-    async def lost(self, check_s: float) -> str:
-        await asyncio.Future()  # never
-        raise AssertionError("unreachable")
+    async def lost(self, check_s: float, within_s: float | None = None) -> str | None:
+        if within_s is None:
+            never: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+            return await never  # a sole seat is never lost
+        await asyncio.sleep(within_s)
+        return None
 
     async def leave(self) -> None:
         return None
@@ -120,6 +124,7 @@ class Election:
         while True:
             if self.holding:
                 why = await self._seat.lost(self.check_s)
+                assert why is not None
                 log.warning(
                     "lost the database connection that holds %s (%s): resigning, and standing by "
                     "for %s",
@@ -166,14 +171,9 @@ class Election:
         return taken
 
     async def _settle_then_lead(self) -> None:
-        if self.settle_s > 0:
-            watching = asyncio.create_task(self._seat.lost(self.check_s), name="askbridge-settle")
-            done, _ = await asyncio.wait({watching}, timeout=self.settle_s)
-            watching.cancel()
-            await asyncio.gather(watching, return_exceptions=True)
-            if done:
-                await self._seat.leave()
-                return
+        if self.settle_s > 0 and await self._seat.lost(self.check_s, self.settle_s) is not None:
+            await self._seat.leave()
+            return
         self.holding = True
         await self._lead()
 

@@ -7,12 +7,12 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import asyncpg
 
 from askbridge.core.election import SETTLE_CHECKS, Election, SoleSeat
-from askbridge.core.store.postgres_seat import PostgresSeat
+from askbridge.core.store.postgres_seat import SEAT_LOCKS, PostgresSeat
 from tests.stores import POSTGRES_URL, postgres_schema
 
 CHECK_S = 0.1
@@ -65,11 +65,17 @@ async def admin_and_seat_name() -> AsyncIterator[tuple[asyncpg.Connection, str, 
             await admin.close()
 
 
-async def holder_pid(admin: asyncpg.Connection, name: str) -> int:
+async def holder_pid(admin: asyncpg.Connection, url: str, name: str) -> int:
+    """The server process of the connection holding seat `name` in the schema of `url`."""
+    schema = parse_qs(urlsplit(url).query)["search_path"][0]
     pids = await admin.fetch(
-        "SELECT l.pid FROM pg_locks l JOIN pg_stat_activity a USING (pid) "
-        "WHERE l.locktype = 'advisory' AND l.granted AND a.application_name = $1",
-        f"askbridge-{name}",
+        "WITH seat AS (SELECT hashtextextended($1 || ':' || $2, $3) AS key) "
+        "SELECT pid FROM pg_locks, seat WHERE locktype = 'advisory' AND granted "
+        "AND objsubid = 1 AND classid::bigint = (key >> 32) & 4294967295 "
+        "AND objid::bigint = key & 4294967295",
+        schema,
+        name,
+        SEAT_LOCKS,
     )
     assert len(pids) == 1, pids
     return int(pids[0]["pid"])
@@ -86,7 +92,8 @@ async def test_one_leads_and_the_other_takes_over_when_its_connection_is_closed(
             assert leaders.now == {"a"}
 
             # The server ends a's session (as a restart or a network failure it noticed would).
-            await admin.execute("SELECT pg_terminate_backend($1)", await holder_pid(admin, name))
+            pid = await holder_pid(admin, url, name)
+            await admin.execute("SELECT pg_terminate_backend($1)", pid)
             took = await leaders.until({"b"})
             assert took < TAKEOVER_S + 1.0, took
             assert leaders.history == ["+a", "-a", "+b"]

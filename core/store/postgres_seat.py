@@ -45,14 +45,19 @@ class PostgresSeat:
         )
         return bool(held)
 
-    async def lost(self, check_s: float) -> str:
+    async def lost(self, check_s: float, within_s: float | None = None) -> str | None:
         db, closed = self._db, self._closed
         if db is None or db.is_closed():
             return "the connection was closed"
+        loop = asyncio.get_running_loop()
+        until = None if within_s is None else loop.time() + within_s
         while True:
+            wait_s = check_s if until is None else min(check_s, until - loop.time())
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(closed.wait(), check_s)
+                await asyncio.wait_for(closed.wait(), max(wait_s, 0.0))
                 return "the connection was closed"
+            if until is not None and loop.time() >= until:
+                return None
             try:
                 await db.fetchval("SELECT 1", timeout=check_s)
             except TimeoutError:

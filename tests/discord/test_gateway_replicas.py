@@ -9,10 +9,14 @@ import asyncio
 from pathlib import Path
 
 import aiohttp
+import asyncpg
 
+from askbridge.bots.service import Service
+from tests.conftest import settings_for
 from tests.emulators.discord import InteractionHandle
 from tests.server_process import ServerProcess
-from tests.stores import postgres_schema
+from tests.stores import POSTGRES_URL, postgres_schema
+from tests.test_election import holder_pid
 
 from .conftest import World, ask, discord_env, outcome, posted
 from .test_answering import ended
@@ -142,3 +146,41 @@ async def test_one_replica_holds_the_gateway_and_another_takes_over_when_it_is_k
     assert took_over[0].count("discord: pick on ask_deploy_") == 1
     for log in logs[1:]:
         assert "discord: standing by for the Discord gateway" in log, log
+
+
+async def test_a_holder_that_loses_its_database_connection_ends_its_session_first(
+    tmp_path: Path, world: World, http: aiohttp.ClientSession
+) -> None:
+    """Alone, it takes the gateway again; what matters is that it closed the session it had
+    (with code 1000, which ends it) instead of leaving it open beside the next one."""
+    emulator = world.emulator
+    async with postgres_schema() as database_url:
+        service = Service(
+            settings_for(
+                tmp_path,
+                **discord_env(emulator),
+                database_url=database_url,
+                default_target=f"discord:{world.channel.id}",
+                election_check_s=0.1,
+            )
+        )
+        await service.start()
+        try:
+            assert emulator.open_gateway_sessions == 1
+            admin = await asyncpg.connect(POSTGRES_URL)
+            try:
+                pid = await holder_pid(admin, database_url, "discord-gateway")
+                await admin.execute("SELECT pg_terminate_backend($1)", pid)
+            finally:
+                await admin.close()
+            await emulator.wait_gateway_ready(identifies=2, timeout=TAKEOVER_S)
+            assert emulator.open_gateway_sessions == 1
+
+            question = posted(emulator, await ask(http, service.url, deploy(1)))
+            click = await emulator.click(question, world.alice.id, "Yes")
+            assert (await click.response()).type == 6
+            assert (await outcome(http, service.url, "ask_deploy_1"))["status"] == "answered"
+        finally:
+            await service.stop()
+    assert (click.delivered_to, click.queued_for) == (1, 0)
+    assert emulator.gateway_stats.resumes == 0
