@@ -12,6 +12,7 @@ from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from askbridge.core.ask import MAX_SECONDS
+from askbridge.core.election import CHECK_S
 from askbridge.core.escalation import EXAMPLE, read_ladder
 from askbridge.core.hooks.claude_code import (
     DEFAULT_HOOK_TIMEOUT_S,
@@ -47,6 +48,9 @@ class Settings(BaseSettings):
     # How long a replica's claim on updating a message lasts unless renewed: how soon another
     # replica finishes the updates of one that died.
     takeover_s: float = Field(default=15.0, ge=1, le=3600)
+    # PostgreSQL replicas: how often a standby tries to take the Discord gateway, and the
+    # holder checks its database connection (a takeover takes about four times this).
+    election_check_s: float = Field(default=CHECK_S, ge=0.05, le=60)
     # Signs the webhooks sent to requests' callback_url; unset: callback_url is refused.
     webhook_secret: SecretStr | None = None
     # The escalation ladder (JSON) of requests that set neither escalation nor remind_after_s.
