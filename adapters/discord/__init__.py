@@ -1,6 +1,7 @@
 """Answering in Discord: one message per request, buttons and selects as DynamicItems."""
 
-from askbridge.adapters.discord.runtime import DiscordRuntime, invite_url
+from askbridge.adapters.discord.bot import invite_url
+from askbridge.adapters.discord.runtime import DiscordRuntime
 from askbridge.adapters.discord.surface import DiscordSurface
 
 __all__ = ["DiscordRuntime", "DiscordSurface", "invite_url"]

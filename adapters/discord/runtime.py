@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
-from collections.abc import Callable, Sequence
-from typing import Any
 
 import aiohttp
 import discord
 import discord.http
-import yarl
 from aiohttp import web
 
-from askbridge.adapters.discord import clicks, endpoint, forms, pointing
-from askbridge.adapters.discord.ids import DYNAMIC_ITEMS, Action, BadCustomId, CustomId, unpack
+from askbridge.adapters.discord import endpoint, pointing
+from askbridge.adapters.discord.api_calls import api_calls
+from askbridge.adapters.discord.bot import BridgeBot, invite_url
 from askbridge.adapters.discord.surface import DiscordSurface
 from askbridge.core.broker import Broker
 from askbridge.core.election import CHECK_S, Election, Seat, SoleSeat
@@ -30,112 +27,6 @@ GATEWAY = "the Discord gateway"
 CLOSE_TIMEOUT_S = 1.0
 """How long a resigning replica waits for Discord to acknowledge closing the gateway, before
 cutting the connection: the election counts on resigning quickly."""
-PERMISSIONS = discord.Permissions(
-    view_channel=True,
-    send_messages=True,
-    send_messages_in_threads=True,
-    read_message_history=True,
-)
-"""Exactly what the bot needs: see channels, post in them and in their threads, and find its
-own messages again (editing its own messages needs nothing more)."""
-WORD = re.compile(r"@?[a-z][a-z0-9_-]{0,31}")
-"""A path segment kept in a route's name; ids and tokens become `{id}` and `{token}`."""
-
-
-def invite_url(application_id: int) -> str:
-    return discord.utils.oauth_url(application_id, permissions=PERMISSIONS, scopes=("bot",))
-
-
-class BridgeBot(discord.Client):
-    """A plain `discord.Client` with minimal intents; it hands every click and every submitted
-    form to the broker."""
-
-    def __init__(
-        self,
-        broker: Broker,
-        http_trace: aiohttp.TraceConfig,
-        *,
-        api_url: str | None = None,
-        gateway_url: str | None = None,
-    ) -> None:
-        # Read by _get_state(), which discord.py calls from its __init__.
-        self._api_url, self._gateway_url = api_url, gateway_url
-        intents = discord.Intents.none()
-        # Clicks (INTERACTION_CREATE) need no intent at all; `guilds` keeps the guild and role
-        # caches filled, for checking roles (a click's member carries its role ids in any case).
-        intents.guilds = True
-        # Nothing askbridge sends pings anyone unless it says so (only reminders do).
-        super().__init__(
-            intents=intents,
-            max_messages=None,
-            chunk_guilds_at_startup=False,
-            allowed_mentions=discord.AllowedMentions.none(),
-            http_trace=http_trace,
-        )
-        self.broker = broker
-        self.connected = asyncio.Event()
-        """Set while the gateway session is up (from READY or RESUMED to a disconnect): then
-        clicks arrive."""
-
-    def _get_state(self, **options: Any) -> Any:
-        # discord.py's one hook between making its HTTP client and handing it to everything
-        # else: this client's own URLs, if any, and its gateway sockets (see `pointing`).
-        self.http = self.sockets = pointing.PointedHTTP(self.http, self._api_url, self._gateway_url)
-        return super()._get_state(**options)
-
-    async def setup_hook(self) -> None:
-        # Runs once, inside login(), before the gateway connects: every message askbridge ever
-        # posted is served from here on, with no view to re-register.
-        self.add_dynamic_items(*DYNAMIC_ITEMS)
-
-    def dispatch(self, event: str, /, *args: Any, **kwargs: Any) -> None:
-        # Kept in step here, before any listener runs, so that readiness never lags.
-        if event in ("connect", "resumed"):
-            self.connected.set()
-        elif event == "disconnect":
-            self.connected.clear()
-        super().dispatch(event, *args, **kwargs)
-
-    @property
-    def state(self) -> Any:
-        """discord.py's connection state: what reads an interaction that came over HTTP."""
-        return self._connection
-
-    async def handle_click(
-        self, interaction: discord.Interaction[Any], custom_id: CustomId, values: Sequence[str]
-    ) -> None:
-        """A click that came over the gateway (from the DynamicItems)."""
-        await self.on_click(interaction, clicks.Callback(interaction), custom_id, values)
-
-    async def on_click(
-        self,
-        interaction: discord.Interaction[Any],
-        first: clicks.First,
-        custom_id: CustomId,
-        values: Sequence[str],
-    ) -> None:
-        if custom_id.action is Action.WORDS:
-            await forms.open_form(self.broker, interaction, first, custom_id)
-        else:
-            await clicks.respond(self.broker, interaction, first, custom_id, values)
-
-    async def on_form(
-        self, interaction: discord.Interaction[Any], first: clicks.First, custom_id: CustomId
-    ) -> None:
-        await forms.submitted(self.broker, interaction, first, custom_id)
-
-    async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
-        """Every interaction comes here as well; askbridge takes its forms' submissions, which
-        discord.py would only route to a modal held in memory (see `forms`)."""
-        if interaction.type is not discord.InteractionType.modal_submit:
-            return
-        data: dict[str, Any] = dict(interaction.data or {})
-        try:
-            custom_id = unpack(str(data.get("custom_id")))
-        except BadCustomId:
-            return  # not askbridge's
-        if custom_id.action is Action.FORM:
-            await self.on_form(interaction, clicks.Callback(interaction), custom_id)
 
 
 class DiscordRuntime:
@@ -350,44 +241,3 @@ class DiscordRuntime:
             where = "DISCORD_API_URL" if self._api_url else "the network"
             return f"could not reach Discord at {api} ({error}); check {where}"
         return f"the Discord client stopped while connecting: {error!r}"
-
-
-def api_calls(metrics: Metrics, api_base: Callable[[], str]) -> aiohttp.TraceConfig:
-    """Counts every HTTP call discord.py makes (each retry after a 429 too), by route; the
-    gateway's connection counts as `gateway`."""
-    trace = aiohttp.TraceConfig()
-
-    async def answered(
-        _session: aiohttp.ClientSession, _context: object, params: aiohttp.TraceRequestEndParams
-    ) -> None:
-        name = route(params.method, params.url, api_base())
-        metrics.record_api_call("discord", name, status=params.response.status)
-
-    async def failed(
-        _session: aiohttp.ClientSession,
-        _context: object,
-        params: aiohttp.TraceRequestExceptionParams,
-    ) -> None:
-        metrics.record_api_call(
-            "discord", route(params.method, params.url, api_base()), status=None
-        )
-
-    trace.on_request_end.append(answered)
-    trace.on_request_exception.append(failed)
-    return trace
-
-
-def route(method: str, url: yarl.URL, api_base: str) -> str:
-    """`POST /channels/{id}/messages`: a call's route, without its ids and tokens."""
-    base = yarl.URL(api_base).path.rstrip("/")
-    if not url.path.startswith(base + "/"):
-        return "gateway"
-    parts: list[str] = []
-    for part in (p for p in url.path[len(base) :].split("/") if p):
-        if part.isdecimal():
-            parts.append("{id}")
-        elif parts[-2:] in (["interactions", "{id}"], ["webhooks", "{id}"]):
-            parts.append("{token}")  # whatever it looks like
-        else:
-            parts.append(part if WORD.fullmatch(part) else "{token}")
-    return f"{method} /{'/'.join(parts)}"

@@ -8,7 +8,8 @@ import aiohttp
 import pytest
 import yarl
 
-from askbridge.adapters.discord.runtime import DiscordRuntime, route
+from askbridge.adapters.discord.api_calls import route
+from askbridge.adapters.discord.runtime import DiscordRuntime
 from askbridge.bots.service import Service
 from tests.scrape import scrape, value
 
