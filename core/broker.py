@@ -270,9 +270,8 @@ class Broker:
             try:
                 async with asyncio.timeout(timeout_s):
                     while ended is None and not self.hub.closed:
-                        await watch.changed.wait()
-                        watch.changed.clear()
-                        latest = watch.latest or await self.get(request_id)
+                        await watch.changed
+                        latest = watch.take() or await self.get(request_id)
                         if latest.status.is_terminal:
                             ended = latest
             except TimeoutError:
