@@ -14,15 +14,22 @@ class Watch:
     registered with the hub.
 
     Ten thousand agents may wait at once, so a watch is small: two slots for the mailbox and
-    two to leave the hub by, a bare future rather than an event (and its queue)."""
+    two to leave the hub by, a bare future rather than an event (and its queue), and whether
+    its time is up."""
 
-    __slots__ = ("_hub", "_request_id", "changed", "latest")
+    __slots__ = ("_hub", "_request_id", "changed", "expired", "latest")
 
     def __init__(self, hub: Hub, request_id: str) -> None:
         self._hub = hub
         self._request_id = request_id
         self.changed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.latest: Request | None = None
+        self.expired = False
+
+    def expire(self) -> None:
+        """The waiter's time is up: wake it for good."""
+        self.expired = True
+        self.wake(self.latest)
 
     def wake(self, request: Request | None) -> None:
         self.latest = request

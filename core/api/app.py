@@ -7,6 +7,7 @@ import json
 import weakref
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import parse_qs
 
 from aiohttp import web
 
@@ -115,7 +116,7 @@ async def create_question(request: web.Request) -> web.Response:
 async def get_question(request: web.Request) -> web.Response:
     broker = request.app[BROKER]
     request_id = request.match_info["request_id"]
-    wait = request.query.get("wait")
+    wait = _first(request, "wait")
     if wait is None:
         return json_body(StatusObject.of(await broker.get(request_id)))
     try:
@@ -223,6 +224,13 @@ async def read_json_object(request: web.Request) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise _bad_request("request body must be a JSON object")
     return body
+
+
+def _first(request: web.Request, name: str) -> str | None:
+    """The first value of query parameter `name`, read without `request.query`: that parses
+    the whole query into a dict kept with the request, which each waiting long-poll holds."""
+    found = parse_qs(request.rel_url.raw_query_string, keep_blank_values=True).get(name)
+    return found[0] if found else None
 
 
 def _limit(request: web.Request, default: int, most: int) -> int:
