@@ -12,6 +12,7 @@ from askbridge.bots.client import (
     Interrupted,
     InvalidRequest,
     Withdrawn,
+    subject_matches,
     verify_signature,
 )
 
@@ -23,5 +24,6 @@ __all__ = [
     "Interrupted",
     "InvalidRequest",
     "Withdrawn",
+    "subject_matches",
     "verify_signature",
 ]

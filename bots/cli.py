@@ -142,6 +142,20 @@ def _parser() -> argparse.ArgumentParser:
         metavar="URL",
         help="also POST the signed status object here when the request ends",
     )
+    ask.add_argument(
+        "--escalation",
+        type=_json_arg,
+        metavar="JSON",
+        help='escalation steps, e.g. \'[{"after_s": 1800}, {"after_s": 3600, "answerers": '
+        '["slack-group:S0ONCALL"]}]\'',
+    )
+    ask.add_argument("--subject", type=_json_arg, metavar="JSON", help="the JSON object to approve")
+    ask.add_argument("--requested-by", metavar="WHO", help="who asks: slack:U…, web:<name>…")
+    ask.add_argument(
+        "--no-self-approval",
+        action="store_true",
+        help="the person named by --requested-by may not answer",
+    )
     ask.add_argument("--url", help="the server (ASKBRIDGE_URL, else ASKBRIDGE_HOST:PORT)")
     ask.add_argument("--quiet", action="store_true", help="print nothing but the answers")
 
@@ -440,10 +454,21 @@ def _ask_body(args: argparse.Namespace) -> dict[str, Any]:
         ("allow_other", args.allow_other or None),
         ("allow_notes", args.allow_notes or None),
         ("callback_url", args.callback_url),
+        ("escalation", args.escalation),
+        ("subject", args.subject),
+        ("requested_by", args.requested_by),
+        ("no_self_approval", args.no_self_approval or None),
     ):
         if value is not None:
             body[key] = value
     return body
+
+
+def _json_arg(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise argparse.ArgumentTypeError(f"not JSON: {error}") from None
 
 
 def _mcp(settings: Settings, args: argparse.Namespace) -> int:
@@ -576,7 +601,8 @@ def _prune(settings: Settings, args: argparse.Namespace) -> int:
     keep = timedelta(seconds=float(age[1]) * AGE_UNITS[age[2]])
 
     async def prune() -> int:
-        store = open_store(settings.database_url, sqlite_sync=settings.sqlite_sync)
+        # Beside a running server: a SQLite file stays the server's.
+        store = open_store(settings.database_url, sqlite_sync=settings.sqlite_sync, serving=False)
         await store.open()
         try:
             return await store.prune(datetime.now(UTC) - keep)

@@ -21,6 +21,7 @@ import aiohttp
 from askbridge.core.ask import Ask
 from askbridge.core.errors import InvalidQuestion
 from askbridge.core.models import UserQuestion, UserQuestionResponse
+from askbridge.core.subject import subject_sha256
 
 log = logging.getLogger("askbridge.client")
 
@@ -122,7 +123,8 @@ class AskbridgeClient:
 
         `questions` is an `Ask`, or the questions with the other fields as keywords;
         `policy` takes the other fields of the API: answerers, quorum, on_timeout,
-        remind_after_s, allow_other, allow_notes, callback_url. InvalidRequest, before
+        remind_after_s, allow_other, allow_notes, callback_url, escalation, subject,
+        requested_by, no_self_approval. InvalidRequest, before
         anything is sent, when a rule refuses the ask.
         """
         body = request_body(questions, target, timeout_s, context, request_id, **policy)
@@ -308,6 +310,14 @@ def verify_signature(
         for part in signature.split(",")
         if part.strip().startswith("v1=")
     )
+
+
+def subject_matches(decision: Mapping[str, Any], subject: Mapping[str, Any]) -> bool:
+    """Whether `decision` (a status object, or a webhook's body) was made about exactly
+    `subject`: its subject_sha256 is the SHA-256 of the canonical JSON of what the agent is
+    about to do. Check it before acting on an approval."""
+    digest = decision.get("subject_sha256")
+    return isinstance(digest, str) and hmac.compare_digest(digest, subject_sha256(subject))
 
 
 def checked(ask: Ask | Mapping[str, Any]) -> Ask:

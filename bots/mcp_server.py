@@ -54,7 +54,10 @@ def build_server(
             "answerers/quorum: who may answer and how many must agree; on_timeout: 'expire' or "
             "{answers: {header: label}} given at the deadline; remind_after_s: one reminder; "
             "allow_other: people may answer in their own words; allow_notes: people may add a "
-            "note to their answer; callback_url: the server also POSTs the signed result there."
+            "note to their answer; callback_url: the server also POSTs the signed result there; "
+            "escalation: steps [{after_s, answerers?, target?, mention?}] taken while nobody "
+            "answers; subject: the JSON object to approve (the answer carries its "
+            "subject_sha256); requested_by + no_self_approval: the requester may not answer."
         ),
     )
     async def ask_user_question(
@@ -69,6 +72,10 @@ def build_server(
         allow_other: bool | None = None,
         allow_notes: bool | None = None,
         callback_url: str | None = None,
+        escalation: list[dict[str, Any]] | dict[str, Any] | None = None,
+        subject: dict[str, Any] | None = None,
+        requested_by: str | None = None,
+        no_self_approval: bool | None = None,
         *,
         ctx: Context,
     ) -> Answers:
@@ -84,6 +91,10 @@ def build_server(
             "allow_other": allow_other,
             "allow_notes": allow_notes,
             "callback_url": callback_url,
+            "escalation": escalation,
+            "subject": subject,
+            "requested_by": requested_by,
+            "no_self_approval": no_self_approval,
         }
         try:
             ask = Ask.parse({key: value for key, value in fields.items() if value is not None})

@@ -8,6 +8,7 @@ from askbridge.adapters.discord import DiscordRuntime
 from askbridge.adapters.slack import SlackConfig, SlackRuntime
 from askbridge.bots.settings import Settings
 from askbridge.core.broker import Broker
+from askbridge.core.election import seat_for
 from askbridge.core.metrics import Metrics
 from askbridge.core.surface import PlatformRuntime
 
@@ -40,6 +41,8 @@ def platform_runtimes(
                 gateway_url=settings.discord_gateway_url,
                 public_key=settings.discord_public_key,
                 metrics=metrics,
+                seat=seat_for(settings.database_url, "discord-gateway"),
+                election_check_s=settings.election_check_s,
             )
         )
     return runtimes

@@ -20,7 +20,7 @@ from askbridge.core.api.status import status_json
 from askbridge.core.broker import Broker
 from askbridge.core.clock import Clock
 from askbridge.core.crash_points import CrashPoint, no_crash
-from askbridge.core.errors import AskbridgeError, StartupError
+from askbridge.core.errors import AskbridgeError, InvalidQuestion, StartupError
 from askbridge.core.metrics import Metrics
 from askbridge.core.store import Store, open_store
 from askbridge.core.store.factory import shown_url
@@ -86,6 +86,8 @@ class Service:
             metrics=self.metrics,
             crash_point=self.crash_point,
             webhooks=self._webhooks(),
+            default_escalation=settings.default_escalation(),
+            takeover_s=settings.takeover_s,
         )
         self.runtimes = platform_runtimes(settings, self.broker, self.metrics)
         signed = tuple(path for runtime in self.runtimes for path in runtime.signed_paths)
@@ -112,6 +114,7 @@ class Service:
             for runtime in self.runtimes:
                 lines.append(await runtime.start())
                 self.broker.add_surface(runtime.surface)
+            self._check_escalation()
             await self.broker.start()
             self._runner = web.AppRunner(
                 app,
@@ -134,6 +137,15 @@ class Service:
             await self.broker.prune(keep)
             self._retention = asyncio.create_task(self._prune_forever(keep), name="askbridge-prune")
         self._log_ready(lines, token)
+
+    def _check_escalation(self) -> None:
+        """The default ladder's answerers and targets must work with the platforms set up,
+        or every ask would be refused for it."""
+        try:
+            self.broker.check_ladder(self.broker.default_escalation)
+        except InvalidQuestion as error:
+            problems = "; ".join(str(p) for p in error.problems)
+            raise StartupError(f"ASKBRIDGE_ESCALATION: {problems}") from error
 
     def _webhooks(self) -> WebhookOptions | None:
         """Webhooks are sent when ASKBRIDGE_WEBHOOK_SECRET is set, which signs them."""

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from askbridge.core.ask import MAX_SECONDS
+from askbridge.core.election import CHECK_S
+from askbridge.core.escalation import EXAMPLE, read_ladder
 from askbridge.core.hooks.claude_code import (
     DEFAULT_HOOK_TIMEOUT_S,
     MAX_HOOK_TIMEOUT_S,
     MIN_HOOK_TIMEOUT_S,
     HookOptions,
 )
+from askbridge.core.models import Ladder
 from askbridge.core.store.factory import url_password
 
 
@@ -40,8 +45,16 @@ class Settings(BaseSettings):
     idle_timeout_s: float = Field(default=30.0, gt=0, le=3600)
     permission_grace_s: float = Field(default=60.0, ge=0, le=3600)
     retention_days: float | None = Field(default=None, gt=0)
+    # How long a replica's claim on updating a message lasts unless renewed: how soon another
+    # replica finishes the updates of one that died.
+    takeover_s: float = Field(default=15.0, ge=1, le=3600)
+    # PostgreSQL replicas: how often a standby tries to take the Discord gateway, and the
+    # holder checks its database connection (a takeover takes about four times this).
+    election_check_s: float = Field(default=CHECK_S, ge=0.05, le=60)
     # Signs the webhooks sent to requests' callback_url; unset: callback_url is refused.
     webhook_secret: SecretStr | None = None
+    # The escalation ladder (JSON) of requests that set neither escalation nor remind_after_s.
+    escalation: str | None = None
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     log_format: Literal["text", "json"] = "text"
     # Only the client and `askbridge ask` read this: where a running server is.
@@ -92,6 +105,17 @@ class Settings(BaseSettings):
             else value.lower()
         )
 
+    @field_validator("escalation")
+    @classmethod
+    def _ladder(cls, value: str | None) -> str | None:
+        if value is not None:
+            read_escalation(value)
+        return value
+
+    def default_escalation(self) -> Ladder | None:
+        """The server's default escalation ladder (ASKBRIDGE_ESCALATION), if it has one."""
+        return None if self.escalation is None else read_escalation(self.escalation)
+
     @property
     def server_url(self) -> str:
         """Where clients reach the server: ASKBRIDGE_URL, else built from host and port."""
@@ -125,6 +149,19 @@ class Settings(BaseSettings):
         found = [v.get_secret_value() for v in values if v is not None and v.get_secret_value()]
         password = url_password(self.database_url)
         return [*found, password] if password else found
+
+
+def read_escalation(text: str) -> Ladder:
+    """A ladder from ASKBRIDGE_ESCALATION's JSON; ValueError says what is wrong with it."""
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"must be JSON such as {EXAMPLE}: {error}") from None
+    try:
+        return read_ladder(raw)
+    except PydanticCustomError as error:
+        problems = (error.context or {}).get("problems", ())
+        raise ValueError("; ".join(str(p) for p in problems) or error.message()) from None
 
 
 def _listed(text: str | None) -> tuple[str, ...]:

@@ -26,7 +26,8 @@ from pydantic import (
 
 from askbridge.core.answers import to_selections
 from askbridge.core.errors import Problem
-from askbridge.core.models import Policy, QuestionOption, Target, UserQuestion
+from askbridge.core.escalation import MAX_ANSWERERS, LadderSchema, read_answerers, read_ladder
+from askbridge.core.models import Ladder, Policy, QuestionOption, Target, UserQuestion
 from askbridge.core.policy import ANSWERER
 from askbridge.core.problems import broken, invalid, rule, shown, text_problem
 from askbridge.core.questions import (
@@ -37,10 +38,10 @@ from askbridge.core.questions import (
     MIN_OPTIONS,
     Questions,
 )
+from askbridge.core.subject import subject_sha256
 from askbridge.core.targets import MAX_TARGETS, TargetInput, read_targets
 
 MAX_CONTEXT_CHARS = 500
-MAX_ANSWERERS = 50
 MAX_QUORUM = 50
 MAX_SECONDS = 30 * 24 * 3600.0
 MAX_URL_CHARS = 2048
@@ -109,6 +110,30 @@ class Ask(BaseModel):
         description="an http(s) URL askbridge POSTs the status object to once the request "
         "ends, signed with the server's ASKBRIDGE_WEBHOOK_SECRET (see X-Askbridge-Signature)",
     )
+    escalation: Ladder | None = Field(
+        default=None,
+        description="what happens while nobody answers: a list of steps {after_s (from "
+        "creation), answerers?, target?, mention?} or {steps, quiet_hours: {tz, start, end}}; "
+        "each step pings the people who may answer, and may open the request to other "
+        "answerers or post it to another target; absent: the server's default ladder, unless "
+        "remind_after_s is set; []: none",
+    )
+    subject: dict[str, Any] | None = Field(
+        default=None,
+        description="what is to be approved (a JSON object, e.g. a command and its "
+        "arguments); the decision carries the SHA-256 of its canonical JSON (subject_sha256)",
+    )
+    requested_by: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("requested_by", "requestedBy"),
+        description="who asks, as an answerer entry naming a person (slack:U…, discord:@<id>, "
+        "web:<name>)",
+    )
+    no_self_approval: bool = Field(
+        default=False,
+        validation_alias=AliasChoices("no_self_approval", "noSelfApproval"),
+        description="refuse a vote from requested_by",
+    )
 
     @classmethod
     def parse(cls, raw: Any) -> Ask:
@@ -133,6 +158,10 @@ class Ask(BaseModel):
             allow_other=self.allow_other,
             allow_notes=self.allow_notes,
             callback_url=self.callback_url,
+            escalation=self.escalation,
+            subject_sha256=None if self.subject is None else subject_sha256(self.subject),
+            requested_by=self.requested_by,
+            no_self_approval=self.no_self_approval,
         )
 
     @model_validator(mode="before")
@@ -175,6 +204,55 @@ class Ask(BaseModel):
             raise rule(f"{wanted}, got {shown(raw)}")
         return raw
 
+    @field_validator("escalation", mode="before", json_schema_input_type=LadderSchema)
+    @classmethod
+    def _escalation(cls, raw: Any) -> Ladder | None:
+        return None if raw is None else read_ladder(raw)
+
+    @field_validator("escalation")
+    @classmethod
+    def _one_way_to_remind(cls, ladder: Ladder | None, info: ValidationInfo) -> Ladder | None:
+        if ladder is not None and ladder.steps and info.data.get("remind_after_s") is not None:
+            raise rule(
+                "cannot be used with remind_after_s: make the reminder the ladder's first "
+                'step ({"after_s": <seconds>}) and leave remind_after_s out'
+            )
+        return ladder
+
+    @field_validator("subject", mode="before")
+    @classmethod
+    def _subject(cls, raw: Any) -> Any:
+        if raw is None:
+            return None
+        if not isinstance(raw, Mapping):
+            raise rule(f"must be a JSON object, got {shown(raw)}")
+        try:
+            subject_sha256(raw)
+        except (TypeError, ValueError) as error:
+            raise rule(f"must be plain JSON (objects, lists, text, numbers): {error}") from None
+        return dict(raw)
+
+    @field_validator("requested_by", mode="before")
+    @classmethod
+    def _requested_by(cls, raw: Any) -> Any:
+        if raw is None:
+            return None
+        entry = raw.strip() if isinstance(raw, str) else raw
+        match = ANSWERER.fullmatch(entry) if isinstance(entry, str) else None
+        if match is None or "-" in match["kind"]:
+            raise rule(
+                "must name one person as an answerer entry (slack:U…, discord:@<user id>, "
+                f"web:<name>), got {shown(raw)}"
+            )
+        return entry
+
+    @field_validator("no_self_approval")
+    @classmethod
+    def _needs_requester(cls, value: bool, info: ValidationInfo) -> bool:
+        if value and info.data.get("requested_by") is None:
+            raise rule("needs requested_by: name the person who asks, who may then not answer")
+        return value
+
     @field_validator("target", mode="before", json_schema_input_type=TargetInput)
     @classmethod
     def _targets(cls, raw: Any) -> tuple[Target, ...]:
@@ -215,31 +293,7 @@ class Ask(BaseModel):
     )
     @classmethod
     def _answerers(cls, raw: Any) -> tuple[str, ...]:
-        if raw is None:
-            return ()
-        if isinstance(raw, str):
-            raw = [part for part in raw.split(",") if part.strip()]
-        if not isinstance(raw, list | tuple):
-            raise rule(f"must be a list of strings, got {shown(raw)}")
-        if len(raw) > MAX_ANSWERERS:
-            raise rule(f"must name at most {MAX_ANSWERERS} answerers, got {len(raw)}")
-        entries: list[str] = []
-        problems: list[Problem] = []
-        for index, entry in enumerate(raw):
-            text = entry.strip() if isinstance(entry, str) else entry
-            problem = text_problem(text) if isinstance(text, str) else None
-            if problem is None and (not isinstance(text, str) or not ANSWERER.fullmatch(text)):
-                problem = (
-                    "must be slack:U…, slack-group:S…, discord:@<user id>, "
-                    f"discord-role:<role id> or web:<name>, got {shown(entry)}"
-                )
-            if problem is not None:
-                problems.append(Problem(f"[{index}]", problem))
-            elif text not in entries:
-                entries.append(text)
-        if problems:
-            raise broken(*problems)
-        return tuple(entries)
+        return read_answerers(raw)
 
     @field_validator(
         "quorum",

@@ -29,6 +29,7 @@ from askbridge.core.errors import (
     Problem,
     UnknownTarget,
 )
+from askbridge.core.escalation import due_at
 from askbridge.core.hub import Hub
 from askbridge.core.intents import (
     Cancel,
@@ -43,9 +44,10 @@ from askbridge.core.intents import (
     Refused,
     Submit,
 )
-from askbridge.core.message_updates import BACKOFF_S, SWEEP_S, MessageUpdates
+from askbridge.core.message_updates import BACKOFF_S, SWEEP_S, TAKEOVER_S, MessageUpdates
 from askbridge.core.metrics import Metrics
 from askbridge.core.models import (
+    Ladder,
     MessageRef,
     Person,
     Request,
@@ -54,7 +56,7 @@ from askbridge.core.models import (
     Target,
     UserQuestion,
 )
-from askbridge.core.policy import may_answer
+from askbridge.core.policy import answerers_now, is_requester, may_answer
 from askbridge.core.posting import Posting
 from askbridge.core.questions import MAX_QUESTIONS
 from askbridge.core.store.base import EVERY_REQUEST, Ending, Event, Store, VoteOutcome
@@ -82,17 +84,22 @@ class Broker:
         unconfigured: Mapping[str, str] | None = None,
         render_backoff_s: Sequence[float] = BACKOFF_S,
         render_sweep_s: float = SWEEP_S,
+        takeover_s: float = TAKEOVER_S,
         metrics: Metrics | None = None,
         crash_point: CrashPoint = no_crash,
         webhooks: WebhookOptions | None = None,
+        default_escalation: Ladder | None = None,
     ) -> None:
-        """`webhooks`: how to send requests' callback_url webhooks; None refuses such asks."""
+        """`webhooks`: how to send requests' callback_url webhooks; None refuses such asks.
+        `default_escalation`: the ladder of asks that set neither escalation nor
+        remind_after_s."""
         self.store = store
         self.metrics = metrics or Metrics()
         self.clock: Clock = clock or SystemClock()
         self.hub = Hub()
         self.default_timeout_s = default_timeout_s
         self.default_target = default_target
+        self.default_escalation = default_escalation
         self._surfaces: dict[str, Surface] = {}
         # platform -> how to enable it, for the error when a target names it
         self._unconfigured = dict(unconfigured or {})
@@ -103,6 +110,7 @@ class Broker:
             self._surfaces,
             backoff_s=render_backoff_s,
             sweep_s=render_sweep_s,
+            takeover_s=takeover_s,
             crash_point=crash_point,
         )
         self.metrics.watch_backlog(lambda: self.messages.backlog)
@@ -192,6 +200,9 @@ class Broker:
         self._check_answerers(ask.answerers)
         timeout_s = self.default_timeout_s if ask.timeout_s is None else ask.timeout_s
         policy = ask.policy
+        if policy.escalation is None and policy.remind_after_s is None:
+            policy = policy.model_copy(update={"escalation": self.default_escalation})
+        self.check_ladder(policy.escalation)
         now = self.clock.now()
         expires_at = None if timeout_s is None else now + timedelta(seconds=timeout_s)
         remind_at = None
@@ -209,6 +220,7 @@ class Broker:
             policy=policy,
             remind_at=remind_at,
         )
+        draft = draft.model_copy(update={"escalate_at": due_at(draft, 0, now)})
         async with self.store.posting(request_id) as mine:
             stored, created = await self.store.create(draft)
             if not created:
@@ -218,7 +230,7 @@ class Broker:
                 self._crash("ask.stored")
                 await self.posting.first(stored)
                 self.metrics.record_created(stored)
-        if stored.expires_at is not None or stored.remind_at is not None:
+        if any(at is not None for at in (stored.expires_at, stored.remind_at, stored.escalate_at)):
             self._deadline_moved.set()
         self.hub.publish(request_id)
         return await self.get(request_id), True
@@ -398,7 +410,11 @@ class Broker:
         )
         draft: Selections = {}
         request = None if needs_draft else held
-        if request is not None and (not _from(origin, request) or _drafts(intent, request)):
+        if request is not None and (
+            not _from(origin, request)
+            or _drafts(intent, request)
+            or self._may_have_escalated(request)
+        ):
             # A message recorded since, perhaps; a draft is saved only while the request
             # waits, as read now.
             request = None
@@ -426,8 +442,12 @@ class Broker:
         chosen = _checked(request.questions, intent)
         if chosen is None:
             return Refused(Refusal.FOREIGN_MESSAGE, await self._view(view))
+        if _own_request(request, person) and not isinstance(intent, Cancel):
+            data = {"origin": _where(origin), "reason": Refusal.SELF_APPROVAL.value}
+            await self.store.add_event(Event(request_id, self.clock.now(), "denied", person, data))
+            return Refused(Refusal.SELF_APPROVAL, await self._view(view))
         person, unchecked = await self._with_groups(person, request)
-        if not may_answer(request.policy, person):
+        if not view.accepts(person):
             await self.store.add_event(
                 Event(request_id, self.clock.now(), "denied", person, {"origin": _where(origin)})
             )
@@ -518,17 +538,22 @@ class Broker:
         self._finished(request)
         return Decided(view)
 
+    def _may_have_escalated(self, request: Request) -> bool:
+        """An escalation step may have been taken since `request` was read (here or by another
+        replica): who may answer and where it is posted are read again."""
+        return request.escalate_at is not None and request.escalate_at <= self.clock.now()
+
     async def _with_groups(
         self, person: Person, request: Request
     ) -> tuple[Person, tuple[str, ...]]:
         """`person` with the groups of their platform that the answerers name and they are in,
         and the groups that could not be checked; the platform is asked only when the groups
         could decide."""
-        policy = request.policy
-        if not policy.answerers or may_answer(policy, person):
+        answerers = answerers_now(request)
+        if not answerers or may_answer(answerers, person):
             return person, ()
         directory = self._surfaces.get(person.platform)
-        entries = [a for a in policy.answerers if a.startswith(f"{person.platform}-")]
+        entries = [a for a in answerers if a.startswith(f"{person.platform}-")]
         if not entries or not isinstance(directory, GroupDirectory):
             return person, ()
         found = await directory.membership(person, entries, self.clock.now())
@@ -551,7 +576,35 @@ class Broker:
         for request_id in await self.store.due_reminders(self.clock.now()):
             if await self.store.mark_reminded(request_id, self.clock.now()):
                 self.messages.remind(await self.get(request_id))
+        for request_id in await self.store.due_escalations(self.clock.now()):
+            await self._escalate(request_id)
         return ended
+
+    async def _escalate(self, request_id: str) -> None:
+        """Take the request's next escalation step, unless another process took it first: the
+        step's target gets the request posted, the people who may answer now are pinged, and
+        every message shows the step."""
+        request = await self.get(request_id)
+        now = self.clock.now()
+        step = request.escalation_step
+        if request.escalate_at is None or request.escalate_at > now:
+            return
+        if not await self.store.escalate(request_id, step, now, due_at(request, step + 1, now)):
+            return
+        escalated = await self.get(request_id)
+        log.info(
+            "request %s escalated (step %d)", request_id, step + 1, extra={"request_id": request_id}
+        )
+        if escalated.posted_at is None:
+            async with self.store.posting(request_id) as mine:
+                if mine:
+                    await self.posting.again(escalated)
+            escalated = await self.get(request_id)
+        self.hub.publish(request_id)
+        self.messages.changed(escalated)
+        ladder = escalated.policy.escalation
+        if ladder is not None and ladder.steps[step].mention:
+            self.messages.remind(escalated)
 
     async def _deadline_ending(self, request_id: str) -> Ending:
         request = await self.get(request_id)
@@ -607,6 +660,23 @@ class Broker:
         surface.check_target(target)
         return target
 
+    def check_ladder(self, ladder: Ladder | None) -> None:
+        """Each step's answerers and target must work here, as the ask's own must."""
+        for index, step in enumerate(ladder.steps if ladder else ()):
+            if step.target is not None:
+                try:
+                    self._target(step.target)
+                except UnknownTarget as error:
+                    problem = Problem(f"escalation[{index}].target", str(error))
+                    raise InvalidQuestion([problem]) from None
+            try:
+                self._check_answerers(step.answerers or ())
+            except InvalidQuestion as error:
+                where = f"escalation[{index}]"
+                raise InvalidQuestion(
+                    [Problem(f"{where}.{p.location}", p.message) for p in error.problems]
+                ) from None
+
     def _check_answerers(self, answerers: Sequence[str]) -> None:
         """Every answerer must be of a kind a configured surface knows, or nobody could ever
         answer as them (a typo such as `slack-grup:S0SRE` would make a gate no one can pass)."""
@@ -645,6 +715,11 @@ class Broker:
         self.metrics.record_ended(request)
         if self.webhooks is not None:
             self.webhooks.poke()
+
+
+def _own_request(request: Request, person: Person) -> bool:
+    """`person` asked for the request and may not answer it (no_self_approval)."""
+    return request.policy.no_self_approval and is_requester(request.policy, person)
 
 
 def _where(origin: MessageRef | None) -> dict[str, str] | None:

@@ -20,7 +20,7 @@ POINTS: Mapping[str, str] = MappingProxyType(
         "ask.recorded": "a message is recorded; the request is not marked as posted yet",
         "vote.recorded": "a vote is stored; nobody is woken and the click is not acknowledged",
         "finish.recorded": "the request has ended in the store; no message shows it yet",
-        "render.updated": "a message shows how the request ended; the store does not know yet",
+        "render.updated": "a message shows its request's newest state; the store does not know yet",
     }
 )
 """Every point, with what has and has not happened when the process dies there."""

@@ -59,6 +59,8 @@ class Refusal(enum.StrEnum):
     BAD_TEXT = "bad_text"
     """What the person typed cannot be taken (empty, too long, or not allowed): see
     `problems`."""
+    SELF_APPROVAL = "self_approval"
+    """The person is the request's requester, and it has no_self_approval."""
     REPLAYED = "replayed"
     """The person's vote came from a newer click: this one is a replay or a redelivery."""
 

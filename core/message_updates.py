@@ -8,6 +8,12 @@ process lives, backing off up to a minute (or as long as the platform's Retry-Af
 what a process leaves undone is in the store (`Store.unrendered`), which every replica sweeps
 now and then, so a message never stays stale once its platform is back. Reminders use the
 same retries.
+
+Across replicas a message is updated by one process at a time: the worker claims it in the
+store (`Store.claim_message`) with a lease of `takeover_s`, renewed while it works, and
+renders the state the store gives it, then the newer ones until none is left. A replica whose
+claim fails leaves the change to the holder, which sees it before letting go; a replica that
+dies leaves its claims to run out, and the sweep of another one takes them over.
 """
 
 from __future__ import annotations
@@ -16,14 +22,16 @@ import asyncio
 import itertools
 import logging
 import random
+import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+from askbridge.core.clock import Clock, SystemClock
 from askbridge.core.crash_points import CrashPoint, no_crash
 from askbridge.core.errors import RetryLater
 from askbridge.core.models import MessageRef, Request, Status
-from askbridge.core.store.base import Store
+from askbridge.core.store.base import Render, Store
 from askbridge.core.surface import Reminding, Surface
 
 log = logging.getLogger("askbridge.messages")
@@ -31,6 +39,9 @@ log = logging.getLogger("askbridge.messages")
 BACKOFF_S = (1.0, 2.0, 5.0, 15.0, 60.0)
 """Waits between attempts; the last one repeats for as long as it takes."""
 SWEEP_S = 60.0
+TAKEOVER_S = 15.0
+"""How long a message claim lasts unless renewed: how soon another replica takes over the
+updates of one that died."""
 START_AFTER_S = 0.005
 """A message update starts this long after the transition that asked for it: the click's
 acknowledgement and the agent's wake-up, which follow the same commit, go first instead of
@@ -52,32 +63,56 @@ class MessageUpdates:
         *,
         backoff_s: Sequence[float] = BACKOFF_S,
         sweep_s: float = SWEEP_S,
+        takeover_s: float = TAKEOVER_S,
         crash_point: CrashPoint = no_crash,
+        lease_clock: Clock | None = None,
     ) -> None:
         self._store = store
+        self.owner = uuid.uuid4().hex
+        """Who holds this process's message claims in the store."""
+        # Leases are real time between processes, whatever clock the broker's deadlines use.
+        self._lease_clock = lease_clock or SystemClock()
+        self._takeover = timedelta(seconds=takeover_s)
         self._crash = crash_point
         self._surfaces = surfaces
         self._backoff_s = tuple(backoff_s) or (0.0,)
-        self._sweep_s = sweep_s
+        # Claims left by a replica that died are found by the next sweep after they run out.
+        self._sweep_s = min(sweep_s, takeover_s)
         self._queue: dict[MessageKey, tuple[Request, MessageRef]] = {}
         self._workers: set[MessageKey] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._sweeper: asyncio.Task[None] | None = None
+        self._renewer: asyncio.Task[None] | None = None
         self._calls = asyncio.Semaphore(CALLS_AT_ONCE)
 
     def start(self) -> None:
         """Sweep the store for messages left stale (here, or by a replica that died)."""
         self._sweeper = asyncio.create_task(self._sweep_forever(), name="askbridge-render-sweep")
+        self._renewer = asyncio.create_task(self._renew_forever(), name="askbridge-render-leases")
 
     async def _sweep_forever(self) -> None:
         while True:
             try:
-                for request, message in await self._store.unrendered():
+                for request, message in await self._store.unrendered(self._lease_clock.now()):
                     if _key(request, message) not in self._workers:
                         self.changed(request.model_copy(update={"messages": (message,)}))
             except Exception:
                 log.warning("looking for messages to update failed", exc_info=True)
             await asyncio.sleep(self._sweep_s)
+
+    async def _renew_forever(self) -> None:
+        """Keep the claims of messages still being updated (a platform may be down for a long
+        while) from running out under them."""
+        while True:
+            await asyncio.sleep(self._takeover.total_seconds() / 3)
+            if self._workers:
+                try:
+                    await self._store.renew_claims(self.owner, self._lease_end())
+                except Exception:
+                    log.warning("renewing message claims failed", exc_info=True)
+
+    def _lease_end(self) -> datetime:
+        return self._lease_clock.now() + self._takeover
 
     @property
     def running(self) -> bool:
@@ -124,40 +159,57 @@ class MessageUpdates:
                 log.warning("could not retract %s on %s", request.request_id, message.platform)
 
     async def stop(self, grace_s: float) -> None:
-        """Give updates in flight `grace_s` to finish, then cancel what is left."""
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            await asyncio.gather(self._sweeper, return_exceptions=True)
+        """Give updates in flight `grace_s` to finish, then cancel what is left and let go of
+        its claims, so that another replica takes the updates over at once."""
+        loops = [t for t in (self._sweeper, self._renewer) if t is not None]
+        for loop in loops:
+            loop.cancel()
+        await asyncio.gather(*loops, return_exceptions=True)
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=grace_s)
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        try:
+            await self._store.release_claims(self.owner)
+        except Exception:
+            log.warning("letting go of message claims failed; they run out by themselves")
 
     async def _render_newest(self, key: MessageKey) -> None:
         try:
             await asyncio.sleep(START_AFTER_S)
             while key in self._queue:
                 request, message = self._queue.pop(key)
-                if not request.status.is_terminal:
-                    # A progress render must not paint over an ending it raced with.
-                    request = await self._store.get(request.request_id) or request
-                await self._render(request, message)
+                surface = self._surfaces.get(message.platform)
+                if surface is not None:
+                    await self._render_claimed(surface, request.request_id, message)
+        except Exception:
+            # The store failed: the change stays unrendered in it, for the sweep.
+            log.warning("updating a message of %s failed", key[0], exc_info=True)
         finally:
             self._workers.discard(key)
 
-    async def _render(self, request: Request, message: MessageRef) -> None:
-        surface = self._surfaces.get(message.platform)
-        if surface is None:
-            return
-        done = await self._retrying(
+    async def _render_claimed(self, surface: Surface, request_id: str, message: MessageRef) -> None:
+        """Render each revision of the message's request that the store hands over, for as
+        long as this process holds the message's claim and there is a newer one."""
+        now = self._lease_clock.now()
+        claim = await self._store.claim_message(
+            request_id, message, self.owner, now, now + self._takeover
+        )
+        while claim is not None:
+            await self._show(surface, claim, message)
+            self._crash("render.updated")
+            claim = await self._store.mark_rendered(
+                request_id, message, self.owner, claim, self._lease_end()
+            )
+
+    async def _show(self, surface: Surface, claim: Render, message: MessageRef) -> None:
+        request = claim.request
+        await self._retrying(
             lambda: surface.update(request, message),
             f"updating the {message.platform} message of {request.request_id}",
         )
-        if done and request.status.is_terminal:
-            self._crash("render.updated")
-            await self._store.mark_rendered(request.request_id, message, request.status)
 
     async def _retrying(self, call: Callable[[], Awaitable[None]], what: str) -> bool:
         """Run `call` until it succeeds; the wait grows along the back-off schedule, with

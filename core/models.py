@@ -102,6 +102,35 @@ Selections = dict[int, tuple[int, ...]]
 """Question index -> chosen option indices."""
 
 
+class QuietHours(_Wire):
+    """A daily window (local time in `tz`) in which escalation steps wait until it ends."""
+
+    tz: str
+    start: str
+    """HH:MM; a window that ends before it starts runs over midnight."""
+    end: str
+
+
+class EscalationStep(_Wire):
+    """What happens `after_s` seconds after a request was created, if it still waits."""
+
+    after_s: float
+    answerers: tuple[str, ...] | None = None
+    """Who may answer from this step on; None: the same people as before."""
+    target: Target | None = None
+    """Where the request is posted as well, from this step on."""
+    mention: bool = True
+    """Ping the people who may answer (through the platform's mentions), in each message's
+    thread."""
+
+
+class Ladder(_Wire):
+    """A request's escalation steps, in order; no steps: the request never escalates."""
+
+    steps: tuple[EscalationStep, ...] = ()
+    quiet_hours: QuietHours | None = None
+
+
 class Policy(_Wire):
     """Who may answer and how a request is decided: carried by the request, enforced by the
     broker."""
@@ -117,6 +146,12 @@ class Policy(_Wire):
     allow_notes: bool = False
     # Where askbridge POSTs the signed status object once the request ends (a webhook).
     callback_url: str | None = None
+    escalation: Ladder | None = None
+    # SHA-256 (hex) of the canonical JSON of what the request asks to approve (its subject).
+    subject_sha256: str | None = None
+    # Who asked (an answerer entry naming a person), and whether they may not answer.
+    requested_by: str | None = None
+    no_self_approval: bool = False
 
 
 class Vote(_Wire):
@@ -146,6 +181,12 @@ class Request(_Wire):
     votes: tuple[Vote, ...] = ()
     remind_at: datetime | None = None
     reminded_at: datetime | None = None
+    escalation_step: int = 0
+    """How many steps of the escalation ladder have been taken (each claimed once)."""
+    escalate_at: datetime | None = None
+    """When the next step is due (quiet hours counted); None: no step is left before the
+    deadline."""
+    escalated_at: datetime | None = None
     posted_at: datetime | None = None
     """When every target had its message recorded; None while posting is unfinished (it
     failed, or the process died while posting) and the request still needs posting."""

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from askbridge.core.models import Person, Request, Selections, Status, UserQuestion
-from askbridge.core.policy import may_answer
+from askbridge.core.models import Person, Request, Selections, Status, Target, UserQuestion
+from askbridge.core.policy import answerers_now, may_answer, taken
 
 
 class State(enum.StrEnum):
@@ -57,6 +57,23 @@ class Receipt:
     answers: Mapping[str, str]
     matching: int
     quorum: int
+
+
+@dataclass(frozen=True)
+class Escalated:
+    """An escalation step the request took: shown as "Escalated to <answerers> after 30 min"."""
+
+    step: int
+    """From 1."""
+    answerers: tuple[str, ...] | None
+    """Who may answer since (None: the same people as before)."""
+    target: Target | None
+    after: str
+    """How long after the request was created, in words ("30 min")."""
+
+
+SELF_APPROVAL = "You asked for this, so your answer cannot count: someone else must decide it."
+"""What the requester is told, privately, when their vote on their own request is refused."""
 
 
 @dataclass(frozen=True)
@@ -163,7 +180,19 @@ class RequestView:
 
     @property
     def answerers(self) -> tuple[str, ...]:
-        return self.request.policy.answerers
+        """Who may answer now: after an escalation step that names answerers, they do."""
+        return answerers_now(self.request)
+
+    @property
+    def escalated(self) -> Escalated | None:
+        """The last escalation step taken that opened the request to other answerers or
+        posted it elsewhere (a step that only reminds is not shown)."""
+        steps = taken(self.request)
+        for number in range(len(steps), 0, -1):
+            step = steps[number - 1]
+            if step.answerers is not None or step.target is not None:
+                return Escalated(number, step.answerers, step.target, duration(step.after_s))
+        return None
 
     @property
     def quorum(self) -> int:
@@ -185,13 +214,27 @@ class RequestView:
 
     def accepts(self, person: Person) -> bool:
         """Whether `person`, with the groups their surface found them in, is an answerer."""
-        return may_answer(self.request.policy, person)
+        return may_answer(self.answerers, person)
 
     def summary(self, answers: Mapping[str, str]) -> str:
         """One set of answers on a line: the label alone for a single question."""
         if len(self.questions) == 1:
             return answers.get(self.questions[0].header, "")
         return given(answers)
+
+
+def duration(seconds: float) -> str:
+    """A delay in words: `45 s`, `30 min`, `2 h`, `1 h 30 min`, `3 days`."""
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    minutes = whole // 60
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours >= 48 and not minutes and not hours % 24:
+        return f"{hours // 24} days"
+    return f"{hours} h {minutes} min" if minutes else f"{hours} h"
 
 
 def given(answers: Mapping[str, str]) -> str:

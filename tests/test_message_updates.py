@@ -121,3 +121,27 @@ async def test_another_replica_finishes_the_updates_of_one_that_died(tmp_path: P
         await second.stop()
         await first_store.close()
         await second_store.close()
+
+
+async def test_two_replicas_told_of_one_change_update_the_message_once(tmp_path: Path) -> None:
+    path = tmp_path / "shared.db"
+    stores = (SQLiteStore(path), SQLiteStore(path))
+    surfaces = (Flaky(), Flaky())
+    brokers = []
+    for store, surface in zip(stores, surfaces, strict=True):
+        await store.open()
+        brokers.append(await started(store, surface))
+    try:
+        await brokers[0].ask(ask("ask_once"))
+        await brokers[0].act("ask_once", ADA, Cancel())
+        # The other replica hears of the same change (as a sweep or a listener would) at once.
+        brokers[1].messages.changed(await brokers[1].get("ask_once"))
+    finally:
+        # A clean stop lets each finish what it started.
+        for broker in brokers:
+            await broker.stop()
+        for store in stores:
+            await store.close()
+    shown = [surface.rendered.get_nowait() for surface in surfaces if surface.rendered.qsize()]
+    assert [request.status.value for request in shown] == ["cancelled"]
+    assert sum(len(surface.attempts) for surface in surfaces) == 1

@@ -17,12 +17,13 @@ from askbridge.core.questions import parse_questions
 from askbridge.core.store import Store, open_store
 from askbridge.core.store.base import Ending, VoteOutcome
 from tests.conftest import DATABASE, StartService
-from tests.stores import database_url
+from tests.stores import database_url, postgres_schema
 from tests.web_person import answer_on_web
 
 NOW = ManualClock().now()
 QUESTIONS = parse_questions(copy.deepcopy(DATABASE["questions"]))
 ANSWERS = {"Database": "SQLite", "Features": "Logging"}
+LEASE = timedelta(seconds=30)
 
 
 def request(request_id: str, **extra: object) -> Request:
@@ -143,7 +144,10 @@ async def test_drafts_messages_rendering_and_the_audit_trail(
     [(stale, stale_message)] = await one.unrendered()
     assert stale.status is Status.CANCELLED
     assert stale_message == message
-    await one.mark_rendered("r6", message, Status.CANCELLED)
+    claim = await one.claim_message("r6", message, "one", NOW, NOW + LEASE)
+    assert claim is not None
+    assert claim.request.status is Status.CANCELLED
+    assert await one.mark_rendered("r6", message, "one", claim, NOW + LEASE) is None
     assert await two.unrendered() == []
     events = await two.events("r6")
     assert [e.kind for e in events] == ["created", "posted", "cancelled"]
@@ -258,6 +262,28 @@ async def test_postgres_replicas_hear_each_others_changes(tmp_path: Path) -> Non
             await two.close()
 
 
+async def test_deployments_in_two_schemas_do_not_hear_each_other() -> None:
+    async with postgres_schema() as ours, postgres_schema() as theirs:
+        listening, writer, stranger = open_store(ours), open_store(ours), open_store(theirs)
+        for store in (listening, writer, stranger):
+            await store.open()
+        heard: asyncio.Queue[str] = asyncio.Queue()
+
+        async def on_change(request_id: str) -> None:
+            await heard.put(request_id)
+
+        try:
+            await listening.listen(on_change)
+            await stranger.create(request("r_theirs"))
+            # NOTIFYs reach a listener in commit order: had the stranger's been heard, it
+            # would come first.
+            await writer.create(request("r_ours"))
+            assert await asyncio.wait_for(heard.get(), 10) == "r_ours"
+        finally:
+            for store in (listening, writer, stranger):
+                await store.close()
+
+
 async def test_two_servers_on_one_postgres_database(
     start_service: StartService, tmp_path: Path, http: aiohttp.ClientSession
 ) -> None:
@@ -286,3 +312,77 @@ async def test_status_alone_is_what_a_waiting_agent_reads(replicas: tuple[Store,
     assert await two.status("r_status") is Status.WAITING
     await one.finish("r_status", Ending(Status.WITHDRAWN, NOW))
     assert await two.status("r_status") is Status.WITHDRAWN
+
+
+async def test_one_replica_at_a_time_updates_a_message(replicas: tuple[Store, Store]) -> None:
+    one, two = replicas
+    await one.create(request("r20"))
+    message = MessageRef(platform="chat", channel="C1", message_id="20", data={})
+    await one.add_message("r20", message, NOW)
+    # Nothing has changed since it was posted: nothing to claim.
+    assert await one.claim_message("r20", message, "one", NOW, NOW + LEASE) is None
+
+    await two.vote("r20", person(1), ANSWERS, 2, NOW)
+    claims = await asyncio.gather(
+        one.claim_message("r20", message, "one", NOW, NOW + LEASE),
+        two.claim_message("r20", message, "two", NOW, NOW + LEASE),
+    )
+    [held] = [c for c in claims if c is not None]
+    holder, other = (one, "two") if claims[0] is not None else (two, "one")
+    owner = "one" if holder is one else "two"
+    assert [v.person for v in held.request.votes] == [person(1)]
+    assert await one.unrendered(NOW) == []
+    assert [r.request_id for r, _ in await one.unrendered()] == ["r20"]
+
+    # A vote while the holder renders: the other replica cannot claim; the holder is handed
+    # the newer state when it reports what it showed, and lets go after showing that.
+    decided, _ = await one.vote("r20", person(2), ANSWERS, 2, NOW)
+    assert decided.status is Status.ANSWERED
+    assert await two.claim_message("r20", message, other, NOW, NOW + LEASE) is None
+    newer = await holder.mark_rendered("r20", message, owner, held, NOW + LEASE)
+    assert newer is not None
+    assert newer.request.status is Status.ANSWERED
+    assert newer.revision > held.revision
+    assert await holder.mark_rendered("r20", message, owner, newer, NOW + LEASE) is None
+    assert await one.unrendered() == []
+    assert await two.claim_message("r20", message, other, NOW, NOW + LEASE) is None
+
+
+async def test_a_dead_replicas_message_claims_run_out(replicas: tuple[Store, Store]) -> None:
+    one, two = replicas
+    await one.create(request("r21"))
+    message = MessageRef(platform="chat", channel="C1", message_id="21", data={})
+    await one.add_message("r21", message, NOW)
+    await one.finish("r21", Ending(Status.CANCELLED, NOW, by=person(1)))
+    stale = await one.claim_message("r21", message, "dead", NOW, NOW + LEASE)
+    assert stale is not None
+    # Renewed by its holder, the claim keeps others out past its first lease.
+    assert await one.renew_claims("dead", NOW + 2 * LEASE) == 1
+    later = NOW + LEASE + timedelta(seconds=1)
+    assert await two.unrendered(later) == []
+    assert await two.claim_message("r21", message, "two", later, later + LEASE) is None
+
+    # Then the holder stops renewing: once its lease is over, the sweep finds the message
+    # and another replica takes it; the old holder's report no longer counts.
+    end = NOW + 2 * LEASE + timedelta(seconds=1)
+    assert [r.request_id for r, _ in await two.unrendered(end)] == ["r21"]
+    taken = await two.claim_message("r21", message, "two", end, end + LEASE)
+    assert taken is not None
+    assert taken.request.status is Status.CANCELLED
+    assert await one.mark_rendered("r21", message, "dead", stale, end + LEASE) is None
+    assert [r.request_id for r, _ in await two.unrendered()] == ["r21"]
+    assert await two.mark_rendered("r21", message, "two", taken, end + LEASE) is None
+    assert await two.unrendered() == []
+
+
+async def test_claims_are_let_go_on_a_clean_shutdown(replicas: tuple[Store, Store]) -> None:
+    one, two = replicas
+    await one.create(request("r22"))
+    message = MessageRef(platform="chat", channel="C1", message_id="22", data={})
+    await one.add_message("r22", message, NOW)
+    await one.vote("r22", person(1), ANSWERS, 2, NOW)
+    assert await one.claim_message("r22", message, "one", NOW, NOW + LEASE) is not None
+    await one.release_claims("one")
+    assert await one.renew_claims("one", NOW + LEASE) == 0
+    assert [r.request_id for r, _ in await two.unrendered(NOW)] == ["r22"]
+    assert await two.claim_message("r22", message, "two", NOW, NOW + LEASE) is not None

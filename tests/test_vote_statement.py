@@ -163,14 +163,19 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
         await opened.close()
 
 
-async def test_a_deciding_vote_chains_its_events_and_writes_its_delivery(store: Store) -> None:
-    await store.create(request("r1", policy=Policy(callback_url=HOOK)))
+@pytest.mark.parametrize("digest", [None, "ab" * 32])
+async def test_a_deciding_vote_chains_its_events_and_writes_its_delivery(
+    store: Store, digest: str | None
+) -> None:
+    policy = Policy(callback_url=HOOK, subject_sha256=digest)
+    await store.create(request("r1", policy=policy))
     voted, outcome = await store.vote("r1", person(1), HOSTILE, 1, NOW, notes=NOTES)
     assert (outcome, voted.answers) == (VoteOutcome.DECIDED, HOSTILE)
     events = await store.events("r1")
     assert [e.kind for e in events] == ["created", "vote", "answered"]
     assert events[1].data == {"answers": HOSTILE, "notes": NOTES}
-    assert events[2].data == {"answers": HOSTILE}
+    subject = {} if digest is None else {"subject_sha256": digest}
+    assert events[2].data == {"answers": HOSTILE, **subject}
     assert [e.prev_hash for e in events[1:]] == [e.hash for e in events[:-1]]
     for event in events:
         # The hash the audit log's own code gives the event as it reads back.

@@ -25,8 +25,8 @@ import discord
 from discord import ui
 
 from askbridge.adapters.discord.ids import Action, BadCustomId, CustomId
+from askbridge.adapters.discord.lines import answerers_text, name, summary
 from askbridge.adapters.discord.markdown import line, shorten
-from askbridge.adapters.discord.render import answerers_text, name, summary
 from askbridge.core.broker import Broker
 from askbridge.core.intents import (
     NOTE,
@@ -43,7 +43,7 @@ from askbridge.core.intents import (
     Submit,
 )
 from askbridge.core.models import MessageRef, Person
-from askbridge.core.view import RequestView, end_sentence, missing_sentence
+from askbridge.core.view import SELF_APPROVAL, RequestView, end_sentence, missing_sentence
 
 log = logging.getLogger("askbridge.discord")
 
@@ -192,6 +192,8 @@ def note(outcome: Outcome) -> str | None:
             return typed_problems(view, problems, missing)
         case Refused(reason=Refusal.FOREIGN_MESSAGE):
             return FOREIGN
+        case Refused(reason=Refusal.SELF_APPROVAL):
+            return SELF_APPROVAL
     return GONE
 
 

@@ -31,8 +31,9 @@ from discord import ui
 from askbridge.adapters.discord import clicks
 from askbridge.adapters.discord.clicks import FAILED, FOREIGN, GONE, Click
 from askbridge.adapters.discord.ids import Action, BadCustomId, CustomId, unpack
+from askbridge.adapters.discord.lines import name
 from askbridge.adapters.discord.markdown import clip, line
-from askbridge.adapters.discord.render import name, words_label
+from askbridge.adapters.discord.render import words_label
 from askbridge.core.answers import MAX_TYPED_CHARS, MULTI_SELECT_SEPARATOR, answer_text
 from askbridge.core.broker import Broker
 from askbridge.core.errors import NotFound

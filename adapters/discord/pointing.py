@@ -29,7 +29,8 @@ def repoint(route: discord.http.Route, api_url: str | None) -> discord.http.Rout
 
 
 class PointedHTTP(discord.http.HTTPClient):
-    """discord.py's REST client and gateway connector, at these URLs instead."""
+    """discord.py's REST client and gateway connector, at these URLs instead (or at
+    discord.py's own, when both are None), keeping the gateway sockets it opens."""
 
     def __init__(
         self, original: discord.http.HTTPClient, api_url: str | None, gateway_url: str | None
@@ -45,6 +46,7 @@ class PointedHTTP(discord.http.HTTPClient):
         )
         self.api_url = api_url
         self.gateway_url = yarl.URL(gateway_url) if gateway_url else None
+        self._gateways: set[aiohttp.ClientWebSocketResponse] = set()
 
     async def request(self, route: discord.http.Route, **kwargs: Any) -> Any:
         return await super().request(repoint(route, self.api_url), **kwargs)
@@ -55,7 +57,17 @@ class PointedHTTP(discord.http.HTTPClient):
         if self.gateway_url is not None and wanted.with_query(None) == default:
             # The first connection; a resumed session goes where READY said.
             url = str(self.gateway_url.with_query(wanted.query))
-        return await super().ws_connect(url, compress=compress)
+        socket = await super().ws_connect(url, compress=compress)
+        self._gateways = {open_ for open_ in self._gateways if not open_.closed} | {socket}
+        return socket
+
+    async def close_gateways(self) -> None:
+        """Close every gateway socket still open, including one whose handshake was cancelled
+        before discord.py kept it (it would stay connected, receiving events)."""
+        gateways, self._gateways = self._gateways, set()
+        for socket in gateways:
+            if not socket.closed:
+                await socket.close(code=1000)
 
 
 class PointedWebhooks(discord.webhook.async_.AsyncWebhookAdapter):

@@ -17,18 +17,23 @@ here, or into a plain-text field (a button label, a select option).
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
+from collections.abc import Callable
 from typing import Any
 
 import discord
 from discord import ui
 
 from askbridge.adapters.discord.ids import ActionButton, ChoiceSelect, CustomId
-from askbridge.adapters.discord.markdown import clip, escape, fit, join_within, line, prose, shorten
-from askbridge.core.models import Person, UserQuestion
-from askbridge.core.view import RequestView, State, TallyRow, plain_name
+from askbridge.adapters.discord.lines import (
+    answerers_text,
+    names,
+    summary,
+    tally_lines,
+    timestamp,
+)
+from askbridge.adapters.discord.markdown import clip, escape, fit, line, prose, shorten
+from askbridge.core.models import UserQuestion
+from askbridge.core.view import RequestView, State
 
 MAX_TEXT = 4000
 """All TextDisplays of a Components V2 message together."""
@@ -39,17 +44,6 @@ MAX_PLACEHOLDER = 150
 MAX_ANSWER = 300
 MAX_NOTE = 1000
 """The notes given with one answer, before the whole message is fitted within MAX_TEXT."""
-MAX_NAME = 100
-MAX_WHO = 300
-"""Who may answer, on the message: whole mentions only, then "and N more"."""
-MAX_REMINDER_WHO = 1500
-MAX_SUMMARY = 120
-"""One distinct answer in the tally."""
-MAX_VOTERS = 200
-MAX_TALLY_ROWS = 3
-
-DISCORD_ANSWERER = re.compile(r"discord(?:(?P<role>-role):|:@?)(?P<id>[0-9]{1,20})")
-"""A Discord user (`discord:@<id>`, `discord:<id>`) or role (`discord-role:<id>`) answerer."""
 
 Item = ui.Item[Any]
 Style = discord.ButtonStyle
@@ -165,6 +159,9 @@ def policy_lines(view: RequestView) -> list[str]:
     lines: list[str] = []
     if view.answerers:
         lines.append(f"**Who may answer:** {answerers_text(view.answerers)}")
+    if (escalated := view.escalated) is not None:
+        to = f" to {answerers_text(escalated.answerers)}" if escalated.answerers else ""
+        lines.append(f"**Escalated**{to} after {escalated.after}")
     if view.needs_votes:
         lines.append(f"**Needs {view.quorum} matching votes**")
         lines.extend(tally_lines(view, view.tally))
@@ -232,72 +229,6 @@ def _other_votes(view: RequestView) -> list[str]:
         return []
     decided = any(row.decided for row in view.tally)
     return ["-# Other votes:" if decided else "-# Votes:", *tally_lines(view, rows)]
-
-
-# --- people, votes, reminders --------------------------------------------------------------
-
-
-def name(person: Person) -> str:
-    """A person's name, safe in Discord markdown."""
-    return shorten(line(plain_name(person)), MAX_NAME)
-
-
-def names(people: Sequence[Person], bold: bool = False) -> str:
-    shown = [f"**{name(p)}**" if bold else name(p) for p in people]
-    return join_within(shown, MAX_VOTERS) or "someone"
-
-
-def summary(view: RequestView, answers: Mapping[str, str]) -> str:
-    """One set of answers in a line: the label alone for a single question."""
-    return shorten(line(view.summary(answers)), MAX_SUMMARY)
-
-
-def tally_lines(view: RequestView, rows: Sequence[TallyRow]) -> list[str]:
-    """Each distinct answer with its count out of the quorum and its voters, most first."""
-    lines = [
-        f"- **{summary(view, row.answers)}** — {row.count}/{view.quorum} ({names(row.voters)})"
-        for row in rows[:MAX_TALLY_ROWS]
-    ]
-    if len(rows) > MAX_TALLY_ROWS:
-        lines.append(f"- and {len(rows) - MAX_TALLY_ROWS} more answers")
-    return lines
-
-
-def reminder(view: RequestView) -> str:
-    """The reply that nudges the answerers of a request that is still waiting."""
-    still = "this question is still waiting for an answer"
-    details: list[str] = []
-    if view.needs_votes:
-        details.append(f"{view.best_count} of {view.quorum} matching votes so far")
-    if view.deadline is not None:
-        verb = "is decided by timeout" if view.default_answers is not None else "expires"
-        details.append(f"it {verb} {timestamp(view.deadline, 'R')}")
-    tail = f" ({'; '.join(details)})" if details else ""
-    if view.answerers:
-        who = answerers_text(view.answerers, MAX_REMINDER_WHO)
-        return f"⏰ Reminder for {who}: {still}{tail}."
-    return f"⏰ Reminder: {still}{tail}."
-
-
-def timestamp(when: datetime, style: Any = "f") -> str:
-    """A time each reader sees in their own time zone."""
-    return discord.utils.format_dt(when, style)
-
-
-# --- who may answer -----------------------------------------------------------------------
-
-
-def mention(entry: str) -> str:
-    """An answerer entry as Discord shows it: a user or role mention, else the entry itself
-    (a Slack user or a web name can answer elsewhere, not here)."""
-    found = DISCORD_ANSWERER.fullmatch(entry)
-    if found is None:
-        return f"`{entry}`"
-    return f"<@&{found['id']}>" if found["role"] else f"<@{found['id']}>"
-
-
-def answerers_text(answerers: Sequence[str], limit: int = MAX_WHO) -> str:
-    return join_within((mention(a) for a in answerers), limit)
 
 
 # --- fitting ------------------------------------------------------------------------------

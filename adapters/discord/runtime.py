@@ -18,6 +18,7 @@ from askbridge.adapters.discord import clicks, endpoint, forms, pointing
 from askbridge.adapters.discord.ids import DYNAMIC_ITEMS, Action, BadCustomId, CustomId, unpack
 from askbridge.adapters.discord.surface import DiscordSurface
 from askbridge.core.broker import Broker
+from askbridge.core.election import CHECK_S, Election, Seat, SoleSeat
 from askbridge.core.errors import StartupError
 from askbridge.core.metrics import Metrics
 from askbridge.core.surface import Readiness, Surface
@@ -25,6 +26,10 @@ from askbridge.core.surface import Readiness, Surface
 log = logging.getLogger("askbridge.discord")
 
 READY_TIMEOUT_S = 30.0
+GATEWAY = "the Discord gateway"
+CLOSE_TIMEOUT_S = 1.0
+"""How long a resigning replica waits for Discord to acknowledge closing the gateway, before
+cutting the connection: the election counts on resigning quickly."""
 PERMISSIONS = discord.Permissions(
     view_channel=True,
     send_messages=True,
@@ -74,9 +79,8 @@ class BridgeBot(discord.Client):
 
     def _get_state(self, **options: Any) -> Any:
         # discord.py's one hook between making its HTTP client and handing it to everything
-        # else: this client's own URLs, if any (see `pointing`).
-        if self._api_url or self._gateway_url:
-            self.http = pointing.PointedHTTP(self.http, self._api_url, self._gateway_url)
+        # else: this client's own URLs, if any, and its gateway sockets (see `pointing`).
+        self.http = self.sockets = pointing.PointedHTTP(self.http, self._api_url, self._gateway_url)
         return super()._get_state(**options)
 
     async def setup_hook(self) -> None:
@@ -145,6 +149,8 @@ class DiscordRuntime:
         public_key: str | None = None,
         ready_timeout_s: float = READY_TIMEOUT_S,
         metrics: Metrics | None = None,
+        seat: Seat | None = None,
+        election_check_s: float = CHECK_S,
     ) -> None:
         self._token = token
         self._public_key = public_key
@@ -161,6 +167,14 @@ class DiscordRuntime:
         self._context = pointing.context(self._api_url)
         self.surface: Surface = DiscordSurface(self.client)
         self._task: asyncio.Task[None] | None = None
+        # Over the gateway, one replica at a time holds it; every one posts and edits over REST.
+        self._election = Election(
+            seat or SoleSeat(),
+            GATEWAY,
+            lead=self._open_gateway,
+            resign=self._close_gateway,
+            check_s=election_check_s,
+        )
         self._endpoint: endpoint.Endpoint | None = None
         if public_key is not None:
             try:
@@ -186,9 +200,57 @@ class DiscordRuntime:
     async def start(self) -> str:
         if self._endpoint is not None:
             return await self._log_in()
-        self._task = asyncio.create_task(
-            self.client.start(self._token), name="askbridge-discord", context=self._context
+        await self._log_in_over_rest()
+        user = self.client.user
+        assert user is not None
+        if not await self._election.start():
+            return (
+                f"discord: standing by for {GATEWAY} (another replica holds it); posting over "
+                f"REST as {user.name} (id {user.id})"
+            )
+        await self._until_connected()
+        application = self.client.application
+        assert application is not None
+        if application.interactions_endpoint_url:
+            log.warning(
+                "the application has an Interactions Endpoint URL (%s): Discord sends clicks "
+                "there, not over the gateway. Set DISCORD_PUBLIC_KEY to take them there, or "
+                "clear the URL in the Developer Portal (General Information)",
+                application.interactions_endpoint_url,
+            )
+        holding = f"holding {GATEWAY}, " if self._election.shared else ""
+        return (
+            f"discord: {holding}connected as {user.name} (id {user.id}); invite the bot to a "
+            f"server with {invite_url(application.id)}"
         )
+
+    async def _open_gateway(self) -> None:
+        """Elected: open the gateway session (discord.py keeps it up from here on)."""
+        self._task = asyncio.create_task(
+            self.client.connect(), name="askbridge-discord-gateway", context=self._context
+        )
+
+    async def _close_gateway(self) -> None:
+        """Resigning, or stopping: close the gateway session, and with code 1000, which ends it
+        (Discord keeps no events for it); clicks already received are still answered."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        try:
+            async with asyncio.timeout(CLOSE_TIMEOUT_S):
+                ws = self.client.ws
+                if ws is not None and ws.open:
+                    await ws.close(code=1000)
+                # And any socket a cancelled handshake had opened.
+                await self.client.sockets.close_gateways()
+        except TimeoutError:
+            log.warning("Discord did not acknowledge closing the gateway; the connection was cut")
+        self.client.connected.clear()
+
+    async def _until_connected(self) -> None:
+        """Wait for the first gateway session, or say why it failed."""
+        assert self._task is not None
         connected = asyncio.create_task(
             self.client.connected.wait(), name="askbridge-discord-connected"
         )
@@ -206,25 +268,9 @@ class DiscordRuntime:
             raise StartupError(
                 self._gateway_trouble(f"did not answer within {self._ready_timeout_s:g} s")
             )
-        user, application_id = self.client.user, self.client.application_id
-        assert user is not None
-        assert application_id is not None
-        application = self.client.application
-        if application is not None and application.interactions_endpoint_url:
-            log.warning(
-                "the application has an Interactions Endpoint URL (%s): Discord sends clicks "
-                "there, not over the gateway. Set DISCORD_PUBLIC_KEY to take them there, or "
-                "clear the URL in the Developer Portal (General Information)",
-                application.interactions_endpoint_url,
-            )
-        return (
-            f"discord: connected as {user.name} (id {user.id}); invite the bot to a server with "
-            f"{invite_url(application_id)}"
-        )
 
-    async def _log_in(self) -> str:
-        """HTTP interactions mode: check the token over REST (and the public key against the
-        application's), and open no gateway connection."""
+    async def _log_in_over_rest(self) -> None:
+        """Check the token over REST; from here on messages can be posted and edited."""
         login = asyncio.create_task(
             self.client.login(self._token), name="askbridge-discord-login", context=self._context
         )
@@ -232,6 +278,11 @@ class DiscordRuntime:
             await login
         except Exception as error:
             raise StartupError(self._why_not(error)) from error
+
+    async def _log_in(self) -> str:
+        """HTTP interactions mode: check the token over REST (and the public key against the
+        application's), and open no gateway connection."""
+        await self._log_in_over_rest()
         user, application = self.client.user, self.client.application
         assert user is not None
         assert application is not None
@@ -253,6 +304,10 @@ class DiscordRuntime:
             if user is not None and not self.client.is_closed():
                 return Readiness(True, f"HTTP interactions as {user.name} (id {user.id})")
             return Readiness(False, "not logged in to Discord's REST API")
+        if not self._election.holding:
+            if user is not None and not self.client.is_closed():
+                return Readiness(True, f"standing by for {GATEWAY}; REST as {user.name}")
+            return Readiness(False, "not logged in to Discord's REST API")
         if self.client.connected.is_set() and not self.client.is_closed() and user is not None:
             return Readiness(True, f"gateway connected as {user.name} (id {user.id})")
         return Readiness(False, "the gateway connection is down; reconnecting")
@@ -261,13 +316,9 @@ class DiscordRuntime:
         if self._endpoint is not None:
             # Clicks already answered still reach the broker and get their notes.
             await self._endpoint.drain()
+        # Resigns (closing the gateway) and lets another replica take over.
+        await self._election.stop()
         await self.client.close()
-        if self._task is not None:
-            # Closed, the client has nothing left to do; but it may be sleeping out a reconnect
-            # backoff of up to minutes before it notices.
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-            self._task = None
 
     def _api_base(self) -> str:
         return self._api_url or discord.http.Route.BASE

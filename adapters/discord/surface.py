@@ -12,8 +12,9 @@ from datetime import timedelta
 import discord
 
 from askbridge.adapters.discord.ids import BadCustomId, unpack
+from askbridge.adapters.discord.lines import DISCORD_ANSWERER, reminder
 from askbridge.adapters.discord.markdown import shorten
-from askbridge.adapters.discord.render import DISCORD_ANSWERER, reminder, render
+from askbridge.adapters.discord.render import render
 from askbridge.core.errors import SurfaceUnavailable, UnknownTarget
 from askbridge.core.models import MessageRef, Request, Target
 from askbridge.core.view import RequestView

@@ -23,8 +23,9 @@ from askbridge.adapters.slack.blockkit import (
     StateEntry,
     StateValues,
 )
+from askbridge.adapters.slack.controls import option, plain
 from askbridge.adapters.slack.ids import FORM_CALLBACK_ID, FormMetadata, Kind
-from askbridge.adapters.slack.render import one_line, option, plain
+from askbridge.adapters.slack.render import one_line
 from askbridge.adapters.slack.richtext import Line, block, section
 from askbridge.core.answers import MAX_TYPED_CHARS, MULTI_SELECT_SEPARATOR, answer_text
 from askbridge.core.intents import NOTE, Refusal, Refused

@@ -26,6 +26,7 @@ from askbridge.adapters.slack.clicks import (
     parse_submission,
     selections,
 )
+from askbridge.adapters.slack.controls import NOTE_LABEL, OTHER_LABEL
 from askbridge.adapters.slack.form import field_errors, field_id, form, notice
 from askbridge.adapters.slack.ids import (
     FORM_KINDS,
@@ -41,7 +42,6 @@ from askbridge.adapters.slack.notes import (
     NO_LONGER_AVAILABLE,
     note,
 )
-from askbridge.adapters.slack.render import NOTE_LABEL, OTHER_LABEL
 from askbridge.adapters.slack.richtext import Line, Span
 from askbridge.adapters.slack.surface import SlackSurface
 from askbridge.core.answers import merge

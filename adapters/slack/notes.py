@@ -6,7 +6,13 @@ from __future__ import annotations
 from askbridge.adapters.slack.render import answerers_line
 from askbridge.adapters.slack.richtext import Line, Span, When, answerer, joined, shorten
 from askbridge.core.intents import Counted, Drafted, Outcome, Refusal, Refused
-from askbridge.core.view import RequestView, end_sentence, given, missing_sentence
+from askbridge.core.view import (
+    SELF_APPROVAL,
+    RequestView,
+    end_sentence,
+    given,
+    missing_sentence,
+)
 
 NO_LONGER_AVAILABLE = "This question is no longer available."
 FOREIGN = "This button does not belong to this question, so it was not counted."
@@ -37,6 +43,8 @@ def note(outcome: Outcome) -> Line | None:
             return [Span(NO_LONGER_AVAILABLE)]
         case Refusal.FOREIGN_MESSAGE:
             return [Span(FOREIGN)]
+        case Refusal.SELF_APPROVAL:
+            return [Span(SELF_APPROVAL)]
         case Refusal.MISSING_ANSWERS:
             return [Span(missing_sentence(outcome.missing))]
         case Refusal.BAD_TEXT:

@@ -3,7 +3,8 @@
 While waiting: the context, the approval policy (who may answer, how many must agree, the
 deadline), then per question its header and text, and its options (buttons for a one-click
 answer, radio buttons or checkboxes otherwise), the votes so far, then Submit, "Other…" and
-"Add a note" where the request takes them (they open the answer form, see `form`), and Cancel.
+"Add a note" where the request takes them (they open the answer form, see `form`), and Cancel
+(the controls are built in `controls`).
 Once ended: no interactive elements; each question with its answer (and the note given with
 it), the votes, and who ended it, when. Every piece of user text sits in rich text or plain
 text (see `richtext`) and is cut to Block Kit's limits, so Slack never answers `invalid_blocks`.
@@ -12,25 +13,23 @@ text (see `richtext`) and is cut to Block Kit's limits, so Slack never answers `
 from __future__ import annotations
 
 from askbridge.adapters.slack.blockkit import (
-    MAX_BUTTON_TEXT,
-    MAX_CONFIRM_BUTTON,
-    MAX_CONFIRM_TEXT,
-    MAX_CONFIRM_TITLE,
     MAX_FALLBACK_TEXT,
-    MAX_OPTION_DESCRIPTION,
-    MAX_OPTION_TEXT,
-    ActionsBlock,
     Block,
-    Button,
-    Confirm,
     ContextBlock,
     Element,
     MessagePayload,
-    Option,
-    PlainText,
     RichElement,
 )
-from askbridge.adapters.slack.ids import ActionId, BadActionId, Kind
+from askbridge.adapters.slack.controls import (
+    actions,
+    block_id,
+    button,
+    cancel,
+    choices,
+    form_buttons,
+    plain,
+)
+from askbridge.adapters.slack.ids import ActionId, Kind
 from askbridge.adapters.slack.richtext import (
     Emoji,
     Line,
@@ -46,10 +45,8 @@ from askbridge.adapters.slack.richtext import (
     section,
     shorten,
 )
-from askbridge.core.models import UserQuestion
 from askbridge.core.view import RequestView, State, TallyRow, given
 
-CANCEL_WARNING = "The agent will be interrupted."
 CONTEXT_BUDGET = 2000
 QUESTION_BUDGET = 2500
 LABEL_BUDGET = 150
@@ -61,8 +58,6 @@ TALLY_ANSWER_BUDGET = 300
 VOTERS_BUDGET = 600
 NOTE_BUDGET = 3000
 MAX_TALLY_ROWS = 10
-OTHER_LABEL = "Other…"
-NOTE_LABEL = "Add a note"
 
 
 def render(view: RequestView, rev: str) -> MessagePayload:
@@ -83,6 +78,9 @@ def policy_line(view: RequestView) -> Line:
     parts: list[Line] = []
     if view.answerers:
         parts.append([Span("Who may answer: "), *answerers_line(view.answerers)])
+    if (escalated := view.escalated) is not None:
+        to = [Span(" to "), *answerers_line(escalated.answerers)] if escalated.answerers else []
+        parts.append([Span("Escalated"), *to, Span(f" after {escalated.after}")])
     if view.needs_votes:
         parts.append([Span(f"Needs {view.quorum} matching votes")])
     if view.deadline is not None:
@@ -168,41 +166,12 @@ def one_line(text: str) -> str:
 # ---- blocks -------------------------------------------------------------------------------------
 
 
-def _id(rev: str, name: str) -> str:
-    # Slack keeps a client's unsubmitted choices per block_id. The surface keeps `rev` while a
-    # request waits, so a tally update leaves everyone's choices alone, and changes it once the
-    # request ends, so the final message inherits none.
-    return f"ab-{rev}-{name}"
-
-
-def waiting_rev(blocks: object, request_id: str) -> str | None:
-    """The `rev` of a message's blocks when they are a waiting render of `request_id` (their
-    elements' action_ids name it); None for anything else, an ended render included."""
-    for found in blocks if isinstance(blocks, list) else ():
-        if not isinstance(found, dict) or found.get("type") != "actions":
-            continue
-        elements = found.get("elements")
-        for element in elements if isinstance(elements, list) else ():
-            try:
-                action = ActionId.unpack(str(element.get("action_id", "")))
-            except (AttributeError, BadActionId):
-                continue
-            rev = str(found.get("block_id", "")).split("-")
-            if action.request_id == request_id and len(rev) > 2 and rev[0] == "ab":
-                return rev[1]
-    return None
-
-
-def plain(text: str, limit: int) -> PlainText:
-    return {"type": "plain_text", "text": shorten(text.strip() or "?", limit), "emoji": True}
-
-
 def _context(view: RequestView, rev: str) -> list[Block]:
     if not view.context:
         return []
     note: ContextBlock = {
         "type": "context",
-        "block_id": _id(rev, "context"),
+        "block_id": block_id(rev, "context"),
         "elements": [plain(view.context, CONTEXT_BUDGET)],
     }
     return [note]
@@ -212,7 +181,7 @@ def _question(view: RequestView, rev: str, index: int, below: list[RichElement])
     question = view.questions[index]
     lead: Line = [Span(shorten(question.header, 60), bold=True)]
     elements = prose(lead, shorten(question.question.strip(), QUESTION_BUDGET))
-    return block(_id(rev, f"q{index}"), [*elements, *below])
+    return block(block_id(rev, f"q{index}"), [*elements, *below])
 
 
 def _option_line(label: str, description: str) -> Line:
@@ -229,14 +198,14 @@ def _tally(view: RequestView, rev: str) -> list[Block]:
     if len(view.tally) > MAX_TALLY_ROWS:
         rows.append([Span(f"…and {len(view.tally) - MAX_TALLY_ROWS} other answers")])
     head = section([Span("Votes", bold=True), Span(f" ({view.quorum} matching needed)")])
-    return [block(_id(rev, "votes"), [head, bullets(rows)])]
+    return [block(block_id(rev, "votes"), [head, bullets(rows)])]
 
 
 def _waiting(view: RequestView, rev: str) -> list[Block]:
     blocks = _context(view, rev)
     policy = policy_line(view)
     if policy:
-        blocks.append(block(_id(rev, "policy"), [section(policy)]))
+        blocks.append(block(block_id(rev, "policy"), [section(policy)]))
     request_id = view.request_id
     if view.one_click:
         question = view.questions[0]
@@ -244,36 +213,21 @@ def _waiting(view: RequestView, rev: str) -> list[Block]:
         blocks.append(_question(view, rev, 0, [bullets(lines)]))
         blocks.extend(_tally(view, rev))
         buttons: list[Element] = [
-            _button(ActionId(request_id, Kind.PICK, 0, index), option.label, str(index))
+            button(ActionId(request_id, Kind.PICK, 0, index), option.label, str(index))
             for index, option in enumerate(question.options)
         ]
-        buttons.extend(_form_buttons(view))
-        buttons.append(_cancel(request_id))
-        blocks.append(_actions(rev, "q0-options", buttons))
+        buttons.extend(form_buttons(view))
+        buttons.append(cancel(request_id))
+        blocks.append(actions(rev, "q0-options", buttons))
         return blocks
     for index, question in enumerate(view.questions):
         blocks.append(_question(view, rev, index, []))
-        blocks.append(_actions(rev, f"q{index}-options", [_choices(request_id, index, question)]))
+        blocks.append(actions(rev, f"q{index}-options", [choices(request_id, index, question)]))
     blocks.extend(_tally(view, rev))
-    submit = _button(ActionId(request_id, Kind.SUBMIT), "Submit", "submit")
+    submit = button(ActionId(request_id, Kind.SUBMIT), "Submit", "submit")
     submit["style"] = "primary"
-    blocks.append(_actions(rev, "buttons", [submit, *_form_buttons(view), _cancel(request_id)]))
+    blocks.append(actions(rev, "buttons", [submit, *form_buttons(view), cancel(request_id)]))
     return blocks
-
-
-def _form_buttons(view: RequestView) -> list[Element]:
-    """The buttons that open the answer form: "Other…" when the request takes answers in one's
-    own words, "Add a note" when it takes notes."""
-    policy = view.request.policy
-    wanted = [
-        (Kind.OTHER, OTHER_LABEL, policy.allow_other),
-        (Kind.NOTE, NOTE_LABEL, policy.allow_notes),
-    ]
-    return [
-        _button(ActionId(view.request_id, kind), label, kind.value)
-        for kind, label, allowed in wanted
-        if allowed
-    ]
 
 
 def _ended(view: RequestView, rev: str) -> list[Block]:
@@ -286,7 +240,7 @@ def _ended(view: RequestView, rev: str) -> list[Block]:
             below.append(section(note_line(view, notes[question.header])))
         blocks.append(_question(view, rev, index, below))
     blocks.extend(_tally(view, rev))
-    blocks.append(block(_id(rev, "outcome"), [section(outcome_line(view))]))
+    blocks.append(block(block_id(rev, "outcome"), [section(outcome_line(view))]))
     return blocks
 
 
@@ -301,47 +255,3 @@ def note_line(view: RequestView, note: str) -> Line:
 
 def _answer_line(answer: str) -> Line:
     return [Span("→ "), Span(shorten(answer, ANSWER_BUDGET), bold=True)]
-
-
-def _actions(rev: str, name: str, elements: list[Element]) -> ActionsBlock:
-    return {"type": "actions", "block_id": _id(rev, name), "elements": elements}
-
-
-def _choices(request_id: str, index: int, question: UserQuestion) -> Element:
-    options = [option(o, opt.label, opt.description) for o, opt in enumerate(question.options)]
-    if question.multi_select:
-        action = ActionId(request_id, Kind.CHECK, index)
-        return {"type": "checkboxes", "action_id": action.pack(), "options": options}
-    action = ActionId(request_id, Kind.RADIO, index)
-    return {"type": "radio_buttons", "action_id": action.pack(), "options": options}
-
-
-def option(index: int, label: str, description: str) -> Option:
-    """An option of radio buttons or checkboxes; its value is its index."""
-    made: Option = {"text": plain(label, MAX_OPTION_TEXT), "value": str(index)}
-    if description.strip():
-        made["description"] = plain(description, MAX_OPTION_DESCRIPTION)
-    return made
-
-
-def _button(action: ActionId, label: str, value: str) -> Button:
-    return {
-        "type": "button",
-        "action_id": action.pack(),
-        "text": plain(label, MAX_BUTTON_TEXT),
-        "value": value,
-    }
-
-
-def _cancel(request_id: str) -> Button:
-    confirm: Confirm = {
-        "title": plain("Cancel this question?", MAX_CONFIRM_TITLE),
-        "text": plain(f"{CANCEL_WARNING} Nobody can answer it afterwards.", MAX_CONFIRM_TEXT),
-        "confirm": plain("Cancel question", MAX_CONFIRM_BUTTON),
-        "deny": plain("Keep it", MAX_CONFIRM_BUTTON),
-        "style": "danger",
-    }
-    button = _button(ActionId(request_id, Kind.CANCEL), "Cancel", "cancel")
-    button["style"] = "danger"
-    button["confirm"] = confirm
-    return button

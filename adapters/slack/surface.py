@@ -4,7 +4,6 @@ open the answer form for one person; remind the answerers in the message's threa
 from __future__ import annotations
 
 import logging
-import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,12 +15,15 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
+from askbridge.adapters.slack.addresses import MEMBER_ID, check_target
 from askbridge.adapters.slack.blockkit import Block, MessagePayload, ModalView
+from askbridge.adapters.slack.controls import waiting_rev
 from askbridge.adapters.slack.groups import UserGroups
 from askbridge.adapters.slack.notes import reminder_line
-from askbridge.adapters.slack.render import render, waiting_rev
+from askbridge.adapters.slack.refusals import explain, transient
+from askbridge.adapters.slack.render import render
 from askbridge.adapters.slack.richtext import Line, block, mrkdwn, section
-from askbridge.core.errors import RetryLater, SurfaceUnavailable, UnknownTarget
+from askbridge.core.errors import RetryLater, SurfaceUnavailable
 from askbridge.core.models import MessageRef, Person, Request, Status, Target
 from askbridge.core.surface import Membership
 from askbridge.core.view import RequestView
@@ -29,10 +31,6 @@ from askbridge.core.view import RequestView
 log = logging.getLogger("askbridge.slack")
 
 PLATFORM = "slack"
-CHANNEL_ID = re.compile(r"[CGD][A-Z0-9]+")
-MEMBER_ID = re.compile(r"[UW][A-Z0-9]+")
-THREAD_TS = re.compile(r"\d+\.\d+")
-LINK_TS = re.compile(r"p(\d{10})(\d{6})")
 # The block_id suffix of a waiting message posted before the suffix was kept in its data.
 FIRST_REV = "0"
 # Looking for a message posted but not recorded: from how long before the request was created
@@ -40,28 +38,6 @@ FIRST_REV = "0"
 FIND_SINCE_S = 300.0
 FIND_PAGE_SIZE = 200
 FIND_PAGES = 10
-TRANSIENT_ERRORS = frozenset(
-    {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
-)
-EXAMPLES = (
-    "slack:C0123456789 (a channel), slack:U0123456789 (a DM with that member) or "
-    "slack:C0123456789/1700000000.000100 (a thread)"
-)
-
-# What a Slack error code means for the person setting askbridge up.
-POST_HINTS = {
-    "channel_not_found": "no such channel, or it is private and the app is not in it "
-    "(check the ID; in a private channel type /invite @askbridge)",
-    "not_in_channel": "the app is not in this channel (type /invite @askbridge there)",
-    "is_archived": "the channel is archived",
-    "user_not_found": "no member with this ID in the workspace",
-    "cannot_dm_bot": "that member is a bot",
-    "user_disabled": "that member's account is deactivated",
-    "missing_scope": "the app lacks a permission; reinstall it from adapters/slack/manifest.yaml",
-    "invalid_auth": "SLACK_BOT_TOKEN was rejected",
-    "token_revoked": "SLACK_BOT_TOKEN was revoked",
-    "ratelimited": "Slack is rate limiting the app; try again in a minute",
-}
 
 
 @dataclass(frozen=True)
@@ -86,32 +62,7 @@ class SlackSurface:
         self.groups = UserGroups(client)
 
     def check_target(self, target: Target) -> None:
-        channel, shown = target.channel, str(target)
-        if not channel:
-            raise UnknownTarget(f"target {shown!r} names no Slack channel; use {EXAMPLES}")
-        if channel.startswith("@"):
-            raise UnknownTarget(
-                f"target {shown!r}: use the member ID, not the name (in Slack: open their "
-                "profile, ⋮ → Copy member ID, e.g. U0123456789)"
-            )
-        if channel.startswith("#") or channel.islower():
-            raise UnknownTarget(
-                f"target {shown!r}: use the channel's ID, not its name (in Slack: click the "
-                "channel name; the ID is at the bottom of About, e.g. C0123456789)"
-            )
-        if not (CHANNEL_ID.fullmatch(channel) or MEMBER_ID.fullmatch(channel)):
-            raise UnknownTarget(
-                f"target {shown!r}: {channel!r} is not a Slack channel ID (C…, G…, D…) or "
-                f"member ID (U…, W…); use {EXAMPLES}"
-            )
-        thread = target.thread
-        if thread is not None and not THREAD_TS.fullmatch(thread):
-            link = LINK_TS.fullmatch(thread)
-            hint = f"; from a link's {thread!r} use {link[1]}.{link[2]}" if link else ""
-            raise UnknownTarget(
-                f"target {shown!r}: the thread must be the parent message's ts, such as "
-                f"1700000000.000100{hint}"
-            )
+        check_target(target)
 
     async def post(self, request: Request, target: Target) -> MessageRef:
         try:
@@ -128,7 +79,7 @@ class SlackSurface:
             )
         except SlackApiError as error:
             raise SurfaceUnavailable(
-                f"Slack refused the message to {target}: {_explain(error)}"
+                f"Slack refused the message to {target}: {explain(error)}"
             ) from error
         except (aiohttp.ClientError, TimeoutError) as error:
             raise SurfaceUnavailable(
@@ -161,9 +112,9 @@ class SlackSurface:
                 if not cursor:
                     break
         except SlackApiError as error:
-            if _transient(error):
+            if transient(error):
                 raise SurfaceUnavailable(
-                    f"Slack could not list the messages of {target}: {_explain(error)}"
+                    f"Slack could not list the messages of {target}: {explain(error)}"
                 ) from error
             # Slack will not let the app look (a missing scope; a public channel it posts in
             # without being a member): posting again beats never posting.
@@ -174,7 +125,7 @@ class SlackSurface:
                 "channel, it can look.",
                 target,
                 request.request_id,
-                _explain(error),
+                explain(error),
             )
         except (aiohttp.ClientError, TimeoutError) as error:
             raise SurfaceUnavailable(f"could not reach Slack at {self.client.base_url}") from error
@@ -314,19 +265,3 @@ def _json(payload: MessagePayload) -> list[dict[str, Any]]:
 def new_rev() -> str:
     """A fresh suffix for block_ids, so that no render reuses the last one's."""
     return secrets.token_hex(4)
-
-
-def _transient(error: SlackApiError) -> bool:
-    """Slack is busy or down (rate limits, server errors), rather than saying no."""
-    status = error.response.status_code
-    code = error.response.get("error")
-    return status == 429 or status >= 500 or code in TRANSIENT_ERRORS
-
-
-def _explain(error: SlackApiError) -> str:
-    code = str(error.response.get("error", "unknown_error"))
-    hint = POST_HINTS.get(code)
-    needed = error.response.get("needed")
-    if needed:
-        hint = f"{hint} (needs {needed})" if hint else f"needs the {needed} scope"
-    return f"{code}: {hint}" if hint else code

@@ -22,7 +22,7 @@ from askbridge.core.intents import (
     Submit,
 )
 from askbridge.core.models import Person
-from askbridge.core.view import Receipt, RequestView, end_sentence, given
+from askbridge.core.view import SELF_APPROVAL, Receipt, RequestView, end_sentence, given
 
 NAME_COOKIE = "askbridge_name"
 MAX_NAME_CHARS = 80
@@ -99,6 +99,9 @@ def respond(
             note = "This form does not match the question any more; please choose again."
             page = render.form(view, token=token, version=version, name=click.name, note=note)
             return render.response(page, 400)
+        case Refused(reason=Refusal.SELF_APPROVAL, view=RequestView() as view):
+            page = render.outcome(view, version=version, note=SELF_APPROVAL)
+            return render.response(page, 403)
         case Refused(reason=Refusal.NOT_ANSWERER, view=RequestView() as view):
             note = not_answerer_note(view, outcome.unchecked)
             return render.response(render.outcome(view, version=version, note=note), 403)

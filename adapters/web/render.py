@@ -227,6 +227,9 @@ def policy_lines(view: RequestView) -> list[str]:
     lines = []
     if view.answerers:
         lines.append(f"Who may answer: {', '.join(view.answerers)}")
+    if (escalated := view.escalated) is not None:
+        to = f" to {', '.join(escalated.answerers)}" if escalated.answerers else ""
+        lines.append(f"Escalated{to} after {escalated.after}.")
     if view.needs_votes:
         lines.append(f"{view.quorum} people must give the same answers.")
     if view.deadline is not None:

@@ -147,6 +147,12 @@ async def _answer(connection: Connection, frame: dict[str, Any]) -> None:
         await _send(socket, _outcome_frame(outcome, connection))
 
 
+def _subject(prompt: dict[str, Any]) -> dict[str, Any]:
+    """The prompt's tool input as the ask's subject, so the decision is bound to it."""
+    tool_input = prompt.get("input")
+    return {"subject": tool_input} if isinstance(tool_input, dict) else {}
+
+
 async def _approve(connection: Connection, prompt: dict[str, Any], orphans: Orphans) -> None:
     broker, socket, settings = connection.broker, connection.socket, connection.settings
     key = digest(prompt)
@@ -154,7 +160,9 @@ async def _approve(connection: Connection, prompt: dict[str, Any], orphans: Orph
     questions = permission_questions(prompt)
     connection.prompts[key] = request_id
     try:
-        ask = Ask.parse({**settings, "questions": questions, "request_id": request_id})
+        ask = Ask.parse(
+            {**settings, "questions": questions, "request_id": request_id, **_subject(prompt)}
+        )
         outcome = await _ask_and_wait(broker, ask)
         connection.prompts.pop(key, None)
     except AskbridgeError as error:

@@ -11,6 +11,7 @@ from pydantic.json_schema import SkipJsonSchema
 from askbridge.core.api.bodies import Body, Timestamp, omitted
 from askbridge.core.ask import TimeoutAnswers
 from askbridge.core.models import Person, Request, Status, Target, UserQuestion
+from askbridge.core.policy import answerers_now
 from askbridge.core.store.base import Event
 from askbridge.core.view import AGENT_ERRORS, RequestView
 
@@ -86,6 +87,15 @@ class StatusObject(Body):
     on_timeout: TimeoutAnswers | SkipJsonSchema[None] = omitted()
     remind_at: Timestamp | SkipJsonSchema[None] = omitted("when the answerers are reminded")
     reminded_at: Timestamp | SkipJsonSchema[None] = omitted("when the reminder went out")
+    escalation_step: int | SkipJsonSchema[None] = omitted(
+        "how many steps of the escalation ladder were taken"
+    )
+    escalated_at: Timestamp | SkipJsonSchema[None] = omitted("when the last step was taken")
+    escalate_at: Timestamp | SkipJsonSchema[None] = omitted("when the next step is due")
+    subject_sha256: str | SkipJsonSchema[None] = omitted(
+        "SHA-256 of the canonical JSON of the ask's subject (what was to be approved)"
+    )
+    requested_by: str | SkipJsonSchema[None] = omitted("who asked")
     votes: list[Ballot]
     messages: list[PostedMessage]
 
@@ -120,7 +130,7 @@ class StatusObject(Body):
             cancelled_by=Actor.of(request.cancelled_by) if request.cancelled_by else None,
             decided_by="timeout" if request.decided_by_timeout else None,
             error=AGENT_ERRORS.get(request.status),
-            answerers=list(policy.answerers),
+            answerers=list(answerers_now(request)),
             quorum=policy.quorum,
             allow_other=True if policy.allow_other else None,
             allow_notes=True if policy.allow_notes else None,
@@ -129,6 +139,11 @@ class StatusObject(Body):
             else TimeoutAnswers(answers=policy.timeout_answers),
             remind_at=request.remind_at,
             reminded_at=request.reminded_at,
+            escalation_step=request.escalation_step or None,
+            escalated_at=request.escalated_at,
+            escalate_at=request.escalate_at if request.status is Status.WAITING else None,
+            subject_sha256=policy.subject_sha256,
+            requested_by=policy.requested_by,
             votes=[
                 Ballot(voter=Actor.of(v.person), answers=v.answers, at=v.at, notes=v.notes or None)
                 for v in request.votes

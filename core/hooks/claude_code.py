@@ -197,7 +197,8 @@ def ask_for(call: ToolCall, options: HookOptions) -> Ask | None:
         return Ask.parse(
             {**fields, "questions": questions, "allow_other": True, "allow_notes": True}
         )
-    return Ask.parse({**fields, "questions": _approval(call)})
+    # The approval is bound to the exact tool input it shows (subject_sha256).
+    return Ask.parse({**fields, "questions": _approval(call), "subject": dict(call.tool_input)})
 
 
 def _approval(call: ToolCall) -> list[dict[str, Any]]:

@@ -70,6 +70,15 @@ class Ending:
     event_data: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Render:
+    """A message to bring up to date, held by the claimant: `request` as it was at
+    `revision` (see `Store.claim_message`)."""
+
+    request: Request
+    revision: int
+
+
 EVERY_REQUEST = "*"
 """What `listen` reports when changes may have gone unheard: any request may have changed."""
 
@@ -173,7 +182,7 @@ class Store(Protocol):
         """Move a waiting request to a terminal state; return the request and whether we won."""
 
     async def next_deadline(self) -> datetime | None:
-        """The earliest expiry or pending reminder among waiting requests."""
+        """The earliest expiry, pending reminder or escalation step among waiting requests."""
 
     async def due_reminders(self, now: datetime, limit: int = 100) -> list[str]: ...
 
@@ -183,10 +192,42 @@ class Store(Protocol):
     async def expired(self, now: datetime, limit: int = 100) -> list[str]:
         """Ids of waiting requests whose deadline has passed."""
 
-    async def unrendered(self) -> list[tuple[Request, MessageRef]]:
-        """Messages whose last render does not show their request's current state."""
+    async def due_escalations(self, now: datetime, limit: int = 100) -> list[str]:
+        """Ids of waiting requests whose next escalation step is due."""
 
-    async def mark_rendered(self, request_id: str, message: MessageRef, status: Status) -> None: ...
+    async def escalate(
+        self, request_id: str, step: int, at: datetime, next_at: datetime | None
+    ) -> bool:
+        """Claim step `step` (from 0) of the request's escalation ladder: True when it was
+        the next step and the request still waits (then the step is recorded as taken at
+        `at` with an audit event, the step's target is added to the request's targets to
+        be posted, and the next step is due at `next_at`); False when any process took it
+        already."""
+
+    async def unrendered(self, now: datetime | None = None) -> list[tuple[Request, MessageRef]]:
+        """Messages whose last render does not show their request's current revision; with
+        `now`, only those that nobody holds (or whose holder's lease ran out by `now`)."""
+
+    async def claim_message(
+        self, request_id: str, message: MessageRef, owner: str, now: datetime, until: datetime
+    ) -> Render | None:
+        """Take the right to update `message` for `owner` until `until`, if it shows an older
+        revision than its request's and nobody else holds it (or their lease ran out by
+        `now`): the request to render, read in the same transaction. None: there is nothing
+        to do, or another process is doing it (and will see every newer revision)."""
+
+    async def mark_rendered(
+        self, request_id: str, message: MessageRef, owner: str, rendered: Render, until: datetime
+    ) -> Render | None:
+        """`owner` showed `rendered` on `message`. If the request has changed since, `owner`
+        keeps the claim (until `until`) and gets the newer state to render; otherwise the
+        claim is let go and None returned (also when `owner` no longer held it)."""
+
+    async def renew_claims(self, owner: str, until: datetime) -> int:
+        """Extend every message claim `owner` holds to `until`; how many it holds."""
+
+    async def release_claims(self, owner: str) -> None:
+        """Let go of every message claim `owner` holds (a clean shutdown)."""
 
     async def add_event(self, event: Event) -> None: ...
 

@@ -12,6 +12,7 @@ from pydantic import TypeAdapter
 from askbridge.core import audit_log
 from askbridge.core.clock import iso
 from askbridge.core.models import (
+    EscalationStep,
     MessageRef,
     Person,
     Policy,
@@ -22,7 +23,7 @@ from askbridge.core.models import (
     UserQuestion,
     Vote,
 )
-from askbridge.core.store.base import Attempt, Delivery, Event
+from askbridge.core.store.base import Attempt, Delivery, Ending, Event
 
 _questions = TypeAdapter(tuple[UserQuestion, ...])
 _targets = TypeAdapter(tuple[Target, ...])
@@ -89,6 +90,7 @@ def load_request(
         :10
     ]
     policy, remind_at, reminded_at, posted_at = row[10:14]
+    step, escalate_at, escalated_at = row[14:17]
     status = Status(status)
     person = load_person(by)
     return Request(
@@ -109,6 +111,9 @@ def load_request(
         remind_at=from_epoch(remind_at),
         reminded_at=from_epoch(reminded_at),
         posted_at=from_epoch(posted_at),
+        escalation_step=step,
+        escalate_at=from_epoch(escalate_at),
+        escalated_at=from_epoch(escalated_at),
     )
 
 
@@ -129,7 +134,8 @@ MESSAGE_COLUMNS = "platform, channel, message_id, data, target"
 
 REQUEST_COLUMNS = (
     "request_id, questions, targets, context, status, created_at, expires_at, ended_at,"
-    " answers, ended_by, policy, remind_at, reminded_at, posted_at"
+    " answers, ended_by, policy, remind_at, reminded_at, posted_at,"
+    " escalation_step, escalate_at, escalated_at"
 )
 
 
@@ -197,6 +203,28 @@ def callback_url(policy: str | None) -> str | None:
     return Policy.model_validate_json(policy).callback_url if policy else None
 
 
+def ending_data(ending: Ending, policy: str | None) -> dict[str, Any]:
+    """What the audit trail records of an ending: its answers, and the digest of what was to
+    be approved (so the record names exactly what the decision was about)."""
+    data = dict(ending.event_data)
+    if ending.answers is not None:
+        data["answers"] = ending.answers
+    digest = Policy.model_validate_json(policy).subject_sha256 if policy else None
+    if digest is not None:
+        data["subject_sha256"] = digest
+    return data
+
+
+def escalation_data(step: int, taken: EscalationStep) -> dict[str, Any]:
+    """What the audit trail records of an escalation step (numbered from 1)."""
+    data: dict[str, Any] = {"step": step + 1, "after_s": taken.after_s}
+    if taken.answerers is not None:
+        data["answerers"] = list(taken.answerers)
+    if taken.target is not None:
+        data["target"] = str(taken.target)
+    return data
+
+
 DELIVERY_COLUMNS = "delivery_id, request_id, url, created_at, attempts"
 
 
@@ -222,3 +250,19 @@ def attempt_data(delivery: Delivery, attempt: Attempt) -> dict[str, Any]:
     if attempt.next_at is not None:
         data["next_attempt_at"] = iso(attempt.next_at)
     return data
+
+
+def escalated(
+    policy: str | None, targets: str, step: int
+) -> tuple[EscalationStep, str | None] | None:
+    """Step `step` of a stored policy's ladder, and the request's targets (JSON) with the
+    step's target added when it has one the request lacks (None: unchanged); None when the
+    ladder has no such step."""
+    ladder = Policy.model_validate_json(policy).escalation if policy else None
+    if ladder is None or not 0 <= step < len(ladder.steps):
+        return None
+    taken = ladder.steps[step]
+    known = _targets.validate_json(targets)
+    if taken.target is None or taken.target in known:
+        return taken, None
+    return taken, dump_targets((*known, taken.target))

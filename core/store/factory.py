@@ -12,11 +12,12 @@ SQLITE_PREFIX = "sqlite:///"
 POSTGRES_PREFIXES = ("postgresql://", "postgres://")
 
 
-def open_store(url: str, *, sqlite_sync: Sync = "normal") -> Store:
+def open_store(url: str, *, sqlite_sync: Sync = "normal", serving: bool = True) -> Store:
     """A store for `url` (not yet opened): `sqlite:///relative.db`, `sqlite:////abs.db`,
-    `postgresql://user@host:5432/database`; `sqlite_sync`: see `SQLiteStore`."""
+    `postgresql://user@host:5432/database`; `sqlite_sync`, `serving`: see `SQLiteStore`."""
     if url.startswith(SQLITE_PREFIX):
-        return SQLiteStore(url[len(SQLITE_PREFIX) :] or "askbridge.db", sync=sqlite_sync)
+        path = url[len(SQLITE_PREFIX) :] or "askbridge.db"
+        return SQLiteStore(path, sync=sqlite_sync, serving=serving)
     if url.startswith(POSTGRES_PREFIXES):
         from askbridge.core.store.postgres import PostgresStore  # asyncpg loads only when asked for
 

@@ -153,4 +153,34 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             "CREATE INDEX deliveries_open ON deliveries (next_at) WHERE done_at IS NULL",
         ),
     ),
+    (
+        8,
+        (
+            # Escalation ladders (core/escalation.py): how many steps were taken (each is
+            # claimed once by moving this counter from its value), when the next one is due
+            # (quiet hours counted) and when the last one was taken.
+            "ALTER TABLE requests ADD COLUMN escalation_step INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE requests ADD COLUMN escalate_at REAL",
+            "ALTER TABLE requests ADD COLUMN escalated_at REAL",
+            "CREATE INDEX requests_waiting_escalate ON requests (escalate_at)"
+            " WHERE status = 'waiting'",
+        ),
+    ),
+    (
+        9,
+        (
+            # Keeping messages in step across replicas. Every change a message shows (a vote,
+            # an ending) adds one to the request's `revision`; a message records the revision
+            # it last showed, and `claimed_by` holds the right to update it until
+            # `claimed_until`, so one process at a time renders it, and a process that dies
+            # leaves it to another once its lease has run out.
+            "ALTER TABLE requests ADD COLUMN revision INTEGER NOT NULL DEFAULT 0",
+            "UPDATE requests SET revision = 1 WHERE status <> 'waiting'",
+            "ALTER TABLE messages ADD COLUMN rendered_revision INTEGER NOT NULL DEFAULT 0",
+            "UPDATE messages SET rendered_revision = 1 WHERE rendered_status <> 'waiting'",
+            "ALTER TABLE messages ADD COLUMN claimed_by TEXT",
+            "ALTER TABLE messages ADD COLUMN claimed_until REAL",
+            "CREATE INDEX messages_claimed ON messages (claimed_by) WHERE claimed_by IS NOT NULL",
+        ),
+    ),
 )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import random
@@ -39,6 +40,7 @@ from askbridge.core.store.base import (
     Delivery,
     Ending,
     Event,
+    Render,
     VoteOutcome,
 )
 from askbridge.core.store.factory import shown_url
@@ -47,6 +49,8 @@ from askbridge.core.store.postgres_schema import MIGRATIONS
 log = logging.getLogger("askbridge.store")
 
 CHANNEL = "askbridge_changes"
+"""The NOTIFY channel of the tables in `public`; tables in another schema (another
+deployment on the same database) get a channel of their own, see `_channel_of`."""
 # Any constant: replicas starting together take turns migrating under this advisory lock.
 MIGRATION_LOCK = 0x61736B62
 # The seed that hashes request ids into their own advisory lock keys, for posting claims.
@@ -54,6 +58,8 @@ POSTING_LOCKS = 0x61736B70
 # The seed for the per-request transaction locks that order each request's audit chain.
 EVENT_LOCKS = 0x61736B65
 CONNECT_TIMEOUT_S = 10.0
+# PostgreSQL cuts identifiers, NOTIFY channels included, to 63 bytes.
+MAX_CHANNEL_BYTES = 63
 SECRET_BYTES = 32
 LISTENER_NAME = "askbridge-listener"
 REQUEST_FIELDS = tuple(codec.REQUEST_COLUMNS.replace(" ", "").split(","))
@@ -84,6 +90,7 @@ class PostgresStore:
         self._keeper: asyncio.Task[None] | None = None
         # Tells this replica's own NOTIFYs apart from other replicas'.
         self._instance = uuid.uuid4().hex[:12]
+        self._channel = CHANNEL
         self._on_change: OnChange | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         # Posting claims: session advisory locks held on a connection of their own, so that
@@ -119,6 +126,7 @@ class PostgresStore:
                         await db.execute(statement)
                     await db.execute("INSERT INTO schema_version (version) VALUES ($1)", version)
             await _chain_unchained(db)
+            self._channel = _channel_of(await db.fetchval("SELECT current_schema()"))
 
     async def close(self) -> None:
         """Stop listening (and reconnecting), then close every connection."""
@@ -163,7 +171,7 @@ class PostgresStore:
         lost = asyncio.Event()
         listener.add_termination_listener(lambda _connection: lost.set())
         try:
-            await listener.add_listener(CHANNEL, self._heard)
+            await listener.add_listener(self._channel, self._heard)
         except Exception:
             listener.terminate()
             raise
@@ -241,7 +249,9 @@ class PostgresStore:
         task.add_done_callback(self._tasks.discard)
 
     async def _notify(self, db: Connection, request_id: str) -> None:
-        await db.execute("SELECT pg_notify($1, $2)", CHANNEL, f"{self._instance}:{request_id}")
+        await db.execute(
+            "SELECT pg_notify($1, $2)", self._channel, f"{self._instance}:{request_id}"
+        )
 
     # --- requests -----------------------------------------------------------------------
 
@@ -249,8 +259,8 @@ class PostgresStore:
         async with self.pool.acquire() as db, db.transaction():
             created = await db.fetchval(
                 "INSERT INTO requests (request_id, questions, targets, context, status,"
-                " created_at, expires_at, policy, remind_at)"
-                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+                " created_at, expires_at, policy, remind_at, escalate_at)"
+                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
                 " ON CONFLICT (request_id) DO NOTHING RETURNING true",
                 request.request_id,
                 codec.dump_questions(request.questions),
@@ -261,6 +271,7 @@ class PostgresStore:
                 codec.epoch(request.expires_at),
                 request.policy.model_dump_json(),
                 codec.epoch(request.remind_at),
+                codec.epoch(request.escalate_at),
             )
             if created:
                 await _insert_event(db, Event(request.request_id, request.created_at, "created"))
@@ -470,14 +481,17 @@ class PostgresStore:
         voter = person.model_dump_json()
         vote_event = Event(request_id, at, "vote", person, codec.vote_data(answers, notes))
         decided = Ending(Status.ANSWERED, at, answers=answers, by=person)
-        end_event = _ending_event(request_id, decided)
+        # Without the subject digest, which the function adds from the policy it reads.
+        end_data = codec.ending_data(decided, None)
+        end_event = Event(request_id, at, decided.status.value, person, end_data)
         vote_head, vote_tail = codec.event_parts(vote_event)[3:]
         end_head, end_tail = codec.event_parts(end_event)[3:]
+        end_before, end_after = _digest_slot(end_head)
         async with self.pool.acquire() as db:
             row = await db.fetchrow(
                 "SELECT o_outcome, o_request, o_messages, o_votes FROM askbridge_vote("
                 "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
-                " $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)",
+                " $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)",
                 request_id,
                 person.key,
                 voter,
@@ -492,11 +506,12 @@ class PostgresStore:
                 vote_head,
                 vote_tail,
                 json.dumps(answers),
-                json.dumps(end_event.data),
-                end_head,
+                json.dumps(end_data),
+                end_before,
+                end_after,
                 end_tail,
                 f"dlv_{uuid.uuid4().hex}",
-                CHANNEL,
+                self._channel,
                 f"{self._instance}:{request_id}",
             )
         assert row is not None
@@ -528,7 +543,8 @@ class PostgresStore:
                 "SELECT least("
                 " (SELECT min(expires_at) FROM requests WHERE status = 'waiting'),"
                 " (SELECT min(remind_at) FROM requests"
-                "  WHERE status = 'waiting' AND reminded_at IS NULL))"
+                "  WHERE status = 'waiting' AND reminded_at IS NULL),"
+                " (SELECT min(escalate_at) FROM requests WHERE status = 'waiting'))"
             )
         return codec.from_epoch(at)
 
@@ -539,6 +555,46 @@ class PostgresStore:
             now,
             limit,
         )
+
+    async def due_escalations(self, now: datetime, limit: int = 100) -> list[str]:
+        return await self._ids(
+            "SELECT request_id FROM requests WHERE status = 'waiting'"
+            " AND escalate_at <= $1 ORDER BY escalate_at LIMIT $2",
+            now,
+            limit,
+        )
+
+    async def escalate(
+        self, request_id: str, step: int, at: datetime, next_at: datetime | None
+    ) -> bool:
+        async with self.pool.acquire() as db, db.transaction():
+            row = await db.fetchrow(
+                "SELECT policy, targets FROM requests WHERE request_id = $1"
+                " AND status = 'waiting' AND escalation_step = $2 FOR UPDATE",
+                request_id,
+                step,
+            )
+            found = None if row is None else codec.escalated(row[0], row[1], step)
+            if found is None:
+                return False
+            taken, targets = found
+            await db.execute(
+                "UPDATE requests SET escalation_step = $3, escalated_at = $4, escalate_at = $5,"
+                " revision = revision + 1,"
+                " targets = coalesce($6, targets),"
+                " posted_at = CASE WHEN $6::text IS NULL THEN posted_at END"
+                " WHERE request_id = $1 AND escalation_step = $2",
+                request_id,
+                step,
+                step + 1,
+                codec.epoch(at),
+                codec.epoch(next_at),
+                targets,
+            )
+            data = codec.escalation_data(step, taken)
+            await _insert_event(db, Event(request_id, at, "escalated", data=data))
+            await self._notify(db, request_id)
+        return True
 
     async def due_reminders(self, now: datetime, limit: int = 100) -> list[str]:
         return await self._ids(
@@ -565,12 +621,14 @@ class PostgresStore:
                 await _insert_event(db, Event(request_id, at, "reminder"))
         return bool(claimed)
 
-    async def unrendered(self) -> list[tuple[Request, MessageRef]]:
+    async def unrendered(self, now: datetime | None = None) -> list[tuple[Request, MessageRef]]:
         async with self.pool.acquire() as db:
             rows = await db.fetch(
                 "SELECT m.request_id, m.platform, m.channel, m.message_id, m.data, m.target"
                 " FROM messages m JOIN requests r ON r.request_id = m.request_id"
-                " WHERE m.rendered_status = 'waiting' AND r.status <> 'waiting'"
+                " WHERE m.rendered_revision < r.revision AND ($1::double precision IS NULL"
+                " OR m.claimed_until IS NULL OR m.claimed_until <= $1)",
+                codec.epoch(now),
             )
             requests = {row[0]: await _load(db, row[0]) for row in rows}
         return [
@@ -579,16 +637,62 @@ class PostgresStore:
             if (request := requests[row[0]]) is not None
         ]
 
-    async def mark_rendered(self, request_id: str, message: MessageRef, status: Status) -> None:
+    async def claim_message(
+        self, request_id: str, message: MessageRef, owner: str, now: datetime, until: datetime
+    ) -> Render | None:
+        async with self.pool.acquire() as db, db.transaction():
+            # The share lock holds back votes until the request is read with its revision.
+            revision = await db.fetchval(
+                "SELECT revision FROM requests WHERE request_id = $1 FOR SHARE", request_id
+            )
+            claimed = await db.fetchval(
+                "UPDATE messages SET claimed_by = $5, claimed_until = $6"
+                f" WHERE {_MESSAGE} AND (claimed_by IS NULL OR claimed_by = $5"
+                " OR claimed_until <= $7) AND rendered_revision < $8 RETURNING true",
+                *_message_key(request_id, message),
+                owner,
+                codec.epoch(until),
+                codec.epoch(now),
+                revision,
+            )
+            return await _render(db, request_id, revision) if claimed else None
+
+    async def mark_rendered(
+        self, request_id: str, message: MessageRef, owner: str, rendered: Render, until: datetime
+    ) -> Render | None:
+        async with self.pool.acquire() as db, db.transaction():
+            revision = await db.fetchval(
+                "SELECT revision FROM requests WHERE request_id = $1 FOR SHARE", request_id
+            )
+            newer = revision is not None and revision > rendered.revision
+            held = await db.fetchval(
+                "UPDATE messages SET rendered_status = $7,"
+                " rendered_revision = greatest(rendered_revision, $8),"
+                " claimed_by = $6, claimed_until = $9"
+                f" WHERE {_MESSAGE} AND claimed_by = $5 RETURNING true",
+                *_message_key(request_id, message),
+                owner,
+                owner if newer else None,
+                rendered.request.status.value,
+                rendered.revision,
+                codec.epoch(until) if newer else None,
+            )
+            return await _render(db, request_id, revision) if newer and held else None
+
+    async def renew_claims(self, owner: str, until: datetime) -> int:
+        async with self.pool.acquire() as db:
+            done = await db.execute(
+                "UPDATE messages SET claimed_until = $2 WHERE claimed_by = $1",
+                owner,
+                codec.epoch(until),
+            )
+        return int(done.rsplit(" ", 1)[1])
+
+    async def release_claims(self, owner: str) -> None:
         async with self.pool.acquire() as db:
             await db.execute(
-                "UPDATE messages SET rendered_status = $1 WHERE request_id = $2"
-                " AND platform = $3 AND channel = $4 AND message_id = $5",
-                status.value,
-                request_id,
-                message.platform,
-                message.channel,
-                message.message_id,
+                "UPDATE messages SET claimed_by = NULL, claimed_until = NULL WHERE claimed_by = $1",
+                owner,
             )
 
     # --- audit --------------------------------------------------------------------------
@@ -695,8 +799,8 @@ def _storable(key: str | None) -> bool:
 
 async def _end(db: Connection, request_id: str, ending: Ending) -> bool:
     won = await db.fetchval(
-        "UPDATE requests SET status = $1, ended_at = $2, answers = $3, ended_by = $4"
-        " WHERE request_id = $5 AND status = 'waiting' RETURNING true",
+        "UPDATE requests SET status = $1, ended_at = $2, answers = $3, ended_by = $4,"
+        " revision = revision + 1 WHERE request_id = $5 AND status = 'waiting' RETURNING true",
         ending.status.value,
         codec.epoch(ending.at),
         None if ending.answers is None else json.dumps(ending.answers),
@@ -705,9 +809,10 @@ async def _end(db: Connection, request_id: str, ending: Ending) -> bool:
     )
     if not won:
         return False
-    await _insert_event(db, _ending_event(request_id, ending))
-    await db.execute("DELETE FROM drafts WHERE request_id = $1", request_id)
     policy = await db.fetchval("SELECT policy FROM requests WHERE request_id = $1", request_id)
+    data = codec.ending_data(ending, policy)
+    await _insert_event(db, Event(request_id, ending.at, ending.status.value, ending.by, data))
+    await db.execute("DELETE FROM drafts WHERE request_id = $1", request_id)
     url = codec.callback_url(policy)
     if url is not None:
         await db.execute(
@@ -721,11 +826,24 @@ async def _end(db: Connection, request_id: str, ending: Ending) -> bool:
     return True
 
 
-def _ending_event(request_id: str, ending: Ending) -> Event:
-    data = dict(ending.event_data)
-    if ending.answers is not None:
-        data["answers"] = ending.answers
-    return Event(request_id, ending.at, ending.status.value, ending.by, data)
+_MESSAGE = "request_id = $1 AND platform = $2 AND channel = $3 AND message_id = $4"
+
+
+def _message_key(request_id: str, message: MessageRef) -> tuple[str, str, str, str]:
+    return (request_id, message.platform, message.channel, message.message_id)
+
+
+async def _render(db: Connection, request_id: str, revision: int) -> Render | None:
+    request = await _load(db, request_id)
+    return None if request is None else Render(request, revision)
+
+
+def _digest_slot(head: bytes) -> tuple[bytes, bytes]:
+    """An answered event's hash head (`audit_log.link_parts`) with data {"answers": …}, cut
+    where a subject digest goes: right after the answers, at the end of the data object (its
+    last key sorts after "answers", and the data is followed by the "kind" key)."""
+    cut = head.rindex(b'},"kind":')
+    return head[:cut], head[cut:]
 
 
 async def _load(db: Connection, request_id: str) -> Request | None:
@@ -850,3 +968,14 @@ def _where(url: str) -> str:
     """Host, port and database of `url`, without its user, password or parameters."""
     parts = urlsplit(url)
     return parts.netloc.rpartition("@")[2] + parts.path
+
+
+def _channel_of(schema: str | None) -> str:
+    """NOTIFY channels are per database, not per schema: deployments in two schemas of one
+    database would otherwise wake each other's waiters."""
+    if schema in (None, "public"):
+        return CHANNEL
+    name = f"{CHANNEL}.{schema}"
+    if len(name.encode()) > MAX_CHANNEL_BYTES:
+        name = f"{CHANNEL}.{hashlib.sha256(schema.encode()).hexdigest()[:32]}"
+    return name

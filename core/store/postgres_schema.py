@@ -148,6 +148,36 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
         ),
     ),
     (
+        7,
+        (
+            # Escalation ladders (core/escalation.py): how many steps were taken (each is
+            # claimed once by moving this counter from its value), when the next one is due
+            # (quiet hours counted) and when the last one was taken.
+            "ALTER TABLE requests ADD COLUMN escalation_step INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE requests ADD COLUMN escalate_at DOUBLE PRECISION",
+            "ALTER TABLE requests ADD COLUMN escalated_at DOUBLE PRECISION",
+            "CREATE INDEX requests_waiting_escalate ON requests (escalate_at)"
+            " WHERE status = 'waiting'",
+        ),
+    ),
+    (
+        8,
+        (
+            # Keeping messages in step across replicas. Every change a message shows (a vote,
+            # an ending) adds one to the request's `revision`; a message records the revision
+            # it last showed, and `claimed_by` holds the right to update it until
+            # `claimed_until`, so one process at a time renders it, and a process that dies
+            # leaves it to another once its lease has run out.
+            "ALTER TABLE requests ADD COLUMN revision INTEGER NOT NULL DEFAULT 0",
+            "UPDATE requests SET revision = 1 WHERE status <> 'waiting'",
+            "ALTER TABLE messages ADD COLUMN rendered_revision INTEGER NOT NULL DEFAULT 0",
+            "UPDATE messages SET rendered_revision = 1 WHERE rendered_status <> 'waiting'",
+            "ALTER TABLE messages ADD COLUMN claimed_by TEXT",
+            "ALTER TABLE messages ADD COLUMN claimed_until DOUBLE PRECISION",
+            "CREATE INDEX messages_claimed ON messages (claimed_by) WHERE claimed_by IS NOT NULL",
+        ),
+    ),
+    (
         9,
         (
             # A vote in one statement (one round trip): still waiting? then the vote, its
@@ -156,14 +186,18 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             # is after. Event hashes are finished here from the previous hash, found under the
             # same per-request lock as elsewhere: the caller hashes each event's canonical
             # JSON up to the previous hash (head) and after it (tail), see
-            # `audit_log.link_parts`. Epoch seconds go out as JSON numbers, exactly.
+            # `audit_log.link_parts`; an ending's head comes cut where the subject digest
+            # goes, which the function takes from the policy. Each change a message shows
+            # adds one to the request's revision, as elsewhere. Epoch seconds go out as JSON
+            # numbers, exactly.
             """
             CREATE OR REPLACE FUNCTION askbridge_vote(
                 p_request_id TEXT, p_person TEXT, p_voter TEXT, p_answers TEXT,
                 p_at DOUBLE PRECISION, p_sent_at DOUBLE PRECISION, p_notes TEXT,
                 p_quorum INTEGER, p_lock_seed BIGINT, p_genesis TEXT,
                 p_vote_data TEXT, p_vote_head BYTEA, p_vote_tail BYTEA,
-                p_ended_answers TEXT, p_end_data TEXT, p_end_head BYTEA, p_end_tail BYTEA,
+                p_ended_answers TEXT, p_end_data TEXT, p_end_before BYTEA, p_end_after BYTEA,
+                p_end_tail BYTEA,
                 p_delivery_id TEXT, p_channel TEXT, p_notice TEXT,
                 OUT o_outcome TEXT, OUT o_request JSON, OUT o_messages JSON, OUT o_votes JSON
             ) LANGUAGE plpgsql SET extra_float_digits = 1 AS $body$
@@ -174,6 +208,7 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
                 v_prev TEXT;
                 v_hash TEXT;
                 v_policy TEXT;
+                v_digest TEXT;
                 v_url TEXT;
             BEGIN
                 o_outcome := 'closed';
@@ -201,20 +236,34 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
                         sha256(p_vote_head || convert_to(v_prev, 'UTF8') || p_vote_tail), 'hex');
                     INSERT INTO events (request_id, at, kind, actor, data, prev_hash, hash)
                         VALUES (p_request_id, p_at, 'vote', p_voter, p_vote_data, v_prev, v_hash);
+                    UPDATE requests SET revision = revision + 1
+                        WHERE request_id = p_request_id;
                     SELECT count(*) INTO v_agreeing FROM votes
                         WHERE request_id = p_request_id AND answers = p_answers;
                     IF v_agreeing >= p_quorum THEN
                         o_outcome := 'decided';
                         UPDATE requests SET status = 'answered', ended_at = p_at,
-                                answers = p_ended_answers, ended_by = p_voter
+                                answers = p_ended_answers, ended_by = p_voter,
+                                revision = revision + 1
                             WHERE request_id = p_request_id AND status = 'waiting'
                             RETURNING policy INTO v_policy;
+                        -- The digest of what was approved joins the ending's data, after
+                        -- its answers (codec.ending_data); it is hex, so it needs no escaping.
+                        v_digest := v_policy::json ->> 'subject_sha256';
+                        IF v_digest IS NOT NULL AND v_digest !~ '^[0-9a-f]{64}$' THEN
+                            RAISE EXCEPTION 'subject_sha256 of % is not a SHA-256', p_request_id;
+                        END IF;
                         v_prev := v_hash;
-                        v_hash := encode(
-                            sha256(p_end_head || convert_to(v_prev, 'UTF8') || p_end_tail),
-                            'hex');
+                        v_hash := encode(sha256(
+                            p_end_before
+                            || CASE WHEN v_digest IS NULL THEN ''::bytea ELSE convert_to(
+                                   ',"subject_sha256":"' || v_digest || '"', 'UTF8') END
+                            || p_end_after || convert_to(v_prev, 'UTF8') || p_end_tail), 'hex');
                         INSERT INTO events (request_id, at, kind, actor, data, prev_hash, hash)
-                            VALUES (p_request_id, p_at, 'answered', p_voter, p_end_data,
+                            VALUES (p_request_id, p_at, 'answered', p_voter,
+                                    CASE WHEN v_digest IS NULL THEN p_end_data
+                                    ELSE left(p_end_data, -1) || ', "subject_sha256": "'
+                                         || v_digest || '"}' END,
                                     v_prev, v_hash);
                         DELETE FROM drafts WHERE request_id = p_request_id;
                         v_url := v_policy::json ->> 'callback_url';

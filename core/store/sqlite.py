@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import json
 import queue
 import secrets
@@ -29,13 +30,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import IO, Any, Literal, TypeVar
 
 from askbridge.core import audit_log
 from askbridge.core.errors import StartupError
 from askbridge.core.models import MessageRef, Person, Request, Selections, Status, Vote
 from askbridge.core.store import codec
-from askbridge.core.store.base import Attempt, Delivery, Ending, Event, VoteOutcome
+from askbridge.core.store.base import Attempt, Delivery, Ending, Event, Render, VoteOutcome
 from askbridge.core.store.checkpoints import Checkpoints
 from askbridge.core.store.migrations import MIGRATIONS
 
@@ -70,8 +71,12 @@ class SQLiteStore:
         *,
         sync: Sync = "normal",
         checkpoints: Checkpoints | None = None,
+        serving: bool = True,
     ) -> None:
+        """`serving`: this process serves the file, and no other may (see `_own`); False for
+        a one-off command beside a running server, such as `askbridge prune`."""
         self.path = str(path)
+        self.serving = serving
         self.sync = sync
         self._db: sqlite3.Connection | None = None
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
@@ -83,6 +88,7 @@ class SQLiteStore:
         )
         # Requests this process is posting. One process owns the file, so that is everyone.
         self._posting: set[str] = set()
+        self._lock: IO[bytes] | None = None
 
     async def _run(self, function: Callable[..., T], *args: Any, alone: bool = False) -> T:
         """Run `function(*args)` on the database thread; with group commit, perhaps in one
@@ -174,6 +180,7 @@ class SQLiteStore:
     def _open(self) -> None:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            self._lock = _own(self.path) if self.serving else None
         self._db = sqlite3.connect(self.path, isolation_level=None)
         for pragma in PRAGMAS:
             self._db.execute(pragma)
@@ -190,6 +197,9 @@ class SQLiteStore:
                         db.execute(statement)
                     db.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
             _chain_unchained(db)
+            if self.serving:
+                # This process owns the file: message claims in it are a dead process's.
+                db.execute("UPDATE messages SET claimed_by = NULL, claimed_until = NULL")
         if self._checkpoints is not None:
             self._checkpoints.start()
 
@@ -206,6 +216,9 @@ class SQLiteStore:
             self._jobs.put(None)
             await asyncio.to_thread(self._worker.join)
             self._worker = None
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
 
     async def ping(self) -> None:
         await self._run(_one, self.db, "SELECT max(version) FROM schema_version")
@@ -241,7 +254,8 @@ class SQLiteStore:
         with self._transaction() as db:
             cursor = db.execute(
                 "INSERT INTO requests (request_id, questions, targets, context, status,"
-                " created_at, expires_at, policy, remind_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " created_at, expires_at, policy, remind_at, escalate_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (request_id) DO NOTHING",
                 (
                     request.request_id,
@@ -253,6 +267,7 @@ class SQLiteStore:
                     codec.epoch(request.expires_at),
                     request.policy.model_dump_json(),
                     codec.epoch(request.remind_at),
+                    codec.epoch(request.escalate_at),
                 ),
             )
             created = cursor.rowcount == 1
@@ -466,6 +481,10 @@ class SQLiteStore:
                 outcome = VoteOutcome.COUNTED
                 data = codec.vote_data(answers, notes)
                 _insert_event(db, Event(request_id, at, "vote", person, data))
+                db.execute(
+                    "UPDATE requests SET revision = revision + 1 WHERE request_id = ?",
+                    (request_id,),
+                )
                 row = _one(
                     db,
                     "SELECT count(*) FROM votes WHERE request_id = ? AND answers = ?",
@@ -493,8 +512,8 @@ class SQLiteStore:
 
     def _end(self, db: sqlite3.Connection, request_id: str, ending: Ending) -> bool:
         cursor = db.execute(
-            "UPDATE requests SET status = ?, ended_at = ?, answers = ?, ended_by = ?"
-            " WHERE request_id = ? AND status = 'waiting'",
+            "UPDATE requests SET status = ?, ended_at = ?, answers = ?, ended_by = ?,"
+            " revision = revision + 1 WHERE request_id = ? AND status = 'waiting'",
             (
                 ending.status.value,
                 codec.epoch(ending.at),
@@ -505,12 +524,10 @@ class SQLiteStore:
         )
         if cursor.rowcount != 1:
             return False
-        data = dict(ending.event_data)
-        if ending.answers is not None:
-            data["answers"] = ending.answers
+        row = _one(db, "SELECT policy FROM requests WHERE request_id = ?", (request_id,))
+        data = codec.ending_data(ending, row[0] if row else None)
         _insert_event(db, Event(request_id, ending.at, ending.status.value, ending.by, data))
         db.execute("DELETE FROM drafts WHERE request_id = ?", (request_id,))
-        row = _one(db, "SELECT policy FROM requests WHERE request_id = ?", (request_id,))
         url = codec.callback_url(row[0] if row else None)
         if url is not None:
             db.execute(
@@ -529,7 +546,8 @@ class SQLiteStore:
             "SELECT min(at) FROM ("
             " SELECT min(expires_at) AS at FROM requests WHERE status = 'waiting'"
             " UNION ALL SELECT min(remind_at) FROM requests"
-            " WHERE status = 'waiting' AND reminded_at IS NULL)",
+            " WHERE status = 'waiting' AND reminded_at IS NULL"
+            " UNION ALL SELECT min(escalate_at) FROM requests WHERE status = 'waiting')",
         )
         return codec.from_epoch(row[0] if row else None)
 
@@ -558,6 +576,53 @@ class SQLiteStore:
                 return True
             return False
 
+    async def due_escalations(self, now: datetime, limit: int = 100) -> list[str]:
+        rows = await self._run(
+            _all,
+            self.db,
+            "SELECT request_id FROM requests WHERE status = 'waiting'"
+            " AND escalate_at <= ? ORDER BY escalate_at LIMIT ?",
+            (codec.epoch(now), limit),
+        )
+        return [row[0] for row in rows]
+
+    async def escalate(
+        self, request_id: str, step: int, at: datetime, next_at: datetime | None
+    ) -> bool:
+        return await self._run(self._escalate, request_id, step, at, next_at)
+
+    def _escalate(self, request_id: str, step: int, at: datetime, next_at: datetime | None) -> bool:
+        with self._transaction() as db:
+            row = _one(
+                db,
+                "SELECT policy, targets FROM requests WHERE request_id = ?"
+                " AND status = 'waiting' AND escalation_step = ?",
+                (request_id, step),
+            )
+            found = None if row is None else codec.escalated(row[0], row[1], step)
+            if found is None:
+                return False
+            taken, targets = found
+            db.execute(
+                "UPDATE requests SET escalation_step = ?, escalated_at = ?, escalate_at = ?,"
+                " revision = revision + 1,"
+                " targets = coalesce(?, targets),"
+                " posted_at = CASE WHEN ? IS NULL THEN posted_at END"
+                " WHERE request_id = ? AND status = 'waiting' AND escalation_step = ?",
+                (
+                    step + 1,
+                    codec.epoch(at),
+                    codec.epoch(next_at),
+                    targets,
+                    targets,
+                    request_id,
+                    step,
+                ),
+            )
+            data = codec.escalation_data(step, taken)
+            _insert_event(db, Event(request_id, at, "escalated", data=data))
+            return True
+
     async def expired(self, now: datetime, limit: int = 100) -> list[str]:
         rows = await self._run(
             _all,
@@ -568,14 +633,16 @@ class SQLiteStore:
         )
         return [row[0] for row in rows]
 
-    async def unrendered(self) -> list[tuple[Request, MessageRef]]:
-        return await self._run(self._unrendered)
+    async def unrendered(self, now: datetime | None = None) -> list[tuple[Request, MessageRef]]:
+        return await self._run(self._unrendered, now)
 
-    def _unrendered(self) -> list[tuple[Request, MessageRef]]:
+    def _unrendered(self, now: datetime | None) -> list[tuple[Request, MessageRef]]:
         rows = self.db.execute(
             "SELECT m.request_id, m.platform, m.channel, m.message_id, m.data, m.target"
             " FROM messages m JOIN requests r ON r.request_id = m.request_id"
-            " WHERE m.rendered_status = 'waiting' AND r.status <> 'waiting'"
+            " WHERE m.rendered_revision < r.revision"
+            " AND (? IS NULL OR m.claimed_until IS NULL OR m.claimed_until <= ?)",
+            (codec.epoch(now), codec.epoch(now)),
         ).fetchall()
         requests = {row[0]: _load(self.db, row[0]) for row in rows}
         return [
@@ -584,15 +651,75 @@ class SQLiteStore:
             if (request := requests[row[0]]) is not None
         ]
 
-    async def mark_rendered(self, request_id: str, message: MessageRef, status: Status) -> None:
-        await self._run(self._mark_rendered, request_id, message, status)
+    async def claim_message(
+        self, request_id: str, message: MessageRef, owner: str, now: datetime, until: datetime
+    ) -> Render | None:
+        return await self._run(self._claim_message, request_id, message, owner, now, until)
 
-    def _mark_rendered(self, request_id: str, message: MessageRef, status: Status) -> None:
+    def _claim_message(
+        self, request_id: str, message: MessageRef, owner: str, now: datetime, until: datetime
+    ) -> Render | None:
+        with self._transaction() as db:
+            cursor = db.execute(
+                "UPDATE messages SET claimed_by = ?, claimed_until = ?"
+                f" WHERE {_MESSAGE} AND (claimed_by IS NULL OR claimed_by = ?"
+                " OR claimed_until <= ?) AND rendered_revision < (SELECT revision"
+                " FROM requests WHERE request_id = messages.request_id)",
+                (
+                    owner,
+                    codec.epoch(until),
+                    *_message_key(request_id, message),
+                    owner,
+                    codec.epoch(now),
+                ),
+            )
+            return _render(db, request_id) if cursor.rowcount == 1 else None
+
+    async def mark_rendered(
+        self, request_id: str, message: MessageRef, owner: str, rendered: Render, until: datetime
+    ) -> Render | None:
+        return await self._run(self._mark_rendered, request_id, message, owner, rendered, until)
+
+    def _mark_rendered(
+        self, request_id: str, message: MessageRef, owner: str, rendered: Render, until: datetime
+    ) -> Render | None:
+        with self._transaction() as db:
+            row = _one(db, "SELECT revision FROM requests WHERE request_id = ?", (request_id,))
+            newer = row is not None and row[0] > rendered.revision
+            cursor = db.execute(
+                "UPDATE messages SET rendered_status = ?,"
+                " rendered_revision = max(rendered_revision, ?), claimed_by = ?,"
+                f" claimed_until = ? WHERE {_MESSAGE} AND claimed_by = ?",
+                (
+                    rendered.request.status.value,
+                    rendered.revision,
+                    owner if newer else None,
+                    codec.epoch(until) if newer else None,
+                    *_message_key(request_id, message),
+                    owner,
+                ),
+            )
+            return _render(db, request_id) if newer and cursor.rowcount == 1 else None
+
+    async def renew_claims(self, owner: str, until: datetime) -> int:
+        return await self._run(self._renew_claims, owner, until)
+
+    def _renew_claims(self, owner: str, until: datetime) -> int:
+        with self._transaction() as db:
+            cursor = db.execute(
+                "UPDATE messages SET claimed_until = ? WHERE claimed_by = ?",
+                (codec.epoch(until), owner),
+            )
+        return cursor.rowcount
+
+    async def release_claims(self, owner: str) -> None:
+        await self._run(self._release_claims, owner)
+
+    def _release_claims(self, owner: str) -> None:
         with self._transaction() as db:
             db.execute(
-                "UPDATE messages SET rendered_status = ? WHERE request_id = ? AND platform = ?"
-                " AND channel = ? AND message_id = ?",
-                (status.value, request_id, message.platform, message.channel, message.message_id),
+                "UPDATE messages SET claimed_by = NULL, claimed_until = NULL WHERE claimed_by = ?",
+                (owner,),
             )
 
     async def secret(self, name: str) -> bytes:
@@ -699,6 +826,25 @@ class SQLiteStore:
         return codec.from_epoch(row[0] if row else None)
 
 
+def _own(path: str) -> IO[bytes]:
+    """Lock `<path>.lock` for this process, or fail: SQLite serves one process, and a second
+    one on the same file would neither hear the first's changes nor share its claims.
+
+    A POSIX record lock belongs to the process, so two stores of one process (tests standing
+    for replicas) share it, and it goes with the process however that ends."""
+    lock = open(f"{path}.lock", "ab")  # noqa: SIM115 - held until close()
+    try:
+        fcntl.lockf(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as error:
+        lock.close()
+        raise StartupError(
+            f"the SQLite database {path!r} is in use by another askbridge process ({error}); "
+            "SQLite serves a single process: stop the other one, or point "
+            "ASKBRIDGE_DATABASE_URL at PostgreSQL to run several replicas"
+        ) from error
+    return lock
+
+
 def _attempt(call: Callable[[], Any]) -> tuple[Any, BaseException | None]:
     try:
         return call(), None
@@ -732,6 +878,19 @@ def _load(db: sqlite3.Connection, request_id: str) -> Request | None:
         _messages(db, [request_id]).get(request_id, []),
         _votes(db, [request_id]).get(request_id, []),
     )
+
+
+_MESSAGE = "request_id = ? AND platform = ? AND channel = ? AND message_id = ?"
+
+
+def _message_key(request_id: str, message: MessageRef) -> tuple[str, str, str, str]:
+    return (request_id, message.platform, message.channel, message.message_id)
+
+
+def _render(db: sqlite3.Connection, request_id: str) -> Render | None:
+    row = _one(db, "SELECT revision FROM requests WHERE request_id = ?", (request_id,))
+    request = _load(db, request_id)
+    return None if row is None or request is None else Render(request, row[0])
 
 
 def _votes(db: sqlite3.Connection, request_ids: list[str]) -> dict[str, list[Vote]]:

@@ -19,8 +19,8 @@ from .conftest import World, ask, outcome, posted
 from .test_answering import ended
 from .test_http_interactions import http_env
 
-REQUESTS = 51
-"""102 clicks, 34 to each replica."""
+REQUESTS = 100
+"""200 clicks, spread over the replicas in turn."""
 REPLICAS = 3
 
 
@@ -99,11 +99,16 @@ async def test_three_replicas_answer_every_click_exactly_once(
         assert won.followups == [], won
         [told] = lost.followups
         assert told.text == f"This question was already answered by {winner}."
-        final_versions = [m for m in emulator.history(question.id)[1:] if ended(m)]
+        # One change (the answer), one edit, showing it.
+        edits = emulator.history(question.id)[1:]
+        assert len(edits) == 1, [m.text for m in emulator.history(question.id)]
+        final_versions = [m for m in edits if ended(m)]
         assert len(final_versions) == 1, [m.text for m in emulator.history(question.id)]
         assert f"Answered by **{winner}**" in final_versions[0].text
     # No replica opened a gateway session, and every one of them took clicks.
     assert emulator.gateway_stats.identifies == 0
-    for replica in replicas:
-        handled = [line for line in replica.log if "discord: pick on ask_deploy_" in line]
-        assert len(handled) == 2 * REQUESTS // REPLICAS, "".join(replica.log)
+    handled = [
+        len([line for line in replica.log if "discord: pick on ask_deploy_" in line])
+        for replica in replicas
+    ]
+    assert sorted(handled) == [66, 67, 67], handled  # in turn: 200 clicks over three

@@ -404,6 +404,30 @@ async def test_a_new_client_handles_clicks_on_an_old_message(world: World) -> No
     assert (handle.delivered_to, handle.queued_for) == (1, 1)
 
 
+async def test_two_sessions_of_one_token_both_get_a_click_and_only_one_may_answer(
+    world: World,
+) -> None:
+    """The problem of running a bot twice: both get every click, and the slower answer is
+    refused with 40060, "Interaction has already been acknowledged"."""
+    async with running_bot() as first, running_bot() as second:
+        assert world.emulator.open_gateway_sessions == 2
+        question = await post_question(first, world)
+        handle = await world.emulator.click(question, world.alice.id, "Yes")
+        assert handle.delivered_to == 2
+        assert await first.handled.get() == ("t:eph:1", world.alice.id, [])
+        assert await second.handled.get() == ("t:eph:1", world.alice.id, [])
+        failures = [asyncio.create_task(bot.errors.get()) for bot in (first, second)]
+        done, pending = await asyncio.wait(failures, timeout=5, return_when=asyncio.FIRST_COMPLETED)
+        for waiting in pending:
+            waiting.cancel()
+        [error] = [failure.result() for failure in done]
+        assert isinstance(error, discord.HTTPException)
+        assert (error.status, error.code) == (400, 40060)
+        assert (await handle.response()).type == 4
+        assert handle.refused == ["second response (type 4) after type 4"]
+    assert world.emulator.open_gateway_sessions == 0
+
+
 async def test_dm_created_by_discord_py_and_clicked_by_its_recipient(world: World) -> None:
     emulator = world.emulator
     async with running_bot() as bot:

@@ -517,6 +517,41 @@ async def test_socket_mode_wire_protocol(slack: SlackEmulator, web_client: Async
     assert slack.socket.received == [{"envelope_id": envelope["envelope_id"]}]
 
 
+async def test_each_envelope_goes_to_one_of_ten_connections_in_turn(
+    slack: SlackEmulator, web_client: AsyncWebClient
+) -> None:
+    received: list[list[int]] = [[] for _ in range(10)]
+
+    async def ack_all(index: int, ws: aiohttp.ClientWebSocketResponse) -> None:
+        async for frame in ws:
+            envelope = json.loads(frame.data)
+            received[index].append(envelope["payload"]["n"])
+            await ws.send_json({"envelope_id": envelope["envelope_id"]})
+
+    async with aiohttp.ClientSession() as session:
+        sockets = []
+        for count in range(1, 11):
+            opened = await web_client.apps_connections_open(app_token=slack.identity.app_token)
+            ws = await session.ws_connect(opened["url"])
+            assert (await ws.receive_json())["num_connections"] == count
+            sockets.append(ws)
+        # Slack holds at most ten per app: the eleventh is told so and closed.
+        opened = await web_client.apps_connections_open(app_token=slack.identity.app_token)
+        async with session.ws_connect(opened["url"]) as eleventh:
+            assert (await eleventh.receive_json())["reason"] == "too_many_websockets"
+            assert (await eleventh.receive()).type is aiohttp.WSMsgType.CLOSE
+        assert slack.socket.refused == 1
+        assert len(slack.socket.connections) == 10
+
+        readers = [asyncio.create_task(ack_all(i, ws)) for i, ws in enumerate(sockets)]
+        deliveries = [await slack.deliver({"type": "block_actions", "n": n}) for n in range(30)]
+        for ws in sockets:
+            await ws.close()
+        await asyncio.gather(*readers)
+    assert all(delivery.acked for delivery in deliveries)
+    assert received == [[i, i + 10, i + 20] for i in range(10)]
+
+
 async def test_an_action_without_listener_is_not_acked() -> None:
     async with SlackEmulator(ack_timeout=0.3) as quick:
         quick.add_user("U1", "alice")

@@ -62,7 +62,9 @@ class Crashable:
         mode: Mode = "http",
         discord: DiscordEmulator | None = None,
     ) -> None:
-        env = {"ASKBRIDGE_DATABASE_URL": database}
+        # A restarted server is a new process: the updates its previous life had claimed are
+        # its again once those claims run out.
+        env = {"ASKBRIDGE_DATABASE_URL": database, "ASKBRIDGE_TAKEOVER_S": "1"}
         if slack is not None:
             env.update(slack_settings(slack, mode))
         if discord is not None:

@@ -494,6 +494,12 @@ class DiscordEmulator:
     def gateway_stats(self) -> GatewayStats:
         return self._gateway.stats
 
+    @property
+    def open_gateway_sessions(self) -> int:
+        """Gateway sessions connected now; as on Discord, every session opened with the bot's
+        token receives every event, each click included."""
+        return self._gateway.open_sessions()
+
     def gateway_events(self) -> list[str]:
         """Names of every dispatch sent (READY, GUILD_CREATE, INTERACTION_CREATE, ...), in order."""
         return list(self._gateway.events)

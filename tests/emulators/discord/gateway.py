@@ -184,6 +184,10 @@ class Gateway:
     def is_ready(self) -> bool:
         return any(c.ready for c in self._connections)
 
+    def open_sessions(self) -> int:
+        """Sessions connected now (past READY or RESUMED): each gets every event."""
+        return sum(1 for c in self._connections if c.ready)
+
     def announce_guild(self, guild: Guild) -> None:
         """GUILD_CREATE for a guild the bot joined while connected."""
         for session in self.sessions():

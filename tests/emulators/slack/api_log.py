@@ -51,6 +51,7 @@ DEFAULT_ERRORS: Mapping[int, str] = MappingProxyType(
 class ApiLog:
     calls: list[ApiCall] = field(default_factory=list)
     _faults: dict[str, deque[Fault]] = field(default_factory=dict)
+    _outages: dict[str, Fault] = field(default_factory=dict)
 
     def fail_next(
         self,
@@ -63,21 +64,20 @@ class ApiLog:
     ) -> None:
         if times < 1:
             raise ValueError(f"times must be at least 1, got {times}")
-        if error is None and status not in DEFAULT_ERRORS:
-            raise ValueError(
-                f"status {status} has no default Slack error; pass error=... "
-                f"(known defaults: {dict(DEFAULT_ERRORS)})"
-            )
-        fault = Fault(
-            status=status,
-            retry_after=retry_after if status == 429 else None,
-            error=error or DEFAULT_ERRORS[status],
+        self._faults.setdefault(method, deque()).extend(
+            [_fault(status, retry_after, error)] * times
         )
-        self._faults.setdefault(method, deque()).extend([fault] * times)
+
+    def outage(self, method: str, *, status: int = 503, retry_after: int | None = 1) -> None:
+        """Fail every call of `method` (after the queued `fail_next` ones) until `recover`."""
+        self._outages[method] = _fault(status, retry_after, None)
+
+    def recover(self, method: str) -> None:
+        self._outages.pop(method, None)
 
     def take_fault(self, method: str) -> Fault | None:
         pending = self._faults.get(method)
-        return pending.popleft() if pending else None
+        return pending.popleft() if pending else self._outages.get(method)
 
     def pending_faults(self, method: str) -> int:
         return len(self._faults.get(method, ()))
@@ -87,6 +87,19 @@ class ApiLog:
 
     def of(self, method: str) -> list[ApiCall]:
         return [call for call in self.calls if call.method == method]
+
+
+def _fault(status: int, retry_after: int | None, error: str | None) -> Fault:
+    if error is None and status not in DEFAULT_ERRORS:
+        raise ValueError(
+            f"status {status} has no default Slack error; pass error=... "
+            f"(known defaults: {dict(DEFAULT_ERRORS)})"
+        )
+    return Fault(
+        status=status,
+        retry_after=retry_after if status == 429 else None,
+        error=error or DEFAULT_ERRORS[status],
+    )
 
 
 @dataclass(frozen=True)

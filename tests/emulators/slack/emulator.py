@@ -72,6 +72,10 @@ class SlackEmulator:
         self.ack_timeout = ack_timeout
         self.interactions_url: str | None = None
         """Where HTTP-mode interactions are POSTed, e.g. "http://127.0.0.1:8765/slack/events"."""
+        self.interactions_urls: list[str] = []
+        """Several replicas behind a load balancer without stickiness: each HTTP delivery goes
+        to the next of these in turn (instead of `interactions_url`)."""
+        self._turn = 0
         self.default_via: Via | None = None
         """How clicks travel; None: HTTP if `interactions_url` is set, else Socket Mode."""
         self.deliveries: list[Delivery] = []
@@ -196,6 +200,30 @@ class SlackEmulator:
         `status=200, error="..."` for a Slack-level error."""
         self.api_log.fail_next(
             method, status=status, retry_after=retry_after, times=times, error=error
+        )
+
+    def outage(self, method: str, *, status: int = 503, retry_after: int | None = 1) -> None:
+        """Fail every call of `method` with `status` (429: with Retry-After) until
+        `recover(method)`: Slack down for that method for as long as the test says."""
+        self.api_log.outage(method, status=status, retry_after=retry_after)
+
+    def recover(self, method: str) -> None:
+        self.api_log.recover(method)
+
+    async def wait_for_calls(
+        self,
+        method: str,
+        count: int,
+        timeout: float = 10.0,  # noqa: ASYNC109 -- the test-facing API; asyncio.timeout is inside
+    ) -> list[ApiCall]:
+        """Every call of `method` (failed ones too) once there are at least `count`."""
+
+        def check() -> list[ApiCall] | None:
+            calls = self.api_log.of(method)
+            return calls if len(calls) >= count else None
+
+        return await self.workspace.wait_until(
+            check, timeout, lambda: f"{self.call_count(method)} of {count} {method} calls"
         )
 
     def calls(self, method: str) -> list[dict[str, Any]]:
@@ -421,7 +449,8 @@ class SlackEmulator:
         envelope_type: str = "interactive",
     ) -> Delivery:
         """Send a payload to the app the way Slack would, over Socket Mode or signed HTTP."""
-        mode = via or self.default_via or ("http" if self.interactions_url else "socket")
+        http = self.interactions_url or self.interactions_urls
+        mode = via or self.default_via or ("http" if http else "socket")
         body = dict(payload)
         if mode == "socket":
             if tamper != "none":
@@ -475,6 +504,9 @@ class SlackEmulator:
         return HttpDeliverer(self._http, self.ack_timeout)
 
     def _interactions_url(self) -> str:
+        if self.interactions_urls:
+            self._turn += 1
+            return self.interactions_urls[(self._turn - 1) % len(self.interactions_urls)]
         if not self.interactions_url:
             raise AssertionError(
                 "HTTP delivery needs emulator.interactions_url "

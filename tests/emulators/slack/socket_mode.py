@@ -2,7 +2,9 @@
 
 Slack greets with `hello`, pushes envelopes, waits (3 s) for `{"envelope_id": ...}` acks, and
 sometimes asks the client to reconnect with a `disconnect` frame. Ping frames are answered by
-aiohttp's autoping.
+aiohttp's autoping. An app may hold up to 10 connections at once (one per replica, say); each
+envelope goes to exactly one of them, in turn, and an eleventh connection is told
+`too_many_websockets` and closed.
 """
 
 from __future__ import annotations
@@ -23,12 +25,16 @@ from .workspace import Workspace
 
 logger = logging.getLogger(__name__)
 
+MAX_CONNECTIONS = 10
+
 
 @dataclass
 class SocketConnection:
     serial: int
     ticket: str
     ws: web.WebSocketResponse
+    envelopes: int = 0
+    """Envelopes pushed to this connection."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,9 @@ class SocketModeServer:
     _tickets: set[str] = field(default_factory=set)
     _connections: list[SocketConnection] = field(default_factory=list)
     _serial: int = 0
+    _turn: int = 0
+    refused: int = 0
+    """Connections turned away because the app already held MAX_CONNECTIONS."""
     _pending: dict[str, asyncio.Future[JSONDict]] = field(default_factory=dict)
 
     def issue_ticket(self) -> str:
@@ -70,12 +79,22 @@ class SocketModeServer:
     def newest_serial(self) -> int | None:
         return self._connections[-1].serial if self._connections else None
 
+    @property
+    def connections(self) -> list[SocketConnection]:
+        """The open connections, oldest first."""
+        return list(self._connections)
+
     async def handle(self, request: web.Request) -> web.StreamResponse:
         ticket = request.match_info["ticket"]
         if ticket not in self._tickets:
             return web.json_response({"ok": False, "error": "invalid_ticket"}, status=401)
         ws = web.WebSocketResponse(autoping=True)
         await ws.prepare(request)
+        if len(self._connections) >= MAX_CONNECTIONS:
+            self.refused += 1
+            await ws.send_json(self._disconnect("too_many_websockets"))
+            await ws.close(code=WSCloseCode.POLICY_VIOLATION, message=b"too many websockets")
+            return ws
         self._serial += 1
         connection = SocketConnection(self._serial, ticket, ws)
         self._connections.append(connection)
@@ -126,7 +145,7 @@ class SocketModeServer:
         retry_attempt: int = 0,
         retry_reason: str = "",
     ) -> SocketOutcome:
-        """Push one envelope to the newest connection and wait for its ack."""
+        """Push one envelope to the next open connection in turn and wait for its ack."""
         envelope_id = str(uuid.uuid4())
         if not self._connections:
             return SocketOutcome(envelope_id, False, False, None, "no Socket Mode connection")
@@ -140,8 +159,11 @@ class SocketModeServer:
         }
         waiter: asyncio.Future[JSONDict] = asyncio.get_running_loop().create_future()
         self._pending[envelope_id] = waiter
+        connection = self._connections[self._turn % len(self._connections)]
+        self._turn += 1
+        connection.envelopes += 1
         try:
-            await self._connections[-1].ws.send_json(envelope)
+            await connection.ws.send_json(envelope)
             async with asyncio.timeout(self.ack_timeout):
                 ack = await waiter
             return SocketOutcome(envelope_id, True, True, ack)
@@ -154,15 +176,18 @@ class SocketModeServer:
 
     async def disconnect(self, reason: str = "refresh_requested") -> int:
         """Ask every connected client to reconnect; returns how many were asked."""
-        frame: DisconnectFrame = {
-            "type": "disconnect",
-            "reason": reason,
-            "debug_info": {"host": "emulator-socket-mode"},
-        }
+        frame = self._disconnect(reason)
         targets = list(self._connections)
         for connection in targets:
             await connection.ws.send_json(frame)
         return len(targets)
+
+    def _disconnect(self, reason: str) -> DisconnectFrame:
+        return {
+            "type": "disconnect",
+            "reason": reason,
+            "debug_info": {"host": "emulator-socket-mode"},
+        }
 
     async def close_all(self) -> None:
         for connection in list(self._connections):

@@ -102,6 +102,7 @@ class WebApi:
         token = bearer_token(request, arguments)
         status, body, headers = await self._answer(name, arguments, token)
         self.log.record(ApiCall(name, arguments, token, status, body))
+        await self.workspace.notify()  # tests wait on calls, failed ones too
         if not body.get("ok"):
             logger.info("%s -> %s %s", name, status, body.get("error"))
         return web.json_response(body, status=status, headers=headers)

@@ -1,0 +1,87 @@
+"""The short texts about people and votes in a Discord message, note or reminder: names,
+mentions of who may answer, the tally, times; each safe in Discord markdown."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import discord
+
+from askbridge.adapters.discord.markdown import join_within, line, shorten
+from askbridge.core.models import Person
+from askbridge.core.view import RequestView, TallyRow, plain_name
+
+MAX_NAME = 100
+MAX_WHO = 300
+"""Who may answer, on the message: whole mentions only, then "and N more"."""
+MAX_REMINDER_WHO = 1500
+MAX_SUMMARY = 120
+"""One distinct answer in the tally."""
+MAX_VOTERS = 200
+MAX_TALLY_ROWS = 3
+
+DISCORD_ANSWERER = re.compile(r"discord(?:(?P<role>-role):|:@?)(?P<id>[0-9]{1,20})")
+"""A Discord user (`discord:@<id>`, `discord:<id>`) or role (`discord-role:<id>`) answerer."""
+
+
+def name(person: Person) -> str:
+    """A person's name, safe in Discord markdown."""
+    return shorten(line(plain_name(person)), MAX_NAME)
+
+
+def names(people: Sequence[Person], bold: bool = False) -> str:
+    shown = [f"**{name(p)}**" if bold else name(p) for p in people]
+    return join_within(shown, MAX_VOTERS) or "someone"
+
+
+def summary(view: RequestView, answers: Mapping[str, str]) -> str:
+    """One set of answers in a line: the label alone for a single question."""
+    return shorten(line(view.summary(answers)), MAX_SUMMARY)
+
+
+def tally_lines(view: RequestView, rows: Sequence[TallyRow]) -> list[str]:
+    """Each distinct answer with its count out of the quorum and its voters, most first."""
+    lines = [
+        f"- **{summary(view, row.answers)}** — {row.count}/{view.quorum} ({names(row.voters)})"
+        for row in rows[:MAX_TALLY_ROWS]
+    ]
+    if len(rows) > MAX_TALLY_ROWS:
+        lines.append(f"- and {len(rows) - MAX_TALLY_ROWS} more answers")
+    return lines
+
+
+def reminder(view: RequestView) -> str:
+    """The reply that nudges the answerers of a request that is still waiting."""
+    still = "this question is still waiting for an answer"
+    details: list[str] = []
+    if view.needs_votes:
+        details.append(f"{view.best_count} of {view.quorum} matching votes so far")
+    if view.deadline is not None:
+        verb = "is decided by timeout" if view.default_answers is not None else "expires"
+        details.append(f"it {verb} {timestamp(view.deadline, 'R')}")
+    tail = f" ({'; '.join(details)})" if details else ""
+    if view.answerers:
+        who = answerers_text(view.answerers, MAX_REMINDER_WHO)
+        return f"⏰ Reminder for {who}: {still}{tail}."
+    return f"⏰ Reminder: {still}{tail}."
+
+
+def timestamp(when: datetime, style: Any = "f") -> str:
+    """A time each reader sees in their own time zone."""
+    return discord.utils.format_dt(when, style)
+
+
+def mention(entry: str) -> str:
+    """An answerer entry as Discord shows it: a user or role mention, else the entry itself
+    (a Slack user or a web name can answer elsewhere, not here)."""
+    found = DISCORD_ANSWERER.fullmatch(entry)
+    if found is None:
+        return f"`{entry}`"
+    return f"<@&{found['id']}>" if found["role"] else f"<@{found['id']}>"
+
+
+def answerers_text(answerers: Sequence[str], limit: int = MAX_WHO) -> str:
+    return join_within((mention(a) for a in answerers), limit)

@@ -1,0 +1,115 @@
+"""The interactive parts of a waiting Slack message: its buttons, radio buttons and checkboxes,
+and the block_ids that tie one render's elements together."""
+
+from __future__ import annotations
+
+from askbridge.adapters.slack.blockkit import (
+    MAX_BUTTON_TEXT,
+    MAX_CONFIRM_BUTTON,
+    MAX_CONFIRM_TEXT,
+    MAX_CONFIRM_TITLE,
+    MAX_OPTION_DESCRIPTION,
+    MAX_OPTION_TEXT,
+    ActionsBlock,
+    Button,
+    Confirm,
+    Element,
+    Option,
+    PlainText,
+)
+from askbridge.adapters.slack.ids import ActionId, BadActionId, Kind
+from askbridge.adapters.slack.richtext import shorten
+from askbridge.core.models import UserQuestion
+from askbridge.core.view import RequestView
+
+CANCEL_WARNING = "The agent will be interrupted."
+OTHER_LABEL = "Other…"
+NOTE_LABEL = "Add a note"
+
+
+def block_id(rev: str, name: str) -> str:
+    # Slack keeps a client's unsubmitted choices per block_id. The surface keeps `rev` while a
+    # request waits, so a tally update leaves everyone's choices alone, and changes it once the
+    # request ends, so the final message inherits none.
+    return f"ab-{rev}-{name}"
+
+
+def waiting_rev(blocks: object, request_id: str) -> str | None:
+    """The `rev` of a message's blocks when they are a waiting render of `request_id` (their
+    elements' action_ids name it); None for anything else, an ended render included."""
+    for found in blocks if isinstance(blocks, list) else ():
+        if not isinstance(found, dict) or found.get("type") != "actions":
+            continue
+        elements = found.get("elements")
+        for element in elements if isinstance(elements, list) else ():
+            try:
+                action = ActionId.unpack(str(element.get("action_id", "")))
+            except (AttributeError, BadActionId):
+                continue
+            rev = str(found.get("block_id", "")).split("-")
+            if action.request_id == request_id and len(rev) > 2 and rev[0] == "ab":
+                return rev[1]
+    return None
+
+
+def plain(text: str, limit: int) -> PlainText:
+    return {"type": "plain_text", "text": shorten(text.strip() or "?", limit), "emoji": True}
+
+
+def form_buttons(view: RequestView) -> list[Element]:
+    """The buttons that open the answer form: "Other…" when the request takes answers in one's
+    own words, "Add a note" when it takes notes."""
+    policy = view.request.policy
+    wanted = [
+        (Kind.OTHER, OTHER_LABEL, policy.allow_other),
+        (Kind.NOTE, NOTE_LABEL, policy.allow_notes),
+    ]
+    return [
+        button(ActionId(view.request_id, kind), label, kind.value)
+        for kind, label, allowed in wanted
+        if allowed
+    ]
+
+
+def actions(rev: str, name: str, elements: list[Element]) -> ActionsBlock:
+    return {"type": "actions", "block_id": block_id(rev, name), "elements": elements}
+
+
+def choices(request_id: str, index: int, question: UserQuestion) -> Element:
+    options = [option(o, opt.label, opt.description) for o, opt in enumerate(question.options)]
+    if question.multi_select:
+        action = ActionId(request_id, Kind.CHECK, index)
+        return {"type": "checkboxes", "action_id": action.pack(), "options": options}
+    action = ActionId(request_id, Kind.RADIO, index)
+    return {"type": "radio_buttons", "action_id": action.pack(), "options": options}
+
+
+def option(index: int, label: str, description: str) -> Option:
+    """An option of radio buttons or checkboxes; its value is its index."""
+    made: Option = {"text": plain(label, MAX_OPTION_TEXT), "value": str(index)}
+    if description.strip():
+        made["description"] = plain(description, MAX_OPTION_DESCRIPTION)
+    return made
+
+
+def button(action: ActionId, label: str, value: str) -> Button:
+    return {
+        "type": "button",
+        "action_id": action.pack(),
+        "text": plain(label, MAX_BUTTON_TEXT),
+        "value": value,
+    }
+
+
+def cancel(request_id: str) -> Button:
+    confirm: Confirm = {
+        "title": plain("Cancel this question?", MAX_CONFIRM_TITLE),
+        "text": plain(f"{CANCEL_WARNING} Nobody can answer it afterwards.", MAX_CONFIRM_TEXT),
+        "confirm": plain("Cancel question", MAX_CONFIRM_BUTTON),
+        "deny": plain("Keep it", MAX_CONFIRM_BUTTON),
+        "style": "danger",
+    }
+    made = button(ActionId(request_id, Kind.CANCEL), "Cancel", "cancel")
+    made["style"] = "danger"
+    made["confirm"] = confirm
+    return made
