@@ -61,6 +61,28 @@ def link(
     return event_hash(fields)
 
 
+def link_parts(
+    request_id: str,
+    at: datetime,
+    kind: str,
+    actor: Mapping[str, str] | None,
+    data: Mapping[str, Any],
+) -> tuple[bytes, bytes]:
+    """What `link` hashes, cut where the previous hash goes: the hash of the event is
+    SHA-256(head + prev_hash + tail). A store that learns the previous hash only inside its
+    transaction (in the database) finishes the hash there, byte for byte the same."""
+    fields = {
+        "actor": None if actor is None else dict(actor),
+        "at": iso(at),
+        "data": json.loads(json.dumps(data)),
+        "kind": kind,
+    }
+    # Keys are sorted: these four come before "prev_hash", and "request_id" after it.
+    head = canonical(fields)[:-1] + b',"prev_hash":"'
+    tail = b'",' + canonical({"request_id": request_id})[1:]
+    return head, tail
+
+
 def event_hash(event: Mapping[str, Any]) -> str:
     """SHA-256 (hex) of the canonical JSON of the HASHED fields of an exported event."""
     return hashlib.sha256(canonical({name: event.get(name) for name in HASHED})).hexdigest()

@@ -278,20 +278,22 @@ class Broker:
                 raise NotFound(f"no request with request_id {request_id!r}")
             if status.is_terminal or timeout_s <= 0:
                 return await self.get(request_id)
-            ended: Request | None = None
+            # A timer that wakes the watch, rather than a timeout that cancels the task: one
+            # object less for each of many waiting agents, and no read is cut short.
+            timer = asyncio.get_running_loop().call_later(timeout_s, watch.expire)
             try:
-                async with asyncio.timeout(timeout_s):
-                    while ended is None and not self.hub.closed:
-                        await watch.changed.wait()
-                        watch.changed.clear()
-                        latest = watch.latest or await self.get(request_id)
-                        if latest.status.is_terminal:
-                            ended = latest
-            except TimeoutError:
-                pass
+                while not (self.hub.closed or watch.expired):
+                    await watch.changed
+                    latest = watch.take()
+                    if latest is None and not (self.hub.closed or watch.expired):
+                        latest = await self.get(request_id)
+                    if latest is not None and latest.status.is_terminal:
+                        return latest
+            finally:
+                timer.cancel()
             # Timed out, or shutting down; a change may also have gone unheard (another
             # replica's NOTIFY was lost): read again.
-            return ended or await self.get(request_id)
+            return await self.get(request_id)
 
     async def events(
         self,

@@ -12,8 +12,8 @@ Discord counts once under each, so that `created - ended` is what waits on that 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -151,11 +151,10 @@ class Metrics:
     def record_http(self, method: str, route: str, status: int) -> None:
         self._http.labels(method, route, str(status)).inc()
 
-    @contextmanager
-    def long_poll(self) -> Iterator[None]:
-        """Count an agent's long-poll while it waits."""
-        with self._long_polls.track_inprogress():
-            yield
+    def long_poll(self) -> AbstractContextManager[object]:
+        """Count an agent's long-poll while it waits (the gauge's own tracker: no generator
+        frame held by each of many waiting agents)."""
+        return self._long_polls.track_inprogress()
 
     def watch_agent_sockets(self, count: Callable[[], int]) -> None:
         """Read the number of open agent WebSockets from `count` on every scrape."""

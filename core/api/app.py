@@ -7,15 +7,21 @@ import json
 import weakref
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import parse_qs
 
 from aiohttp import web
 
 from askbridge.core import audit_log
 from askbridge.core.api.agent_socket import agent_socket, close_agent_sockets
-from askbridge.core.api.auth import loopback_hosts_only, require_token, same_origin_only
+from askbridge.core.api.auth import (
+    Guard,
+    loopback_hosts_only,
+    require_token,
+    same_origin_only,
+)
 from askbridge.core.api.bodies import json_body
-from askbridge.core.api.errors import Handler, error_response, json_errors, parse_json
-from askbridge.core.api.health import count_requests
+from askbridge.core.api.errors import Handler, error_response, json_error, parse_json
+from askbridge.core.api.health import count_request
 from askbridge.core.api.keys import BROKER, ORPHANS, SOCKETS
 from askbridge.core.api.limits import MAX_EVENTS, MAX_LIST, MAX_WAIT_S
 from askbridge.core.api.openapi import openapi_document
@@ -39,13 +45,34 @@ def api_middlewares(
     signed_paths: tuple[str, ...] = (),
     metrics: Metrics | None = None,
 ) -> list[Any]:
-    middlewares: list[Any] = [json_errors, require_token(token), same_origin_only(signed_paths)]
+    """One middleware that does, in order, what every request meets: it is counted (refusals
+    too), checked (a loopback Host when there is no token, the token, the same origin) and any
+    failure becomes a JSON body. One, not one each: every middleware is a frame that each
+    waiting long-poll holds, and ten thousand agents may be waiting."""
+    guards: list[Guard] = [require_token(token), same_origin_only(signed_paths)]
     if loopback_only:
-        middlewares.insert(0, loopback_hosts_only(signed_paths))
-    if metrics is not None:
-        # Outermost, so that refusals by the others are counted too.
-        middlewares.insert(0, count_requests(metrics))
-    return middlewares
+        guards.insert(0, loopback_hosts_only(signed_paths))
+
+    def counted(request: web.Request, status: int) -> None:
+        if metrics is not None:
+            count_request(metrics, request, status)
+
+    @web.middleware
+    async def api(request: web.Request, handler: Handler) -> web.StreamResponse:
+        try:
+            response = next(filter(None, (g(request) for g in guards)), None)
+            if response is None:
+                response = await handler(request)
+        except Exception as error:
+            try:
+                response = json_error(request, error)
+            except web.HTTPException as passed:
+                counted(request, passed.status)
+                raise
+        counted(request, response.status)
+        return response
+
+    return [api]
 
 
 async def _close_orphans(app: web.Application) -> None:
@@ -89,7 +116,7 @@ async def create_question(request: web.Request) -> web.Response:
 async def get_question(request: web.Request) -> web.Response:
     broker = request.app[BROKER]
     request_id = request.match_info["request_id"]
-    wait = request.query.get("wait")
+    wait = _first(request, "wait")
     if wait is None:
         return json_body(StatusObject.of(await broker.get(request_id)))
     try:
@@ -197,6 +224,13 @@ async def read_json_object(request: web.Request) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise _bad_request("request body must be a JSON object")
     return body
+
+
+def _first(request: web.Request, name: str) -> str | None:
+    """The first value of query parameter `name`, read without `request.query`: that parses
+    the whole query into a dict kept with the request, which each waiting long-poll holds."""
+    found = parse_qs(request.rel_url.raw_query_string, keep_blank_values=True).get(name)
+    return found[0] if found else None
 
 
 def _limit(request: web.Request, default: int, most: int) -> int:

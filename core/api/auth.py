@@ -12,7 +12,10 @@ from aiohttp import web
 from askbridge.core.api.errors import error_response
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-Middleware = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
+Guard = Callable[[web.Request], web.StreamResponse | None]
+"""A check a request must pass: the refusal, or None to let it through. Guards are run by one
+middleware (`core.api.app.api_middlewares`), not each as a middleware of its own: every
+middleware is a frame that each waiting long-poll holds."""
 PROTECTED_PREFIX = "/v1/"
 PROTECTED_PATHS = ("/metrics",)
 
@@ -26,13 +29,10 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def require_token(
-    token: str | None,
-) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
+def require_token(token: str | None) -> Guard:
     expected = f"Bearer {token}".encode() if token else None
 
-    @web.middleware
-    async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
+    def check(request: web.Request) -> web.StreamResponse | None:
         if expected is not None and _protected(request.path):
             given = request.headers.get("Authorization", "").encode()
             if not hmac.compare_digest(given, expected):
@@ -40,7 +40,7 @@ def require_token(
                 response = error_response(401, f"missing or wrong API token: {hint}")
                 response.headers["WWW-Authenticate"] = 'Bearer realm="askbridge"'
                 return response
-        return await handler(request)
+        return None
 
     return check
 
@@ -49,7 +49,7 @@ def _protected(path: str) -> bool:
     return path.startswith(PROTECTED_PREFIX) or path in PROTECTED_PATHS
 
 
-def loopback_hosts_only(signed_paths: tuple[str, ...] = ()) -> Middleware:
+def loopback_hosts_only(signed_paths: tuple[str, ...] = ()) -> Guard:
     """Refuse requests whose Host header is not a loopback name.
 
     A server on 127.0.0.1 without a token trusts whoever can reach it; checking Host stops a
@@ -58,19 +58,18 @@ def loopback_hosts_only(signed_paths: tuple[str, ...] = ()) -> Middleware:
     tunnel.
     """
 
-    @web.middleware
-    async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
+    def check(request: web.Request) -> web.StreamResponse | None:
         if request.path in signed_paths:
-            return await handler(request)
+            return None
         host = request.host.rsplit(":", 1)[0] if not request.host.endswith("]") else request.host
         if not is_loopback(host):
             return error_response(403, f"host {request.host!r} is not a loopback address")
-        return await handler(request)
+        return None
 
     return check
 
 
-def same_origin_only(signed_paths: tuple[str, ...] = ()) -> Middleware:
+def same_origin_only(signed_paths: tuple[str, ...] = ()) -> Guard:
     """Refuse what a web page on another site makes a browser send.
 
     Browsers name the page's origin in `Origin` on every cross-site POST and WebSocket
@@ -79,10 +78,9 @@ def same_origin_only(signed_paths: tuple[str, ...] = ()) -> Middleware:
     cannot send without a CORS preflight that askbridge never grants.
     """
 
-    @web.middleware
-    async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
+    def check(request: web.Request) -> web.StreamResponse | None:
         if request.path in signed_paths:
-            return await handler(request)
+            return None
         origin = request.headers.get("Origin")
         if origin is not None and not _same_origin(origin, request.host):
             return error_response(403, f"requests from {origin!r} are not accepted")
@@ -97,7 +95,7 @@ def same_origin_only(signed_paths: tuple[str, ...] = ()) -> Middleware:
             return error_response(
                 415, f"send the body as application/json, not {request.content_type!r}"
             )
-        return await handler(request)
+        return None
 
     return check
 

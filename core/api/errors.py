@@ -70,16 +70,14 @@ def from_error(error: AskbridgeError) -> web.Response:
     return error_response(400, str(error))
 
 
-@web.middleware
-async def json_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Every failure is a JSON body with an `error` text; nothing leaks a traceback."""
-    try:
-        return await handler(request)
-    except AskbridgeError as error:
+def json_error(request: web.Request, error: Exception) -> web.StreamResponse:
+    """Every failure is a JSON body with an `error` text; nothing leaks a traceback. An HTTP
+    exception that is not a failure, or that has a JSON body already, is raised again."""
+    if isinstance(error, AskbridgeError):
         return from_error(error)
-    except web.HTTPException as error:
+    if isinstance(error, web.HTTPException):
         if error.status < 400 or error.content_type == "application/json":
-            raise
+            raise error
         message = {
             404: f"no route {request.method} {request.path}",
             405: f"{request.method} is not allowed on {request.path}",
@@ -90,6 +88,5 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
             if name in error.headers:
                 response.headers[name] = error.headers[name]
         return response
-    except Exception:
-        log.exception("unexpected error on %s %s", request.method, request.path)
-        return error_response(500, "internal error; see the askbridge log")
+    log.error("unexpected error on %s %s", request.method, request.path, exc_info=error)
+    return error_response(500, "internal error; see the askbridge log")

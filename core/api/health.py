@@ -18,7 +18,6 @@ from typing import Any
 
 from aiohttp import web
 
-from askbridge.core.api.auth import Handler, Middleware
 from askbridge.core.api.bodies import json_body
 from askbridge.core.api.keys import SOCKETS
 from askbridge.core.api.status import Health, HealthPart
@@ -91,26 +90,12 @@ async def metrics(request: web.Request) -> web.Response:
     return web.Response(body=exposition, headers={"Content-Type": CONTENT_TYPE})
 
 
-def count_requests(metrics: Metrics) -> Middleware:
-    """Count every HTTP request by method, route (its pattern, not its path) and status."""
-
-    @web.middleware
-    async def count(request: web.Request, handler: Handler) -> web.StreamResponse:
-        method = request.method if request.method in METHODS else "other"
-        resource = request.match_info.route.resource
-        route = resource.canonical if resource is not None else "unmatched"
-        try:
-            response = await handler(request)
-        except web.HTTPException as error:
-            metrics.record_http(method, route, error.status)
-            raise
-        except Exception:
-            metrics.record_http(method, route, 500)
-            raise
-        metrics.record_http(method, route, response.status)
-        return response
-
-    return count
+def count_request(metrics: Metrics, request: web.Request, status: int) -> None:
+    """Count an HTTP request by method, route (its pattern, not its path) and status."""
+    method = request.method if request.method in METHODS else "other"
+    resource = request.match_info.route.resource
+    route = resource.canonical if resource is not None else "unmatched"
+    metrics.record_http(method, route, status)
 
 
 async def _store_ready(broker: Broker) -> Readiness:

@@ -170,6 +170,18 @@ def event_row(event: Event, prev_hash: str) -> tuple[float, str | None, str, str
     return at, dump_person(actor), json.dumps(event.data), digest
 
 
+def event_parts(event: Event) -> tuple[float, str | None, str, bytes, bytes]:
+    """As `event_row`, for a hash finished where the previous one is found: the stored `at`,
+    actor and data, and the head and tail that `audit_log.link_parts` cuts around it."""
+    at = event.at.timestamp()
+    actor = event.actor
+    shown = None if actor is None else audit_log.actor_fields(actor.platform, actor.id, actor.name)
+    at_read = from_epoch(at)
+    assert at_read is not None
+    head, tail = audit_log.link_parts(event.request_id, at_read, event.kind, shown, event.data)
+    return at, dump_person(actor), json.dumps(event.data), head, tail
+
+
 def load_event(row: Sequence[Any]) -> Event:
     seq, request_id, at, kind, actor, data, prev_hash, digest = row
     when = from_epoch(at)

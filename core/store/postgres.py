@@ -62,6 +62,8 @@ CONNECT_TIMEOUT_S = 10.0
 MAX_CHANNEL_BYTES = 63
 SECRET_BYTES = 32
 LISTENER_NAME = "askbridge-listener"
+REQUEST_FIELDS = tuple(codec.REQUEST_COLUMNS.replace(" ", "").split(","))
+"""The request's columns in the order `codec.load_request` takes them, by name."""
 Connection: TypeAlias = "asyncpg.Connection[Any] | PoolConnectionProxy[Any]"
 OnChange: TypeAlias = Callable[[str], Coroutine[Any, Any, None]]
 
@@ -106,7 +108,7 @@ class PostgresStore:
     async def open(self) -> None:
         try:
             self._pool = await asyncpg.create_pool(
-                self.url, min_size=self._sizes[0], max_size=self._sizes[1]
+                self.url, min_size=self._sizes[0], max_size=self._sizes[1], reset=_kept
             )
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
             raise StartupError(
@@ -474,50 +476,54 @@ class PostgresStore:
         sent_at: datetime | None = None,
         notes: Mapping[str, str] | None = None,
     ) -> tuple[Request, VoteOutcome]:
-        encoded = codec.dump_answers(answers)
-        async with self.pool.acquire() as db, db.transaction():
-            status = await db.fetchval(
-                "SELECT status FROM requests WHERE request_id = $1 FOR UPDATE", request_id
+        """One statement, `askbridge_vote` (schema version 9): one round trip, prepared once
+        per connection, and no transaction around it to begin or commit apart."""
+        voter = person.model_dump_json()
+        vote_event = Event(request_id, at, "vote", person, codec.vote_data(answers, notes))
+        decided = Ending(Status.ANSWERED, at, answers=answers, by=person)
+        # Without the subject digest, which the function adds from the policy it reads.
+        end_data = codec.ending_data(decided, None)
+        end_event = Event(request_id, at, decided.status.value, person, end_data)
+        vote_head, vote_tail = codec.event_parts(vote_event)[3:]
+        end_head, end_tail = codec.event_parts(end_event)[3:]
+        end_before, end_after = _digest_slot(end_head)
+        async with self.pool.acquire() as db:
+            row = await db.fetchrow(
+                "SELECT o_outcome, o_request, o_messages, o_votes FROM askbridge_vote("
+                "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
+                " $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)",
+                request_id,
+                person.key,
+                voter,
+                codec.dump_answers(answers),
+                codec.epoch(at),
+                None if sent_at is None else codec.epoch(sent_at),
+                json.dumps(dict(notes)) if notes else None,
+                quorum,
+                EVENT_LOCKS,
+                audit_log.GENESIS,
+                json.dumps(vote_event.data),
+                vote_head,
+                vote_tail,
+                json.dumps(answers),
+                json.dumps(end_data),
+                end_before,
+                end_after,
+                end_tail,
+                f"dlv_{uuid.uuid4().hex}",
+                self._channel,
+                f"{self._instance}:{request_id}",
             )
-            outcome = VoteOutcome.CLOSED
-            if status == Status.WAITING.value:
-                outcome = VoteOutcome.COUNTED
-                written = await db.execute(
-                    "INSERT INTO votes (request_id, person, voter, answers, at, sent_at, notes)"
-                    " VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (request_id, person)"
-                    " DO UPDATE SET voter = excluded.voter, answers = excluded.answers,"
-                    " at = excluded.at, sent_at = excluded.sent_at, notes = excluded.notes"
-                    f" WHERE {codec.NEWER_CLICK}",
-                    request_id,
-                    person.key,
-                    person.model_dump_json(),
-                    encoded,
-                    codec.epoch(at),
-                    None if sent_at is None else codec.epoch(sent_at),
-                    json.dumps(dict(notes)) if notes else None,
-                )
-                if written.endswith(" 0"):
-                    outcome = VoteOutcome.REPLAYED
-            if outcome is VoteOutcome.COUNTED:
-                data = codec.vote_data(answers, notes)
-                await _insert_event(db, Event(request_id, at, "vote", person, data))
-                await db.execute(
-                    "UPDATE requests SET revision = revision + 1 WHERE request_id = $1", request_id
-                )
-                agreeing = await db.fetchval(
-                    "SELECT count(*) FROM votes WHERE request_id = $1 AND answers = $2",
-                    request_id,
-                    encoded,
-                )
-                if agreeing >= quorum:
-                    outcome = VoteOutcome.DECIDED
-                    ending = Ending(Status.ANSWERED, at, answers=answers, by=person)
-                    await _end(db, request_id, ending)
-                await self._notify(db, request_id)
-            stored = await _load(db, request_id)
+        assert row is not None
+        outcome, stored, messages, votes = row
         if stored is None:
             raise KeyError(request_id)
-        return stored, outcome
+        found = json.loads(stored)
+        return codec.load_request(
+            tuple(found[name] for name in REQUEST_FIELDS),
+            [codec.load_message(fields) for fields in json.loads(messages or "[]")],
+            [codec.load_vote(fields) for fields in json.loads(votes or "[]")],
+        ), VoteOutcome(outcome)
 
     async def finish(self, request_id: str, ending: Ending) -> tuple[Request, bool]:
         async with self.pool.acquire() as db, db.transaction():
@@ -778,6 +784,13 @@ class PostgresStore:
         return codec.from_epoch(at)
 
 
+async def _kept(_connection: Connection) -> None:
+    """A pooled connection is given back as it is, without a reset query (a round trip on
+    every release): no pooled use leaves anything behind. Session locks and LISTEN have
+    connections of their own, settings are never changed, and an open transaction is rolled
+    back by the pool before this is called."""
+
+
 def _storable(key: str | None) -> bool:
     """Whether a row may have this key: a text column cannot hold NUL, and a query for a
     text with NUL in it fails instead of finding nothing."""
@@ -823,6 +836,14 @@ def _message_key(request_id: str, message: MessageRef) -> tuple[str, str, str, s
 async def _render(db: Connection, request_id: str, revision: int) -> Render | None:
     request = await _load(db, request_id)
     return None if request is None else Render(request, revision)
+
+
+def _digest_slot(head: bytes) -> tuple[bytes, bytes]:
+    """An answered event's hash head (`audit_log.link_parts`) with data {"answers": …}, cut
+    where a subject digest goes: right after the answers, at the end of the data object (its
+    last key sorts after "answers", and the data is followed by the "kind" key)."""
+    cut = head.rindex(b'},"kind":')
+    return head[:cut], head[cut:]
 
 
 async def _load(db: Connection, request_id: str) -> Request | None:
