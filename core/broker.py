@@ -575,7 +575,8 @@ class Broker:
                     pass
         for request_id in await self.store.due_reminders(self.clock.now()):
             if await self.store.mark_reminded(request_id, self.clock.now()):
-                self.messages.remind(await self.get(request_id))
+                # The reminder goes out with the message update, on each message once.
+                self.messages.changed(await self.get(request_id))
         for request_id in await self.store.due_escalations(self.clock.now()):
             await self._escalate(request_id)
         return ended
@@ -601,10 +602,8 @@ class Broker:
                     await self.posting.again(escalated)
             escalated = await self.get(request_id)
         self.hub.publish(request_id)
+        # The ping (when the step mentions) goes out with the message update.
         self.messages.changed(escalated)
-        ladder = escalated.policy.escalation
-        if ladder is not None and ladder.steps[step].mention:
-            self.messages.remind(escalated)
 
     async def _deadline_ending(self, request_id: str) -> Ending:
         request = await self.get(request_id)

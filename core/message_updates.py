@@ -6,8 +6,10 @@ been given (so a slow, retried update never lands after a newer one); at most CA
 platform calls are in flight, the others queue. An update is retried for as long as the
 process lives, backing off up to a minute (or as long as the platform's Retry-After says);
 what a process leaves undone is in the store (`Store.unrendered`), which every replica sweeps
-now and then, so a message never stays stale once its platform is back. Reminders use the
-same retries.
+now and then, so a message never stays stale once its platform is back. Pings (a reminder,
+an escalation step that mentions) go out with the update that follows them, on each message
+once, with the same retries and the same claim, so one that a dying process never sent is
+sent by the next claimant.
 
 Across replicas a message is updated by one process at a time: the worker claims it in the
 store (`Store.claim_message`) with a lease of `takeover_s`, renewed while it works, and
@@ -134,20 +136,6 @@ class MessageUpdates:
                 self._workers.add(key)
                 self._spawn(self._render_newest(key), f"askbridge-render-{request.request_id}")
 
-    def remind(self, request: Request) -> None:
-        """Send the request's one reminder (already claimed in the store) on each message."""
-        for message in request.messages:
-            surface = self._surfaces.get(message.platform)
-            if isinstance(surface, Reminding):
-                reminding = surface
-                self._spawn(
-                    self._retrying(
-                        lambda r=reminding, m=message: r.remind(request, m),
-                        f"reminding on {message.platform} for {request.request_id}",
-                    ),
-                    f"askbridge-remind-{request.request_id}",
-                )
-
     async def retract(self, request: Request, posted: Sequence[MessageRef], at: datetime) -> None:
         """Best effort: messages posted for a request that could not be posted everywhere
         show it as withdrawn, so nobody answers a request that is gone."""
@@ -200,6 +188,8 @@ class MessageUpdates:
         while claim is not None:
             await self._show(surface, claim, message)
             self._crash("render.updated")
+            if claim.ping and claim.request.status is Status.WAITING:
+                await self._ping(surface, claim, message)
             claim = await self._store.mark_rendered(
                 request_id, message, self.owner, claim, self._lease_end()
             )
@@ -210,6 +200,17 @@ class MessageUpdates:
             lambda: surface.update(request, message),
             f"updating the {message.platform} message of {request.request_id}",
         )
+
+    async def _ping(self, surface: Surface, claim: Render, message: MessageRef) -> None:
+        """Remind the people who may answer, in the message's thread: a reminder or an
+        escalation step asked for it, and the store counts it sent once `mark_rendered` says so,
+        so a process that dies first leaves it to the next claimant."""
+        if isinstance(surface, Reminding):
+            request = claim.request
+            await self._retrying(
+                lambda: surface.remind(request, message),
+                f"reminding on {message.platform} for {request.request_id}",
+            )
 
     async def _retrying(self, call: Callable[[], Awaitable[None]], what: str) -> bool:
         """Run `call` until it succeeds; the wait grows along the back-off schedule, with

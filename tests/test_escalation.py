@@ -30,7 +30,7 @@ from askbridge.core.clock import ManualClock
 from askbridge.core.errors import StartupError
 from askbridge.core.escalation import due_at, read_ladder
 from askbridge.core.hooks.claude_code import HookOptions, ToolCall, ask_for
-from askbridge.core.models import Ladder, Policy, QuietHours, Request, Target
+from askbridge.core.models import Ladder, MessageRef, Policy, QuietHours, Request, Target
 from askbridge.core.store import Store, open_store
 from askbridge.core.subject import subject_sha256
 from askbridge.core.view import SELF_APPROVAL, RequestView
@@ -124,6 +124,21 @@ async def test_each_step_is_claimed_once_across_replicas(replicas: list[Store]) 
     assert kinds == ["created", "escalated", "escalated"]
 
 
+async def next_ping(chats: list[ChatSurface]) -> tuple[Request, MessageRef]:
+    """The next reminder any of `chats` sends."""
+    waits = [asyncio.ensure_future(chat.reminders.get()) for chat in chats]
+    try:
+        done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
+    got = [(chat, wait.result()) for chat, wait in zip(chats, waits, strict=True) if wait in done]
+    # Both at once: the one not taken goes back.
+    for chat, other in got[1:]:
+        chat.reminders.put_nowait(other)
+    return got[0][1]
+
+
 async def test_two_brokers_on_one_store_take_each_step_once(replicas: list[Store]) -> None:
     clock = ManualClock()
     chats = [ChatSurface(), ChatSurface()]
@@ -134,9 +149,14 @@ async def test_two_brokers_on_one_store_take_each_step_once(replicas: list[Store
     request, _ = await brokers[0].ask(ask)
     assert request.escalate_at == START + timedelta(seconds=60)
 
-    for seconds in (60, 60):
+    pinged: list[str] = []
+    # Each step pings on every message the request has once the step is taken: 1, then 2.
+    for seconds, pings in ((60, 1), (60, 2)):
         await clock.advance(seconds)
         await asyncio.gather(*(broker.expire_due() for broker in brokers))
+        for _ in range(pings):
+            _, message = await asyncio.wait_for(next_ping(chats), 10)
+            pinged.append(message.channel)
     for broker in brokers:
         await broker.stop(grace_s=5)
 
@@ -144,12 +164,12 @@ async def test_two_brokers_on_one_store_take_each_step_once(replicas: list[Store
     assert final.escalation_step == 2
     events = await replicas[1].events(request.request_id)
     assert [e.kind for e in events].count("escalated") == 2
-    # One message in C1 at the start, one in C2 from the second step; each step reminded on
-    # every message it had when it was taken: 1 + 2.
+    # One message in C1 at the start, one in C2 from the second step; no ping twice.
     posted = [r for chat in chats for r in chat.posted]
     assert len(posted) == 2
     assert {m.channel for m in final.messages} == {"C1", "C2"}
-    assert sum(chat.reminders.qsize() for chat in chats) == 3
+    assert sorted(pinged) == ["C1", "C1", "C2"]
+    assert sum(chat.reminders.qsize() for chat in chats) == 0
     assert RequestView.of(final).answerers == ("chat:U9",)
 
 

@@ -7,6 +7,7 @@ import asyncio
 import itertools
 import time
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -145,3 +146,52 @@ async def test_two_replicas_told_of_one_change_update_the_message_once(tmp_path:
     shown = [surface.rendered.get_nowait() for surface in surfaces if surface.rendered.qsize()]
     assert [request.status.value for request in shown] == ["cancelled"]
     assert sum(len(surface.attempts) for surface in surfaces) == 1
+
+
+class Pinging(Flaky):
+    """A surface that also reminds (pings) in a message's thread."""
+
+    def __init__(self, failures: int = 0) -> None:
+        super().__init__(failures)
+        self.tried = asyncio.Event()
+        self.pinged: list[str] = []
+        self.pinged_once = asyncio.Event()
+
+    async def update(self, request: Request, message: MessageRef) -> None:
+        self.tried.set()
+        await super().update(request, message)
+
+    async def remind(self, request: Request, message: MessageRef) -> None:
+        self.pinged.append(request.request_id)
+        self.pinged_once.set()
+
+
+async def test_a_reminder_a_dying_replica_never_sent_is_sent_by_another(tmp_path: Path) -> None:
+    path = tmp_path / "shared.db"
+    first_store, second_store = SQLiteStore(path), SQLiteStore(path)
+    await first_store.open()
+    await second_store.open()
+    down, healthy = Pinging(failures=1_000_000), Pinging()
+    first = await started(first_store, down, render_backoff_s=(0.01,))
+    second = await started(second_store, healthy, render_sweep_s=0.05)
+    try:
+        await first.ask(ask("ask_remind"))
+        # The reminder falls due on the first replica, which claims it and the message, and
+        # dies before the platform takes the update that the ping follows.
+        assert await first_store.mark_reminded("ask_remind", datetime.now(UTC))
+        first.messages.changed(await first.get("ask_remind"))
+        await asyncio.wait_for(down.tried.wait(), 10)
+        await first.stop(grace_s=0)
+        shown = await asyncio.wait_for(healthy.rendered.get(), 10)
+        assert shown.request_id == "ask_remind"
+        await asyncio.wait_for(healthy.pinged_once.wait(), 10)
+        # Sent once: a later change updates the message without pinging again.
+        await second.act("ask_remind", ADA, Cancel())
+        final = await asyncio.wait_for(healthy.rendered.get(), 10)
+        assert final.status.value == "cancelled"
+    finally:
+        await second.stop()
+        await first_store.close()
+        await second_store.close()
+    assert down.pinged == []
+    assert healthy.pinged == ["ask_remind"]

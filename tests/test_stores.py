@@ -348,6 +348,29 @@ async def test_one_replica_at_a_time_updates_a_message(replicas: tuple[Store, St
     assert await two.claim_message("r20", message, other, NOW, NOW + LEASE) is None
 
 
+async def test_a_ping_is_carried_once_per_message(replicas: tuple[Store, Store]) -> None:
+    one, two = replicas
+    await one.create(request("r23"))
+    first = MessageRef(platform="chat", channel="C1", message_id="23", data={})
+    await one.add_message("r23", first, NOW)
+    assert await two.mark_reminded("r23", NOW)
+    held = await one.claim_message("r23", first, "one", NOW, NOW + LEASE)
+    assert held is not None
+    assert held.ping
+    assert await one.mark_rendered("r23", first, "one", held, NOW + LEASE) is None
+    # A message posted later (an escalation's new channel) still has the ping to carry; the
+    # first one, after a vote, only its new state.
+    later = MessageRef(platform="chat", channel="C2", message_id="23b", data={})
+    await one.add_message("r23", later, NOW)
+    await two.vote("r23", person(1), ANSWERS, 2, NOW)
+    again = await two.claim_message("r23", first, "two", NOW, NOW + LEASE)
+    assert again is not None
+    assert not again.ping
+    fresh = await two.claim_message("r23", later, "two", NOW, NOW + LEASE)
+    assert fresh is not None
+    assert fresh.ping
+
+
 async def test_a_dead_replicas_message_claims_run_out(replicas: tuple[Store, Store]) -> None:
     one, two = replicas
     await one.create(request("r21"))

@@ -73,10 +73,13 @@ class Ending:
 @dataclass(frozen=True)
 class Render:
     """A message to bring up to date, held by the claimant: `request` as it was at
-    `revision` (see `Store.claim_message`)."""
+    `revision` (see `Store.claim_message`); with `ping`, the people who may answer are still to
+    be pinged on this message (a reminder, an escalation step), the request's `pings`th time."""
 
     request: Request
     revision: int
+    pings: int = 0
+    ping: bool = False
 
 
 EVERY_REQUEST = "*"

@@ -580,7 +580,7 @@ class PostgresStore:
             taken, targets = found
             await db.execute(
                 "UPDATE requests SET escalation_step = $3, escalated_at = $4, escalate_at = $5,"
-                " revision = revision + 1,"
+                " revision = revision + 1, pings = pings + $7,"
                 " targets = coalesce($6, targets),"
                 " posted_at = CASE WHEN $6::text IS NULL THEN posted_at END"
                 " WHERE request_id = $1 AND escalation_step = $2",
@@ -590,6 +590,7 @@ class PostgresStore:
                 codec.epoch(at),
                 codec.epoch(next_at),
                 targets,
+                int(taken.mention),
             )
             data = codec.escalation_data(step, taken)
             await _insert_event(db, Event(request_id, at, "escalated", data=data))
@@ -612,7 +613,8 @@ class PostgresStore:
     async def mark_reminded(self, request_id: str, at: datetime) -> bool:
         async with self.pool.acquire() as db, db.transaction():
             claimed = await db.fetchval(
-                "UPDATE requests SET reminded_at = $2 WHERE request_id = $1"
+                "UPDATE requests SET reminded_at = $2, pings = pings + 1,"
+                " revision = revision + 1 WHERE request_id = $1"
                 " AND status = 'waiting' AND reminded_at IS NULL RETURNING true",
                 request_id,
                 codec.epoch(at),
@@ -655,7 +657,7 @@ class PostgresStore:
                 codec.epoch(now),
                 revision,
             )
-            return await _render(db, request_id, revision) if claimed else None
+            return await _render(db, request_id, message, revision) if claimed else None
 
     async def mark_rendered(
         self, request_id: str, message: MessageRef, owner: str, rendered: Render, until: datetime
@@ -668,7 +670,7 @@ class PostgresStore:
             held = await db.fetchval(
                 "UPDATE messages SET rendered_status = $7,"
                 " rendered_revision = greatest(rendered_revision, $8),"
-                " claimed_by = $6, claimed_until = $9"
+                " pinged = greatest(pinged, $10), claimed_by = $6, claimed_until = $9"
                 f" WHERE {_MESSAGE} AND claimed_by = $5 RETURNING true",
                 *_message_key(request_id, message),
                 owner,
@@ -676,8 +678,11 @@ class PostgresStore:
                 rendered.request.status.value,
                 rendered.revision,
                 codec.epoch(until) if newer else None,
+                rendered.pings,
             )
-            return await _render(db, request_id, revision) if newer and held else None
+            if not (newer and held):
+                return None
+            return await _render(db, request_id, message, revision)
 
     async def renew_claims(self, owner: str, until: datetime) -> int:
         async with self.pool.acquire() as db:
@@ -833,9 +838,20 @@ def _message_key(request_id: str, message: MessageRef) -> tuple[str, str, str, s
     return (request_id, message.platform, message.channel, message.message_id)
 
 
-async def _render(db: Connection, request_id: str, revision: int) -> Render | None:
+async def _render(
+    db: Connection, request_id: str, message: MessageRef, revision: int
+) -> Render | None:
+    counts = await db.fetchrow(
+        "SELECT r.pings, m.pinged FROM messages m JOIN requests r"
+        " ON r.request_id = m.request_id WHERE m.request_id = $1 AND m.platform = $2"
+        " AND m.channel = $3 AND m.message_id = $4",
+        *_message_key(request_id, message),
+    )
     request = await _load(db, request_id)
-    return None if request is None else Render(request, revision)
+    if counts is None or request is None:
+        return None
+    pings, pinged = counts
+    return Render(request, revision, pings, ping=pinged < pings)
 
 
 def _digest_slot(head: bytes) -> tuple[bytes, bytes]:

@@ -288,4 +288,14 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             """,
         ),
     ),
+    (
+        10,
+        (
+            # Pings (reminders, escalation steps that mention) go out with the message updates
+            # and their claims: a request counts the pings it asked for, a message those it
+            # carried, so a replica that dies before pinging leaves the ping to another.
+            "ALTER TABLE requests ADD COLUMN pings INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE messages ADD COLUMN pinged INTEGER NOT NULL DEFAULT 0",
+        ),
+    ),
 )

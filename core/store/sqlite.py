@@ -567,7 +567,8 @@ class SQLiteStore:
     def _mark_reminded(self, request_id: str, at: datetime) -> bool:
         with self._transaction() as db:
             cursor = db.execute(
-                "UPDATE requests SET reminded_at = ? WHERE request_id = ?"
+                "UPDATE requests SET reminded_at = ?, pings = pings + 1,"
+                " revision = revision + 1 WHERE request_id = ?"
                 " AND status = 'waiting' AND reminded_at IS NULL",
                 (codec.epoch(at), request_id),
             )
@@ -605,7 +606,7 @@ class SQLiteStore:
             taken, targets = found
             db.execute(
                 "UPDATE requests SET escalation_step = ?, escalated_at = ?, escalate_at = ?,"
-                " revision = revision + 1,"
+                " revision = revision + 1, pings = pings + ?,"
                 " targets = coalesce(?, targets),"
                 " posted_at = CASE WHEN ? IS NULL THEN posted_at END"
                 " WHERE request_id = ? AND status = 'waiting' AND escalation_step = ?",
@@ -613,6 +614,7 @@ class SQLiteStore:
                     step + 1,
                     codec.epoch(at),
                     codec.epoch(next_at),
+                    int(taken.mention),
                     targets,
                     targets,
                     request_id,
@@ -673,7 +675,7 @@ class SQLiteStore:
                     codec.epoch(now),
                 ),
             )
-            return _render(db, request_id) if cursor.rowcount == 1 else None
+            return _render(db, request_id, message) if cursor.rowcount == 1 else None
 
     async def mark_rendered(
         self, request_id: str, message: MessageRef, owner: str, rendered: Render, until: datetime
@@ -688,18 +690,19 @@ class SQLiteStore:
             newer = row is not None and row[0] > rendered.revision
             cursor = db.execute(
                 "UPDATE messages SET rendered_status = ?,"
-                " rendered_revision = max(rendered_revision, ?), claimed_by = ?,"
-                f" claimed_until = ? WHERE {_MESSAGE} AND claimed_by = ?",
+                " rendered_revision = max(rendered_revision, ?), pinged = max(pinged, ?),"
+                f" claimed_by = ?, claimed_until = ? WHERE {_MESSAGE} AND claimed_by = ?",
                 (
                     rendered.request.status.value,
                     rendered.revision,
+                    rendered.pings,
                     owner if newer else None,
                     codec.epoch(until) if newer else None,
                     *_message_key(request_id, message),
                     owner,
                 ),
             )
-            return _render(db, request_id) if newer and cursor.rowcount == 1 else None
+            return _render(db, request_id, message) if newer and cursor.rowcount == 1 else None
 
     async def renew_claims(self, owner: str, until: datetime) -> int:
         return await self._run(self._renew_claims, owner, until)
@@ -887,10 +890,19 @@ def _message_key(request_id: str, message: MessageRef) -> tuple[str, str, str, s
     return (request_id, message.platform, message.channel, message.message_id)
 
 
-def _render(db: sqlite3.Connection, request_id: str) -> Render | None:
-    row = _one(db, "SELECT revision FROM requests WHERE request_id = ?", (request_id,))
+def _render(db: sqlite3.Connection, request_id: str, message: MessageRef) -> Render | None:
+    row = _one(
+        db,
+        "SELECT r.revision, r.pings, m.pinged FROM messages m JOIN requests r"
+        " ON r.request_id = m.request_id WHERE m.request_id = ? AND m.platform = ?"
+        " AND m.channel = ? AND m.message_id = ?",
+        _message_key(request_id, message),
+    )
     request = _load(db, request_id)
-    return None if row is None or request is None else Render(request, row[0])
+    if row is None or request is None:
+        return None
+    revision, pings, pinged = row
+    return Render(request, revision, pings, ping=pinged < pings)
 
 
 def _votes(db: sqlite3.Connection, request_ids: list[str]) -> dict[str, list[Vote]]:
