@@ -703,13 +703,14 @@ class Broker:
 
     def _finished(self, request: Request) -> None:
         self._hold(request)
+        # The waiting agents first: the log line and the rest are nobody's wait.
+        self.hub.publish(request.request_id, request)
         log.info(
             "request %s %s",
             request.request_id,
             request.status.value,
             extra={"request_id": request.request_id},
         )
-        self.hub.publish(request.request_id, request)
         self.messages.changed(request)
         self.metrics.record_ended(request)
         if self.webhooks is not None:
