@@ -13,6 +13,7 @@ import asyncpg
 
 from askbridge.core.election import SETTLE_CHECKS, Election, SoleSeat
 from askbridge.core.store.postgres_seat import SEAT_LOCKS, PostgresSeat
+from tests.pg_relay import Relay
 from tests.stores import POSTGRES_URL, postgres_schema
 
 CHECK_S = 0.1
@@ -112,9 +113,7 @@ async def test_a_holder_whose_connection_goes_silent_resigns_before_another_lead
     leaders = Leaders()
     async with admin_and_seat_name() as (_admin, url, name):
         relay = SilentRelay(url)
-        port = await relay.start()
-        parts = urlsplit(url)
-        relayed = parts._replace(netloc=f"{parts.username}@127.0.0.1:{port}").geturl()
+        relayed = await relay.start()
         a = leaders.elector("a", PostgresSeat(relayed, name))
         b = leaders.elector("b", PostgresSeat(url, name))
         try:
@@ -141,50 +140,14 @@ async def test_a_process_with_its_own_store_always_leads() -> None:
     assert leaders.history == ["+sole", "-sole"]
 
 
-class SilentRelay:
-    """A TCP relay to PostgreSQL that can stop passing anything on, keeping its connections
-    open, as a network failure leaves them."""
+class SilentRelay(Relay):
+    """Stops passing anything on, keeping its connections open, as a network failure
+    leaves them."""
 
-    def __init__(self, upstream: str) -> None:
-        parts = urlsplit(upstream)
-        self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 5432
-        self.silent = False
-        self._server: asyncio.Server | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
-
-    async def start(self) -> int:
-        self._server = await asyncio.start_server(self._relay, "127.0.0.1", 0)
-        port: int = self._server.sockets[0].getsockname()[1]
-        return port
+    silent = False
 
     def go_silent(self) -> None:
         self.silent = True
 
-    async def close(self) -> None:
-        assert self._server is not None
-        self._server.close()
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-
-    async def _relay(self, client_in: asyncio.StreamReader, client: asyncio.StreamWriter) -> None:
-        server_in, server = await asyncio.open_connection(self.host, self.port)
-        pipes = [
-            asyncio.create_task(self._pipe(client_in, server), name="relay-up"),
-            asyncio.create_task(self._pipe(server_in, client), name="relay-down"),
-        ]
-        self._tasks.update(pipes)
-        try:
-            # Either side closing closes both: the server then lets go of the session's locks.
-            await asyncio.wait(pipes, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for pipe in pipes:
-                pipe.cancel()
-            client.close()
-            server.close()
-
-    async def _pipe(self, source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
-        while data := await source.read(65536):
-            if not self.silent:
-                sink.write(data)
-                await sink.drain()
+    def passes(self, data: bytes, client: asyncio.StreamWriter, upward: bool) -> bool:
+        return not self.silent

@@ -20,6 +20,7 @@ from askbridge.core.intents import Submit
 from askbridge.core.models import MessageRef, Person, Request, Selections, Status, Target
 from askbridge.core.store.postgres import LISTENER_NAME, PostgresStore
 from tests.conftest import DEPLOY
+from tests.pg_relay import Relay
 from tests.stores import POSTGRES_URL, postgres_schema
 
 ADA = Person(platform="chat", id="U1", name="Ada")
@@ -169,71 +170,29 @@ async def test_a_terminated_listener_listens_again_and_wakes_waiters(
     assert PASSWORD not in caplog.text
 
 
-class Relay:
-    """A TCP relay to PostgreSQL that can go silent on the connections that LISTEN while
-    keeping them open, as a network blip leaves an idle connection."""
+class ListenerRelay(Relay):
+    """Can go silent on the connections that LISTEN while keeping them open, as a network
+    blip leaves an idle connection."""
 
     def __init__(self, upstream: str) -> None:
-        parts = urlsplit(upstream)
-        self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 5432
+        super().__init__(upstream)
         self._listening: set[asyncio.StreamWriter] = set()
         self._silenced: set[asyncio.StreamWriter] = set()
-        self._pipes: set[asyncio.Task[None]] = set()
-        self._relays: set[asyncio.Task[Any]] = set()
-        self._server: asyncio.Server | None = None
-
-    async def start(self) -> int:
-        self._server = await asyncio.start_server(self._relay, "127.0.0.1", 0)
-        port: int = self._server.sockets[0].getsockname()[1]
-        return port
-
-    async def close(self) -> None:
-        assert self._server is not None
-        self._server.close()
-        for pipe in self._pipes:
-            pipe.cancel()
-        await asyncio.gather(*self._relays, return_exceptions=True)
 
     def go_silent(self) -> None:
         """From now on, drop whatever the connections listening now send or are sent."""
         self._silenced = set(self._listening)
 
-    async def _relay(self, client_in: asyncio.StreamReader, client: asyncio.StreamWriter) -> None:
-        relay = asyncio.current_task()
-        assert relay is not None
-        self._relays.add(relay)
-        server_in, server = await asyncio.open_connection(self.host, self.port)
-        pipes = [
-            asyncio.create_task(self._pipe(client_in, server, client), name="relay-up"),
-            asyncio.create_task(self._pipe(server_in, client, client), name="relay-down"),
-        ]
-        self._pipes.update(pipes)
-        try:
-            await asyncio.wait(pipes, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for pipe in pipes:
-                pipe.cancel()
-            client.close()
-            server.close()
-
-    async def _pipe(
-        self, source: asyncio.StreamReader, sink: asyncio.StreamWriter, client: asyncio.StreamWriter
-    ) -> None:
-        while data := await source.read(65536):
-            if LISTEN_QUERY in data:
-                self._listening.add(client)
-            if client in self._silenced:
-                continue
-            sink.write(data)
-            await sink.drain()
+    def passes(self, data: bytes, client: asyncio.StreamWriter, upward: bool) -> bool:
+        if LISTEN_QUERY in data:
+            self._listening.add(client)
+        return client not in self._silenced
 
 
 async def test_a_listener_that_stops_answering_is_replaced(records: Records) -> None:
     async with admin_and_schema() as (_admin, url), replica(url) as one:
-        relay = Relay(url)
-        port = await relay.start()
-        parts = urlsplit(url)
-        relayed = parts._replace(netloc=f"{parts.username}@127.0.0.1:{port}").geturl()
+        relay = ListenerRelay(url)
+        relayed = await relay.start()
         try:
             async with replica(relayed, check_every_s=0.2, **FAST) as two:
                 await one.ask(Ask.parse({"questions": [DEPLOY], "request_id": "deploy_3"}))

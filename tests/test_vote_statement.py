@@ -10,9 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable
-from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
@@ -21,6 +19,7 @@ from askbridge.core.store import Store, open_store
 from askbridge.core.store.base import VoteOutcome
 from askbridge.core.store.codec import event_row
 from askbridge.core.store.postgres import PostgresStore
+from tests.pg_relay import Relay
 from tests.stores import database_url, postgres_schema
 from tests.test_stores import ANSWERS, NOW, person, request
 
@@ -29,49 +28,21 @@ HOSTILE = {"Database": 'Post"gres\n\\ é 😀 \u2028 <@U1>', "Features": "Loggin
 NOTES = {"Database": "tab\there, \x01 and ü"}
 
 
-@dataclass
-class Wire:
-    """A TCP proxy in front of the server that counts the store's round trips while `counting`."""
+class Wire(Relay):
+    """Counts the store's round trips while `counting`: the store speaking after the server
+    is a new one (a pipelined statement is several messages sent in one go, one trip)."""
 
-    server_host: str
-    server_port: int
-    counting: bool = False
-    round_trips: int = 0
-    _pumps: set[asyncio.Task[None]] = field(default_factory=set)
+    def __init__(self, upstream: str) -> None:
+        super().__init__(upstream)
+        self.counting = False
+        self.round_trips = 0
+        self._store_spoke_last: dict[asyncio.StreamWriter, bool] = {}
 
-    async def accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        upstream_reader, upstream_writer = await asyncio.open_connection(
-            self.server_host, self.server_port
-        )
-        # Who spoke last on this connection: the store speaking after the server is a new
-        # round trip (a pipelined statement is several messages sent in one go, one trip).
-        last = ["server"]
-        for source, sink, speaker in (
-            (reader, upstream_writer, "store"),
-            (upstream_reader, writer, "server"),
-        ):
-            task = asyncio.create_task(self._pump(source, sink, speaker, last), name="wire-pump")
-            self._pumps.add(task)
-            task.add_done_callback(self._pumps.discard)
-
-    async def _pump(
-        self,
-        source: asyncio.StreamReader,
-        sink: asyncio.StreamWriter,
-        speaker: str,
-        last: list[str],
-    ) -> None:
-        try:
-            while data := await source.read(65536):
-                if speaker == "store" and last[0] == "server" and self.counting:
-                    self.round_trips += 1
-                last[0] = speaker
-                sink.write(data)
-                await sink.drain()
-        except ConnectionError:
-            pass
-        finally:
-            sink.close()
+    def passes(self, data: bytes, client: asyncio.StreamWriter, upward: bool) -> bool:
+        if upward and self.counting and not self._store_spoke_last.get(client, False):
+            self.round_trips += 1
+        self._store_spoke_last[client] = upward
+        return True
 
     async def count(self, work: Awaitable[object]) -> int:
         self.round_trips, self.counting = 0, True
@@ -81,36 +52,19 @@ class Wire:
             self.counting = False
         return self.round_trips
 
-    async def close(self) -> None:
-        for task in list(self._pumps):
-            task.cancel()
-        await asyncio.gather(*self._pumps, return_exceptions=True)
-
 
 @contextlib.asynccontextmanager
 async def through_wire() -> AsyncIterator[tuple[PostgresStore, Wire]]:
     async with postgres_schema() as url:
-        parts = urlsplit(url)
-        host, port = parts.hostname or "127.0.0.1", parts.port or 5432
-        wire = Wire(host, port)
-        server = await asyncio.start_server(wire.accept, "127.0.0.1", 0)
-        proxied = parts.netloc.rpartition("@")[0]
-        address = f"127.0.0.1:{server.sockets[0].getsockname()[1]}"
-        netloc = f"{proxied}@{address}" if proxied else address
-        # No TLS to look through; one pooled connection, so the warmed one is used.
-        query = f"{parts.query}&sslmode=disable" if parts.query else "sslmode=disable"
-        store = PostgresStore(
-            urlunsplit(parts._replace(netloc=netloc, query=query)),
-            max_size=1,
-            check_every_s=3600,
-        )
+        wire = Wire(url)
+        # One pooled connection, so the warmed one is used.
+        store = PostgresStore(await wire.start(), max_size=1, check_every_s=3600)
         await store.open()
         try:
             await store.listen(lambda _request_id: asyncio.sleep(0))
             yield store, wire
         finally:
             await store.close()
-            server.close()
             await wire.close()
 
 
