@@ -13,18 +13,21 @@ import asyncpg
 
 from askbridge.bots.service import Service
 from tests.conftest import settings_for
-from tests.emulators.discord import InteractionHandle
-from tests.server_process import ServerProcess
 from tests.stores import POSTGRES_URL, postgres_schema
 from tests.test_election import holder_pid
 
 from .conftest import World, ask, discord_env, outcome, posted
+from .replicas import (
+    REPLICAS,
+    REQUESTS,
+    check_races,
+    deploy,
+    race_on_every_question,
+    replicas,
+    start,
+)
 from .test_answering import ended
-from .test_http_replicas import deploy
 
-REQUESTS = 100
-"""200 clicks: Alice and Bob both answer every question at once."""
-REPLICAS = 3
 TAKEOVER_S = 10.0
 
 
@@ -41,57 +44,26 @@ async def holds_the_gateway(http: aiohttp.ClientSession, url: str) -> bool:
 async def test_one_replica_holds_the_gateway_and_another_takes_over_when_it_is_killed(
     tmp_path: Path, world: World, http: aiohttp.ClientSession
 ) -> None:
-    emulator, alice, bob = world.emulator, world.alice, world.bob
+    emulator, alice = world.emulator, world.alice
     async with postgres_schema() as database_url:
         env = {
             **discord_env(emulator),
             "ASKBRIDGE_DATABASE_URL": database_url,
             "ASKBRIDGE_DEFAULT_TARGET": f"discord:{world.channel.id}",
         }
-        replicas = []
-        for i in range(REPLICAS):
-            folder = tmp_path / f"replica{i}"
-            folder.mkdir()
-            replicas.append(ServerProcess(folder / "unused.db", env=env))
+        servers = replicas(tmp_path, env)
         try:
-            # The first creates the schema and takes the gateway; the others start together.
-            urls = [await replicas[0].start()]
-            urls += await asyncio.gather(*(replica.start() for replica in replicas[1:]))
+            urls = await start(servers)
             assert [await holds_the_gateway(http, url) for url in urls] == [True, False, False]
             assert emulator.open_gateway_sessions == 1
-
-            # The agent asks on every replica in turn; Alice and Bob race on every question.
-            questions = [
-                posted(emulator, await ask(http, urls[n % REPLICAS], deploy(n)))
-                for n in range(REQUESTS)
-            ]
-            clicks: list[tuple[InteractionHandle, InteractionHandle]] = []
-            for question in questions:
-                pair = (
-                    await emulator.click(question, alice.id, "Yes"),
-                    await emulator.click(question, bob.id, "No"),
-                )
-                for handle in pair:
-                    await handle.response()
-                clicks.append(pair)
-            finals = await asyncio.gather(
-                *(
-                    outcome(http, urls[(n + 1) % REPLICAS], f"ask_deploy_{n}")
-                    for n in range(REQUESTS)
-                )
-            )
-            for question in questions:
-                await emulator.wait_for_edit(question.id, ended, timeout=10)
-            for result, (alices, bobs) in zip(finals, clicks, strict=True):
-                lost = bobs if result["answered_by"]["name"] == "Alice" else alices
-                await lost.wait_for_ephemeral("already answered by")
+            questions, races, finals = await race_on_every_question(world, http, urls)
             assert emulator.open_gateway_sessions == 1
             assert emulator.gateway_stats.identifies == 1
 
             # The holder dies; a standby takes the gateway over.
             loop = asyncio.get_running_loop()
             killed_at = loop.time()
-            await replicas[0].kill()
+            await servers[0].kill()
             await emulator.wait_gateway_ready(identifies=2, timeout=TAKEOVER_S)
             took = loop.time() - killed_at
             assert emulator.open_gateway_sessions == 1
@@ -106,7 +78,7 @@ async def test_one_replica_holds_the_gateway_and_another_takes_over_when_it_is_k
             final = await outcome(http, standby, f"ask_deploy_{REQUESTS}")
             await emulator.wait_for_edit(after.id, ended, timeout=10)
         finally:
-            codes = await asyncio.gather(*(replica.stop() for replica in replicas))
+            codes = await asyncio.gather(*(server.stop() for server in servers))
         assert codes[1:] == [0] * (REPLICAS - 1)
 
     assert took < TAKEOVER_S, took
@@ -116,21 +88,11 @@ async def test_one_replica_holds_the_gateway_and_another_takes_over_when_it_is_k
     for handle in emulator.interactions:
         assert (await handle.response()).type == 6, handle
         assert handle.refused == [], handle
-    for handles in clicks:
-        for handle in handles:
+    await check_races(world, questions, races, finals)
+    for race in races:
+        for handle in race:
             assert (handle.delivered_to, handle.queued_for) == (1, 0), handle
     assert next_click.delivered_to == 1, next_click
-    for result, question, (alices, bobs) in zip(finals, questions, clicks, strict=True):
-        assert result["status"] == "answered"
-        winner = result["answered_by"]["name"]
-        assert result["answers"] == {"Deploy": "Yes" if winner == "Alice" else "No"}
-        won, lost = (alices, bobs) if winner == "Alice" else (bobs, alices)
-        assert won.followups == [], won
-        [told] = lost.followups
-        assert told.text == f"This question was already answered by {winner}."
-        final_versions = [m for m in emulator.history(question.id)[1:] if ended(m)]
-        assert len(final_versions) == 1, [m.text for m in emulator.history(question.id)]
-        assert f"Answered by **{winner}**" in final_versions[0].text
     assert final["status"] == "answered"
     assert final["answered_by"]["name"] == "Alice"
     assert next_click.followups == []
@@ -138,7 +100,7 @@ async def test_one_replica_holds_the_gateway_and_another_takes_over_when_it_is_k
     assert emulator.rejections == []
 
     # Only the holder handled clicks; every replica said what it did.
-    logs = ["".join(replica.log) for replica in replicas]
+    logs = ["".join(server.log) for server in servers]
     assert logs[0].count("discord: pick on ask_deploy_") == 2 * REQUESTS, logs[0]
     assert "discord: holding the Discord gateway, connected as" in logs[0]
     took_over = [log for log in logs[1:] if "holding the Discord gateway: took over" in log]
