@@ -20,7 +20,7 @@ typecheck: $(VENV)/.installed-dev
 unit: $(VENV)/.installed-dev
 	$(BIN)/pytest $(PYTEST_ARGS)
 
-# The benchmark of record (5-10 min on two cores): click-to-agent latency and bursts through Slack
+# The benchmark of record (3-10 min on two cores): click-to-agent latency and bursts through Slack
 # next to a bare slack-bolt app, on SQLite and PostgreSQL; creates, memory, start-up. Options:
 # make bench BENCH_ARGS="--json bench.json" (python -m tests.bench --help lists them all).
 bench: $(VENV)/.installed-dev
