@@ -199,14 +199,20 @@ class Service:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
-        # Platforms before the broker: a click already acknowledged still reaches it.
+        # No more clicks, but a click already acknowledged still reaches the broker; then the
+        # broker finishes the message updates in hand while the platforms' clients are open.
+        for runtime in reversed(self.runtimes):
+            try:
+                await runtime.stop_listening()
+            except Exception:
+                log.exception("stopping %s's listener failed", runtime.surface.platform)
+        if hasattr(self, "broker"):
+            await self.broker.stop()
         for runtime in reversed(self.runtimes):
             try:
                 await runtime.stop()
             except Exception:
                 log.exception("stopping %s failed", runtime.surface.platform)
-        if hasattr(self, "broker"):
-            await self.broker.stop()
         if hasattr(self, "store"):
             await self.store.close()
 

@@ -101,4 +101,10 @@ class PlatformRuntime(Protocol):
     async def ready(self) -> Readiness:
         """Whether the platform's connection works now (for `/readyz`); never raises."""
 
-    async def stop(self) -> None: ...
+    async def stop_listening(self) -> None:
+        """Take no more clicks; those already taken still reach the broker (and get their
+        notes) before this returns. Posting and updating messages still work."""
+
+    async def stop(self) -> None:
+        """Close every connection to the platform (after `stop_listening`, once the broker
+        has finished the message updates it had in hand)."""

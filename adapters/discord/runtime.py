@@ -203,12 +203,15 @@ class DiscordRuntime:
             return Readiness(True, f"gateway connected as {user.name} (id {user.id})")
         return Readiness(False, "the gateway connection is down; reconnecting")
 
-    async def stop(self) -> None:
+    async def stop_listening(self) -> None:
         if self._endpoint is not None:
             # Clicks already answered still reach the broker and get their notes.
             await self._endpoint.drain()
-        # Resigns (closing the gateway) and lets another replica take over.
+        # Resigns (closing the gateway) and lets another replica take over; REST stays.
         await self._election.stop()
+
+    async def stop(self) -> None:
+        await self.stop_listening()
         await self.client.close()
 
     def _api_base(self) -> str:

@@ -232,14 +232,18 @@ class SlackRuntime:
             )
         return Readiness(True, "the Web API accepts the bot token")
 
-    async def stop(self) -> None:
+    async def stop_listening(self) -> None:
         if self._probing is not None:
             self._probing.cancel()
             await asyncio.gather(self._probing, return_exceptions=True)
+            self._probing = None
         if self._socket is not None:
             await self._socket.close_async()  # type: ignore[no-untyped-call]
             self._socket = None
         await self.clicks.close()
+
+    async def stop(self) -> None:
+        await self.stop_listening()
         if self.client.session is not None:
             await self.client.session.close()
             self.client.session = None

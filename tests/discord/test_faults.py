@@ -79,3 +79,20 @@ async def test_an_edit_discord_py_gives_up_on_is_retried_later(
     edited = await emulator.wait_for_edit(question.id, ended)
     assert "Answered by **Bob**" in edited.text
     assert [r.status for r in emulator.requests_to("PATCH", EDIT)] == [429] * 5 + [200]
+
+
+async def test_a_clean_stop_finishes_the_edits_in_hand(
+    bridge: Service, world: World, http: aiohttp.ClientSession
+) -> None:
+    emulator = world.emulator
+    question = posted(emulator, await ask(http, bridge.url, DEPLOY))
+    # discord.py raises on a 503; the broker tries the edit again a second later.
+    emulator.fail_next("PATCH", EDIT, status=503)
+    await (await emulator.click(question, world.alice.id, "Yes")).response()
+    assert (await outcome(http, bridge.url, "ask_deploy"))["answers"] == {"Deploy": "Yes"}
+
+    # SIGTERM with the edit still to do: the Discord client stays open until the broker has
+    # finished it.
+    await bridge.stop()
+    assert ended(emulator.message(question.id))
+    assert [r.status for r in emulator.requests_to("PATCH", EDIT)] == [503, 200]

@@ -46,6 +46,20 @@ async def test_a_rate_limited_update_answers_the_agent_first(bridge: Bridge) -> 
     assert slack.call_count("chat.postEphemeral") == 0
 
 
+async def test_a_clean_stop_finishes_the_message_updates_in_hand(bridge: Bridge) -> None:
+    slack = bridge.slack
+    message = await bridge.ask(ask_body("ask_stop"))
+    slack.fail_next("chat.update", 429, retry_after=1)
+    (await answer_fully(bridge, "U1", message)).assert_acked()
+    assert (await bridge.outcome("ask_stop"))["answers"] == EXPECTED
+
+    # SIGTERM while the update waits out Slack's Retry-After: the Web API client stays open
+    # until the broker has finished it.
+    await bridge.service.stop()
+    assert not slack.message(message.channel, message.ts).has_interactive_elements
+    assert update_statuses(slack) == [429, 200]
+
+
 async def test_an_update_slack_refuses_is_retried_later(
     slack: SlackEmulator, start_service: StartService, http: aiohttp.ClientSession
 ) -> None:
