@@ -162,3 +162,34 @@ async def test_an_agent_that_comes_back_takes_its_prompt_over(
     assert answer["PermissionResponse"]["allowed"] is True
     async with http.get(f"{service.url}/v1/questions?status=waiting") as response:
         assert (await response.json())["questions"] == []
+
+
+async def test_approval_and_escalation_fields_from_the_query_string(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    ladder = json.dumps([{"after_s": 60, "answerers": ["web:bob"]}])
+    query = {
+        "requested_by": "web:alice",
+        "no_self_approval": "true",
+        "escalation": ladder,
+        "answerers": "web:alice,web:carol",
+    }
+    async with http.ws_connect(f"{service.url}/v1/agent", params=query) as socket:
+        await socket.send_json(ask_frame("ask_ws_fields"))
+        await wait_until_waiting(http, service.url, "ask_ws_fields")
+        async with http.get(f"{service.url}/v1/questions/ask_ws_fields") as response:
+            status = await response.json()
+        assert status["requested_by"] == "web:alice"
+        assert status["escalate_at"] is not None
+        picks = {"Database": ["PostgreSQL"], "Features": ["Caching"]}
+        refused, page = await answer_on_web(http, service.url, "ask_ws_fields", picks, name="alice")
+        assert refused == 403, page
+
+    # A ladder that is not JSON is refused as over HTTP, naming the field.
+    async with http.ws_connect(
+        f"{service.url}/v1/agent", params={"escalation": "[{after_s: 60"}
+    ) as socket:
+        await socket.send_json(ask_frame("ask_ws_bad_ladder"))
+        error = await receive(socket)
+        assert "escalation" in error["error"]
+        assert await receive(socket) == "Interrupt"

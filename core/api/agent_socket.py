@@ -104,13 +104,23 @@ def _settings(request: web.Request) -> dict[str, Any]:
     for key in ("timeout_s", "remind_after_s", "quorum"):
         if key in query:
             fields[key] = _number(query[key])
-    for key in ("context", "callback_url"):
+    for key in ("context", "callback_url", "requested_by"):
         if query.get(key):
             fields[key] = query[key]
-    for key in ("allow_other", "allow_notes"):
+    for key in ("allow_other", "allow_notes", "no_self_approval"):
         if key in query:
             fields[key] = query[key]
+    if query.get("escalation"):
+        fields["escalation"] = _json(query["escalation"])
     return fields
+
+
+def _json(text: str) -> Any:
+    """A JSON value, or the text as it is (for `Ask` to refuse in its own words)."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return text
 
 
 def _number(text: str) -> Any:
