@@ -12,7 +12,9 @@ import pytest
 from askbridge.bots.service import Service
 from askbridge.bots.settings import Settings
 from askbridge.core.clock import ManualClock
+from askbridge.core.store import Store, open_store
 from tests.server_process import ServerProcess
+from tests.stores import database_url
 
 StartService = Callable[..., Awaitable[Service]]
 
@@ -138,3 +140,21 @@ async def server(tmp_path: Path) -> AsyncIterator[ServerProcess]:
 async def http() -> AsyncIterator[aiohttp.ClientSession]:
     async with aiohttp.ClientSession() as session:
         yield session
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    """A database of each kind: a SQLite file, a PostgreSQL schema of its own."""
+    async with database_url(request.param, tmp_path) as found:
+        yield found
+
+
+@pytest.fixture
+async def store_replicas(store_url: str) -> AsyncIterator[tuple[Store, Store]]:
+    """Two stores on one database, as two replicas have."""
+    first, second = open_store(store_url), open_store(store_url)
+    await first.open()
+    await second.open()
+    yield first, second
+    await first.close()
+    await second.close()

@@ -7,6 +7,7 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
@@ -26,14 +27,24 @@ async def postgres_schema() -> AsyncIterator[str]:
         if os.environ.get("CI"):
             pytest.fail(message + "; CI machines run it on 127.0.0.1:5432")
         pytest.skip(message + "; set ASKBRIDGE_TEST_POSTGRES_URL")
-    schema = f"askbridge_test_{uuid.uuid4().hex[:10]}"
+    try:
+        async with schema_in(admin, POSTGRES_URL, "askbridge_test") as url:
+            yield url
+    finally:
+        await admin.close()
+
+
+@asynccontextmanager
+async def schema_in(admin: asyncpg.Connection[Any], url: str, prefix: str) -> AsyncIterator[str]:
+    """`url` with its tables in a fresh schema (`prefix_` and a random name), which `admin`
+    makes and drops afterwards."""
+    schema = f"{prefix}_{uuid.uuid4().hex[:10]}"
     try:
         await admin.execute(f"CREATE SCHEMA {schema}")
-        separator = "&" if "?" in POSTGRES_URL else "?"
-        yield f"{POSTGRES_URL}{separator}search_path={schema}"
+        separator = "&" if "?" in url else "?"
+        yield f"{url}{separator}search_path={schema}"
     finally:
         await admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-        await admin.close()
 
 
 @asynccontextmanager

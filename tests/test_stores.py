@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
 import aiohttp
-import pytest
 
 from askbridge.core.clock import ManualClock
 from askbridge.core.models import MessageRef, Person, Policy, Request, Status, Target
@@ -41,24 +39,8 @@ def person(index: int) -> Person:
     return Person(platform="web", id=f"p{index}", name=f"P{index}")
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-async def url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    async with database_url(request.param, tmp_path) as found:
-        yield found
-
-
-@pytest.fixture
-async def replicas(url: str) -> AsyncIterator[tuple[Store, Store]]:
-    first, second = open_store(url), open_store(url)
-    await first.open()
-    await second.open()
-    yield first, second
-    await first.close()
-    await second.close()
-
-
-async def test_create_is_idempotent_and_reads_back(replicas: tuple[Store, Store]) -> None:
-    one, two = replicas
+async def test_create_is_idempotent_and_reads_back(store_replicas: tuple[Store, Store]) -> None:
+    one, two = store_replicas
     policy = Policy(answerers=("web:P1",), quorum=2, timeout_answers=ANSWERS)
     stored, created = await one.create(request("r1", policy=policy, context="ctx"))
     again, created_again = await two.create(request("r1"))
@@ -71,8 +53,8 @@ async def test_create_is_idempotent_and_reads_back(replicas: tuple[Store, Store]
     assert await one.get("missing") is None
 
 
-async def test_one_winner_across_replicas(replicas: tuple[Store, Store]) -> None:
-    one, two = replicas
+async def test_one_winner_across_replicas(store_replicas: tuple[Store, Store]) -> None:
+    one, two = store_replicas
     await one.create(request("r2"))
     results = await asyncio.gather(
         one.finish("r2", Ending(Status.ANSWERED, NOW, ANSWERS, person(1))),
@@ -82,8 +64,8 @@ async def test_one_winner_across_replicas(replicas: tuple[Store, Store]) -> None
     assert results[0][0].status == results[1][0].status
 
 
-async def test_concurrent_votes_never_miss_the_quorum(replicas: tuple[Store, Store]) -> None:
-    one, two = replicas
+async def test_concurrent_votes_never_miss_the_quorum(store_replicas: tuple[Store, Store]) -> None:
+    one, two = store_replicas
     await one.create(request("r3"))
     results = await asyncio.gather(
         *(
@@ -101,8 +83,8 @@ async def test_concurrent_votes_never_miss_the_quorum(replicas: tuple[Store, Sto
     assert len(final.votes) == 3
 
 
-async def test_a_changed_vote_replaces_the_old_one(replicas: tuple[Store, Store]) -> None:
-    one, _ = replicas
+async def test_a_changed_vote_replaces_the_old_one(store_replicas: tuple[Store, Store]) -> None:
+    one, _ = store_replicas
     await one.create(request("r4"))
     other = {"Database": "PostgreSQL", "Features": "Logging"}
     await one.vote("r4", person(1), other, 2, NOW)
@@ -114,8 +96,8 @@ async def test_a_changed_vote_replaces_the_old_one(replicas: tuple[Store, Store]
     assert [v.answers for v in stored.votes] == [ANSWERS, ANSWERS]
 
 
-async def test_deadlines_and_a_single_reminder(replicas: tuple[Store, Store]) -> None:
-    one, two = replicas
+async def test_deadlines_and_a_single_reminder(store_replicas: tuple[Store, Store]) -> None:
+    one, two = store_replicas
     assert await one.next_deadline() is None
     await one.create(
         request("r5", expires_at=NOW + timedelta(hours=1), remind_at=NOW + timedelta(minutes=5))
@@ -131,9 +113,9 @@ async def test_deadlines_and_a_single_reminder(replicas: tuple[Store, Store]) ->
 
 
 async def test_drafts_messages_rendering_and_the_audit_trail(
-    replicas: tuple[Store, Store],
+    store_replicas: tuple[Store, Store],
 ) -> None:
-    one, two = replicas
+    one, two = store_replicas
     await one.create(request("r6"))
     message = MessageRef(platform="chat", channel="C1", message_id="7", data={"team": "T1"})
     await one.add_message("r6", message, NOW)
@@ -155,8 +137,10 @@ async def test_drafts_messages_rendering_and_the_audit_trail(
     assert [e.kind for e in await one.events(since=NOW + timedelta(seconds=1))] == ["cancelled"]
 
 
-async def test_a_discarded_request_leaves_only_its_audit(replicas: tuple[Store, Store]) -> None:
-    one, _ = replicas
+async def test_a_discarded_request_leaves_only_its_audit(
+    store_replicas: tuple[Store, Store],
+) -> None:
+    one, _ = store_replicas
     await one.create(request("r7"))
     await one.discard("r7", NOW, "platform down")
     assert await one.get("r7") is None
@@ -164,9 +148,9 @@ async def test_a_discarded_request_leaves_only_its_audit(replicas: tuple[Store, 
 
 
 async def test_listings_page_newest_first_and_count_what_is_left(
-    replicas: tuple[Store, Store],
+    store_replicas: tuple[Store, Store],
 ) -> None:
-    one, two = replicas
+    one, two = store_replicas
     # Created at the same instant: the id breaks the tie, so pages neither skip nor repeat.
     for name in ("p1", "p2", "p3", "p4", "p5"):
         await one.create(request(name))
@@ -192,9 +176,9 @@ async def test_listings_page_newest_first_and_count_what_is_left(
     assert await two.count_requests(Status.WAITING, "missing") == 0
 
 
-async def test_an_id_no_row_can_have_finds_nothing(replicas: tuple[Store, Store]) -> None:
+async def test_an_id_no_row_can_have_finds_nothing(store_replicas: tuple[Store, Store]) -> None:
     # PostgreSQL text holds no NUL; a query with one used to fail (a 500 from the API).
-    one, _ = replicas
+    one, _ = store_replicas
     assert await one.get("r\x00") is None
     assert await one.get_with_draft("r\x00", person(1)) == (None, {})
     assert await one.events("r\x00") == []
@@ -203,9 +187,9 @@ async def test_an_id_no_row_can_have_finds_nothing(replicas: tuple[Store, Store]
 
 
 async def test_a_posting_left_unfinished_is_listed_until_it_is_marked_finished(
-    replicas: tuple[Store, Store],
+    store_replicas: tuple[Store, Store],
 ) -> None:
-    one, two = replicas
+    one, two = store_replicas
     await one.create(request("r8"))
     await one.create(request("r9"))
     message = MessageRef(platform="chat", channel="C1", message_id="8", target=0)
@@ -222,11 +206,11 @@ async def test_a_posting_left_unfinished_is_listed_until_it_is_marked_finished(
 
 
 async def test_one_task_or_replica_at_a_time_may_post_a_request(
-    replicas: tuple[Store, Store], url: str
+    store_replicas: tuple[Store, Store], store_url: str
 ) -> None:
-    one, two = replicas
+    one, two = store_replicas
     # One process owns a SQLite file: its other "replica" is the same process.
-    other = one if url.startswith("sqlite") else two
+    other = one if store_url.startswith("sqlite") else two
     async with one.posting("r10") as mine:
         assert mine
         async with one.posting("r10") as again, other.posting("r10") as elsewhere:
@@ -305,8 +289,10 @@ async def test_two_servers_on_one_postgres_database(
         await second.stop()
 
 
-async def test_status_alone_is_what_a_waiting_agent_reads(replicas: tuple[Store, Store]) -> None:
-    one, two = replicas
+async def test_status_alone_is_what_a_waiting_agent_reads(
+    store_replicas: tuple[Store, Store],
+) -> None:
+    one, two = store_replicas
     assert await one.status("r_status") is None
     await one.create(request("r_status"))
     assert await two.status("r_status") is Status.WAITING
@@ -314,8 +300,8 @@ async def test_status_alone_is_what_a_waiting_agent_reads(replicas: tuple[Store,
     assert await two.status("r_status") is Status.WITHDRAWN
 
 
-async def test_one_replica_at_a_time_updates_a_message(replicas: tuple[Store, Store]) -> None:
-    one, two = replicas
+async def test_one_replica_at_a_time_updates_a_message(store_replicas: tuple[Store, Store]) -> None:
+    one, two = store_replicas
     await one.create(request("r20"))
     message = MessageRef(platform="chat", channel="C1", message_id="20", data={})
     await one.add_message("r20", message, NOW)
@@ -348,8 +334,8 @@ async def test_one_replica_at_a_time_updates_a_message(replicas: tuple[Store, St
     assert await two.claim_message("r20", message, other, NOW, NOW + LEASE) is None
 
 
-async def test_a_ping_is_carried_once_per_message(replicas: tuple[Store, Store]) -> None:
-    one, two = replicas
+async def test_a_ping_is_carried_once_per_message(store_replicas: tuple[Store, Store]) -> None:
+    one, two = store_replicas
     await one.create(request("r23"))
     first = MessageRef(platform="chat", channel="C1", message_id="23", data={})
     await one.add_message("r23", first, NOW)
@@ -371,8 +357,8 @@ async def test_a_ping_is_carried_once_per_message(replicas: tuple[Store, Store])
     assert fresh.ping
 
 
-async def test_a_dead_replicas_message_claims_run_out(replicas: tuple[Store, Store]) -> None:
-    one, two = replicas
+async def test_a_dead_replicas_message_claims_run_out(store_replicas: tuple[Store, Store]) -> None:
+    one, two = store_replicas
     await one.create(request("r21"))
     message = MessageRef(platform="chat", channel="C1", message_id="21", data={})
     await one.add_message("r21", message, NOW)
@@ -398,8 +384,8 @@ async def test_a_dead_replicas_message_claims_run_out(replicas: tuple[Store, Sto
     assert await two.unrendered() == []
 
 
-async def test_claims_are_let_go_on_a_clean_shutdown(replicas: tuple[Store, Store]) -> None:
-    one, two = replicas
+async def test_claims_are_let_go_on_a_clean_shutdown(store_replicas: tuple[Store, Store]) -> None:
+    one, two = store_replicas
     await one.create(request("r22"))
     message = MessageRef(platform="chat", channel="C1", message_id="22", data={})
     await one.add_message("r22", message, NOW)

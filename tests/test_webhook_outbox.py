@@ -4,36 +4,15 @@ process at a time, left to another when its holder dies, kept across restarts.""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import timedelta
-from pathlib import Path
-
-import pytest
 
 from askbridge.core.models import Policy, Status
 from askbridge.core.store import Store, open_store
 from askbridge.core.store.base import Attempt, Ending
-from tests.stores import database_url
 from tests.test_stores import ANSWERS, NOW, person, request
 
 HOOK = "https://receiver.example/hook?token=s3cret"
 LEASE = timedelta(seconds=120)
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-async def url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    async with database_url(request.param, tmp_path) as found:
-        yield found
-
-
-@pytest.fixture
-async def replicas(url: str) -> AsyncIterator[tuple[Store, Store]]:
-    first, second = open_store(url), open_store(url)
-    await first.open()
-    await second.open()
-    yield first, second
-    await first.close()
-    await second.close()
 
 
 async def ended(store: Store, request_id: str, callback_url: str | None = HOOK) -> None:
@@ -43,9 +22,9 @@ async def ended(store: Store, request_id: str, callback_url: str | None = HOOK) 
 
 
 async def test_an_ending_with_a_callback_url_writes_one_delivery(
-    replicas: tuple[Store, Store],
+    store_replicas: tuple[Store, Store],
 ) -> None:
-    one, two = replicas
+    one, two = store_replicas
     await ended(one, "r1")
     await ended(one, "r2", callback_url=None)
     assert await one.next_delivery() == NOW
@@ -59,9 +38,9 @@ async def test_an_ending_with_a_callback_url_writes_one_delivery(
 
 
 async def test_one_replica_at_a_time_and_a_dead_ones_deliveries_go_to_another(
-    replicas: tuple[Store, Store],
+    store_replicas: tuple[Store, Store],
 ) -> None:
-    one, two = replicas
+    one, two = store_replicas
     await ended(one, "r1")
     claims = await asyncio.gather(
         one.claim_deliveries("one", NOW, NOW + LEASE, 10),
@@ -101,13 +80,15 @@ async def test_one_replica_at_a_time_and_a_dead_ones_deliveries_go_to_another(
     assert all("s3cret" not in str(t) for t in trail)
 
 
-async def test_deliveries_survive_a_restart_and_go_with_pruned_requests(url: str) -> None:
-    store = open_store(url)
+async def test_deliveries_survive_a_restart_and_go_with_pruned_requests(
+    store_url: str,
+) -> None:
+    store = open_store(store_url)
     await store.open()
     await ended(store, "r1")
     await store.close()
 
-    store = open_store(url)
+    store = open_store(store_url)
     await store.open()
     try:
         (delivery,) = await store.claim_deliveries("after", NOW, NOW + LEASE, 10)

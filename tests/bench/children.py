@@ -11,6 +11,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from aiohttp import web
+
 ROOT = Path(__file__).resolve().parents[2]
 LISTENING = re.compile(r"listening on (http://\S+)")
 START_TIMEOUT_S = 60.0
@@ -124,3 +126,19 @@ async def until_told_to_stop() -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     await stop.wait()
+
+
+async def serve_until_told_to_stop(app: web.Application, name: str) -> None:
+    """In a child: serve `app` on a free port of 127.0.0.1, say where (as `Child` reads it),
+    and return once told to stop, the server closed."""
+    runner = web.AppRunner(app, handle_signals=False, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    sys.stderr.write(f"{name} listening on http://127.0.0.1:{port}\n")
+    sys.stderr.flush()
+    try:
+        await until_told_to_stop()
+    finally:
+        await runner.cleanup()

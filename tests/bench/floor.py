@@ -22,7 +22,6 @@ import asyncio
 import logging
 import os
 import re
-import sys
 from typing import Any
 
 import aiohttp
@@ -32,7 +31,7 @@ from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.app.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from tests.bench.children import until_told_to_stop
+from tests.bench.children import serve_until_told_to_stop
 
 ANY_ACTION = re.compile(".*")
 MAX_WAIT_S = 300.0
@@ -149,18 +148,10 @@ async def serve() -> None:
     app.router.add_get("/wait/{key}", floor.wait)
     app.router.add_get("/waiting", floor.waiting)
     await floor.start(app)
-    runner = web.AppRunner(app, handle_signals=False, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    sys.stderr.write(f"floor listening on http://127.0.0.1:{port}\n")
-    sys.stderr.flush()
     try:
-        await until_told_to_stop()
+        await serve_until_told_to_stop(app, "floor")
     finally:
         await floor.stop()
-        await runner.cleanup()
 
 
 def main() -> None:

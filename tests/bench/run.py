@@ -9,7 +9,6 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass
@@ -33,7 +32,7 @@ from tests.bench.report import (
     table,
 )
 from tests.bench.sides import AskbridgeSide, FloorSide, Side, SlackApp, SlackControl, Via, session
-from tests.stores import POSTGRES_URL
+from tests.stores import POSTGRES_URL, schema_in
 
 Say = Callable[[str], None]
 STORES = ("sqlite", "postgresql")
@@ -105,13 +104,10 @@ def sqlite_server(database: Path, slack: dict[str, str]) -> Child:
 async def postgres_schema(url: str) -> AsyncIterator[str]:
     """A database URL whose tables live in a fresh schema, dropped afterwards."""
     admin = await asyncpg.connect(url)
-    schema = f"askbridge_bench_{uuid.uuid4().hex[:10]}"
     try:
-        await admin.execute(f"CREATE SCHEMA {schema}")
-        separator = "&" if "?" in url else "?"
-        yield f"{url}{separator}search_path={schema}"
+        async with schema_in(admin, url, "askbridge_bench") as found:
+            yield found
     finally:
-        await admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
         await admin.close()
 
 

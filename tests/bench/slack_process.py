@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 from collections import Counter
 from typing import Any
 
 from aiohttp import web
 
-from tests.bench.children import until_told_to_stop
+from tests.bench.children import serve_until_told_to_stop
 from tests.emulators.slack import SlackEmulator, Via
 
 CHANNEL = "C0BENCH"
@@ -106,19 +105,11 @@ async def serve() -> None:
     app.router.add_post("/apps/{name}/socket", wait_socket)
     app.router.add_post("/apps/{name}/click", click)
     app.router.add_get("/apps/{name}/calls", calls)
-    runner = web.AppRunner(app, handle_signals=False, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    sys.stderr.write(f"Slack emulator control listening on http://127.0.0.1:{port}\n")
-    sys.stderr.flush()
     try:
-        await until_told_to_stop()
+        await serve_until_told_to_stop(app, "Slack emulator control")
     finally:
         for slack in app[EMULATORS].values():
             await slack.stop()
-        await runner.cleanup()
 
 
 def main() -> None:
