@@ -480,11 +480,7 @@ class SQLiteStore:
             if cursor.rowcount == 1:
                 outcome = VoteOutcome.COUNTED
                 data = codec.vote_data(answers, notes)
-                _insert_event(db, Event(request_id, at, "vote", person, data))
-                db.execute(
-                    "UPDATE requests SET revision = revision + 1 WHERE request_id = ?",
-                    (request_id,),
-                )
+                voted = _insert_event(db, Event(request_id, at, "vote", person, data))
                 row = _one(
                     db,
                     "SELECT count(*) FROM votes WHERE request_id = ? AND answers = ?",
@@ -493,7 +489,13 @@ class SQLiteStore:
                 if row is not None and row[0] >= quorum:
                     outcome = VoteOutcome.DECIDED
                     ending = Ending(Status.ANSWERED, at, answers=answers, by=person)
-                    self._end(db, request_id, ending)
+                    # The ending moves the revision on, and it follows the vote in the chain.
+                    self._end(db, request_id, ending, after=voted)
+                else:
+                    db.execute(
+                        "UPDATE requests SET revision = revision + 1 WHERE request_id = ?",
+                        (request_id,),
+                    )
             stored = _load(db, request_id)
         if stored is None:
             raise KeyError(request_id)
@@ -510,10 +512,14 @@ class SQLiteStore:
             raise KeyError(request_id)
         return stored, won
 
-    def _end(self, db: sqlite3.Connection, request_id: str, ending: Ending) -> bool:
-        cursor = db.execute(
+    def _end(
+        self, db: sqlite3.Connection, request_id: str, ending: Ending, after: str | None = None
+    ) -> bool:
+        """End a waiting request; `after`: the hash of the event just written for it."""
+        rows = db.execute(
             "UPDATE requests SET status = ?, ended_at = ?, answers = ?, ended_by = ?,"
-            " revision = revision + 1 WHERE request_id = ? AND status = 'waiting'",
+            " revision = revision + 1 WHERE request_id = ? AND status = 'waiting'"
+            " RETURNING policy",
             (
                 ending.status.value,
                 codec.epoch(ending.at),
@@ -521,14 +527,15 @@ class SQLiteStore:
                 codec.dump_person(ending.by),
                 request_id,
             ),
-        )
-        if cursor.rowcount != 1:
+        ).fetchall()
+        if len(rows) != 1:
             return False
-        row = _one(db, "SELECT policy FROM requests WHERE request_id = ?", (request_id,))
-        data = codec.ending_data(ending, row[0] if row else None)
-        _insert_event(db, Event(request_id, ending.at, ending.status.value, ending.by, data))
+        policy = rows[0][0]
+        data = codec.ending_data(ending, policy)
+        event = Event(request_id, ending.at, ending.status.value, ending.by, data)
+        _insert_event(db, event, after)
         db.execute("DELETE FROM drafts WHERE request_id = ?", (request_id,))
-        url = codec.callback_url(row[0] if row else None)
+        url = codec.callback_url(policy)
         if url is not None:
             db.execute(
                 "INSERT INTO deliveries (delivery_id, request_id, url, created_at, next_at)"
@@ -944,20 +951,23 @@ def _draft(db: sqlite3.Connection, request_id: str, person: Person) -> Selection
     return codec.load_selections(row[0] if row else None)
 
 
-def _insert_event(db: sqlite3.Connection, event: Event) -> None:
-    """Append `event` to its request's hash chain (writers are serialised: BEGIN IMMEDIATE)."""
-    row = _one(
-        db,
-        "SELECT hash FROM events WHERE request_id = ? ORDER BY seq DESC LIMIT 1",
-        (event.request_id,),
-    )
-    prev = row[0] if row and row[0] else audit_log.GENESIS
+def _insert_event(db: sqlite3.Connection, event: Event, prev: str | None = None) -> str:
+    """Append `event` to its request's hash chain (writers are serialised: BEGIN IMMEDIATE)
+    and return its hash; `prev`: the chain's last hash, when the caller just wrote it."""
+    if prev is None:
+        row = _one(
+            db,
+            "SELECT hash FROM events WHERE request_id = ? ORDER BY seq DESC LIMIT 1",
+            (event.request_id,),
+        )
+        prev = row[0] if row and row[0] else audit_log.GENESIS
     at, actor, data, digest = codec.event_row(event, prev)
     db.execute(
         "INSERT INTO events (request_id, at, kind, actor, data, prev_hash, hash)"
         " VALUES (?, ?, ?, ?, ?, ?, ?)",
         (event.request_id, at, event.kind, actor, data, prev, digest),
     )
+    return digest
 
 
 def _chain_unchained(db: sqlite3.Connection) -> None:
