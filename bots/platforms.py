@@ -31,6 +31,7 @@ def platform_runtimes(
             app_token=_secret(settings.slack_app_token),
             signing_secret=_secret(settings.slack_signing_secret),
             api_url=settings.slack_api_url,
+            updates_per_minute=settings.slack_updates_per_minute or None,
         )
         runtimes.append(SlackRuntime(broker, slack, metrics))
     if settings.discord_bot_token is not None:

@@ -68,6 +68,10 @@ class Settings(BaseSettings):
     )
     hook_on_timeout: Literal["ask", "deny"] = "ask"
 
+    # Slack lets an app edit messages about 50 times a minute (chat.update, Tier 3); a burst
+    # of clicks on many messages shows over the following minutes. 0: no limit of our own.
+    slack_updates_per_minute: float = Field(default=50.0, ge=0)
+
     slack_bot_token: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("SLACK_BOT_TOKEN")
     )

@@ -9,7 +9,10 @@ what a process leaves undone is in the store (`Store.unrendered`), which every r
 now and then, so a message never stays stale once its platform is back. Pings (a reminder,
 an escalation step that mentions) go out with the update that follows them, on each message
 once, with the same retries and the same claim, so one that a dying process never sent is
-sent by the next claimant.
+sent by the next claimant. A platform that limits how often messages may be edited (Slack's
+`chat.update`) gives its surface a `Pace`: each update waits for its turn before it claims
+the message, so a burst of clicks on many messages is shown over the following minutes
+instead of being refused with 429s, and the newest state is what goes out when the turn comes.
 
 Across replicas a message is updated by one process at a time: the worker claims it in the
 store (`Store.claim_message`) with a lease of `takeover_s`, renewed while it works, and
@@ -34,7 +37,7 @@ from askbridge.core.crash_points import CrashPoint, no_crash
 from askbridge.core.errors import RetryLater
 from askbridge.core.models import MessageRef, Request, Status
 from askbridge.core.store.base import Render, Store
-from askbridge.core.surface import Reminding, Surface
+from askbridge.core.surface import Paced, Reminding, Surface
 
 log = logging.getLogger("askbridge.messages")
 
@@ -86,6 +89,8 @@ class MessageUpdates:
         self._sweeper: asyncio.Task[None] | None = None
         self._renewer: asyncio.Task[None] | None = None
         self._calls = asyncio.Semaphore(CALLS_AT_ONCE)
+        self._pacing: set[asyncio.Task[Any]] = set()
+        """Workers waiting for a turn under a platform's rate limit."""
 
     def start(self) -> None:
         """Sweep the store for messages left stale (here, or by a replica that died)."""
@@ -123,9 +128,15 @@ class MessageUpdates:
 
     @property
     def backlog(self) -> dict[str, int]:
-        """Messages being updated (or retried) and, of those, how many have a newer state
-        waiting behind the update in flight."""
-        return {"in_flight": len(self._workers), "queued": len(self._queue)}
+        """Messages being updated (or retried); of those, how many have a newer state
+        waiting behind the update in flight; and messages waiting for a turn under their
+        platform's rate limit."""
+        paced = len(self._pacing)
+        return {
+            "in_flight": len(self._workers) - paced,
+            "queued": len(self._queue) - paced,
+            "paced": paced,
+        }
 
     def changed(self, request: Request) -> None:
         """Re-render every message of `request`."""
@@ -153,6 +164,8 @@ class MessageUpdates:
         for loop in loops:
             loop.cancel()
         await asyncio.gather(*loops, return_exceptions=True)
+        for waiting in self._pacing:
+            waiting.cancel()
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=grace_s)
         tasks = list(self._tasks)
@@ -168,8 +181,10 @@ class MessageUpdates:
         try:
             await asyncio.sleep(START_AFTER_S)
             while key in self._queue:
+                surface = self._surfaces.get(key[1])
+                if surface is not None:
+                    await self._turn(surface)
                 request, message = self._queue.pop(key)
-                surface = self._surfaces.get(message.platform)
                 if surface is not None:
                     await self._render_claimed(surface, request.request_id, message)
         except Exception:
@@ -177,6 +192,21 @@ class MessageUpdates:
             log.warning("updating a message of %s failed", key[0], exc_info=True)
         finally:
             self._workers.discard(key)
+
+    async def _turn(self, surface: Surface) -> None:
+        """Wait for the platform's rate limit to allow one more edit; meanwhile newer states
+        of the message replace the one queued, and nothing is claimed, so a stop cancels
+        this wait at once and leaves the update to the sweep."""
+        pace = surface.update_pace if isinstance(surface, Paced) else None
+        if pace is None:
+            return
+        task = asyncio.current_task()
+        assert task is not None
+        self._pacing.add(task)
+        try:
+            await pace.turn()
+        finally:
+            self._pacing.discard(task)
 
     async def _render_claimed(self, surface: Surface, request_id: str, message: MessageRef) -> None:
         """Render each revision of the message's request that the store hands over, for as

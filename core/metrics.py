@@ -36,7 +36,7 @@ TIME_TO_ANSWER_BUCKETS = (
 """People answer in seconds to days."""
 CLICK_TO_AGENT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 """A store write and a wake-up: milliseconds, unless the database is struggling."""
-BACKLOG_STATES = ("in_flight", "queued")
+BACKLOG_STATES = ("in_flight", "queued", "paced")
 
 
 class Metrics:
@@ -103,7 +103,8 @@ class Metrics:
         self._backlog = Gauge(
             "askbridge_message_updates_backlog",
             "Posted messages not yet showing their request's newest state: in_flight (being "
-            "updated or retried) and queued (a newer state waits behind that update).",
+            "updated or retried), queued (a newer state waits behind that update) and paced "
+            "(waiting for a turn under the platform's rate limit).",
             ["state"],
             registry=registry,
         )

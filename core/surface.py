@@ -14,6 +14,7 @@ from typing import Protocol, runtime_checkable
 from aiohttp import web
 
 from askbridge.core.models import MessageRef, Person, Request, Target
+from askbridge.core.pace import Pace
 
 
 class Surface(Protocol):
@@ -37,6 +38,14 @@ class Reminding(Protocol):
     """A surface that can nudge the answerers of a waiting request (a thread reply, say)."""
 
     async def remind(self, request: Request, message: MessageRef) -> None: ...
+
+
+@runtime_checkable
+class Paced(Protocol):
+    """A surface whose platform limits how often its messages may be edited: updates take
+    turns (`update_pace`), and a burst of them goes out over the following minutes."""
+
+    update_pace: Pace | None
 
 
 @runtime_checkable

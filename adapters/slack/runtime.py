@@ -30,6 +30,7 @@ from askbridge.adapters.slack.surface import Install, SlackSurface
 from askbridge.core.broker import Broker
 from askbridge.core.errors import StartupError
 from askbridge.core.metrics import Metrics
+from askbridge.core.pace import Pace
 from askbridge.core.surface import Readiness, Surface
 
 log = logging.getLogger("askbridge.slack")
@@ -47,6 +48,9 @@ class SlackConfig:
     app_token: str | None = None
     signing_secret: str | None = None
     api_url: str = "https://slack.com/api/"
+    updates_per_minute: float | None = None
+    """`chat.update` calls a minute at most (Slack's Tier 3 allows about 50); None: as fast
+    as Slack takes them."""
 
     @property
     def mode(self) -> Mode:
@@ -105,7 +109,8 @@ class SlackRuntime:
             retry_handlers=counting,
         )
         self._probing: asyncio.Task[Readiness] | None = None
-        self.slack = SlackSurface(self.client)
+        pace = config.updates_per_minute
+        self.slack = SlackSurface(self.client, None if pace is None else Pace(pace))
         self.surface: Surface = self.slack
         self.clicks = Clicks(broker, self.slack)
         self.app = AsyncApp(

@@ -25,6 +25,7 @@ from askbridge.adapters.slack.render import render
 from askbridge.adapters.slack.richtext import Line, block, mrkdwn, section
 from askbridge.core.errors import RetryLater, SurfaceUnavailable
 from askbridge.core.models import MessageRef, Person, Request, Status, Target
+from askbridge.core.pace import Pace
 from askbridge.core.surface import Membership
 from askbridge.core.view import RequestView
 
@@ -55,8 +56,9 @@ class SlackSurface:
     platform = PLATFORM
     answerer_kinds: tuple[str, ...] = ("slack", "slack-group")
 
-    def __init__(self, client: AsyncWebClient) -> None:
+    def __init__(self, client: AsyncWebClient, update_pace: Pace | None = None) -> None:
         self.client = client
+        self.update_pace = update_pace
         self.install: Install | None = None
         """Set by `SlackRuntime.start` once `auth.test` has answered."""
         self.groups = UserGroups(client)

@@ -72,6 +72,9 @@ async def replicas(
         settings = {
             **slack_settings(slack, mode),
             "ASKBRIDGE_DATABASE_URL": database_url,
+            # This emulator sets no rate limit and 100 messages are updated here at once;
+            # keeping under Slack's has tests of its own (tests/slack/test_rate_limits.py).
+            "ASKBRIDGE_SLACK_UPDATES_PER_MINUTE": "0",
             **env,
         }
         running = Replicas(folder, slack, mode, settings)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import math
 import secrets
+import time
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,6 +25,8 @@ class ApiCall:
     token: str | None
     status: int
     response: dict[str, Any]
+    at: float = field(default_factory=time.monotonic)
+    """When the emulator answered (`time.monotonic()`)."""
 
     @property
     def ok(self) -> bool:
@@ -48,10 +52,30 @@ DEFAULT_ERRORS: Mapping[int, str] = MappingProxyType(
 
 
 @dataclass
+class RateLimit:
+    """Slack's per-method limit: `burst` calls at once, then `per_minute` on average; a call
+    over it is refused with 429 and the whole seconds until it would be taken."""
+
+    per_minute: float
+    burst: int
+    _due: float = float("-inf")
+
+    def refuse(self, now: float) -> Fault | None:
+        interval = 60.0 / self.per_minute
+        due = max(self._due, now)
+        early = due - (self.burst - 1) * interval - now
+        if early > 0:
+            return Fault(status=429, retry_after=max(1, math.ceil(early)), error="ratelimited")
+        self._due = due + interval
+        return None
+
+
+@dataclass
 class ApiLog:
     calls: list[ApiCall] = field(default_factory=list)
     _faults: dict[str, deque[Fault]] = field(default_factory=dict)
     _outages: dict[str, Fault] = field(default_factory=dict)
+    _limits: dict[str, RateLimit] = field(default_factory=dict)
 
     def fail_next(
         self,
@@ -75,9 +99,16 @@ class ApiLog:
     def recover(self, method: str) -> None:
         self._outages.pop(method, None)
 
+    def limit_rate(self, method: str, per_minute: float, burst: int) -> None:
+        self._limits[method] = RateLimit(per_minute, burst)
+
     def take_fault(self, method: str) -> Fault | None:
         pending = self._faults.get(method)
-        return pending.popleft() if pending else self._outages.get(method)
+        if pending:
+            return pending.popleft()
+        limit = self._limits.get(method)
+        refused = None if limit is None else limit.refuse(time.monotonic())
+        return refused or self._outages.get(method)
 
     def pending_faults(self, method: str) -> int:
         return len(self._faults.get(method, ()))

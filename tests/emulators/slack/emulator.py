@@ -210,6 +210,11 @@ class SlackEmulator:
     def recover(self, method: str) -> None:
         self.api_log.recover(method)
 
+    def limit_rate(self, method: str, *, per_minute: float, burst: int) -> None:
+        """Refuse calls of `method` over Slack's kind of limit (Tier 3, `chat.update`: about
+        50 a minute, with short bursts) with 429 `ratelimited` and Retry-After."""
+        self.api_log.limit_rate(method, per_minute, burst)
+
     async def wait_for_calls(
         self,
         method: str,
