@@ -49,4 +49,5 @@ class Body(BaseModel):
 
 
 def json_body(body: Body, status: int = 200) -> web.Response:
-    return web.json_response(body.model_dump(mode="json"), status=status)
+    # pydantic-core writes the JSON itself: no dict of the body is built on the way.
+    return web.Response(text=body.model_dump_json(), status=status, content_type="application/json")
