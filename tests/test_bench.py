@@ -60,6 +60,9 @@ def test_the_quick_benchmark_runs_every_phase_and_writes_json(tmp_path: Path) ->
                 assert len(latency[side]["rounds"]) == options["rounds"]
                 assert latency[side]["unacked"] == 0
                 assert burst[side]["answers_per_s"] > 0
+                # Each server's own CPU time is read from /proc: a burst costs it something.
+                assert burst[side]["cpu_ms_per_click"] > 0
+                assert latency[side]["cpu_ms_per_click"] >= 0
                 assert len(burst[side]["rounds"]) == options["burst_rounds"]
                 assert_latency(burst[side]["rounds"][0], options["burst"])
             assert set(latency["ratio"]) == {"p50", "p90", "p99", "max"}

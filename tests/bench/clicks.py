@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
+from tests.bench.children import cpu_seconds
 from tests.bench.sides import Side, SlackControl, Target, Via, until_waiting
 
 CREATE_CONCURRENCY = 10
@@ -26,6 +27,12 @@ class RoundResult:
     latencies_s: list[float] = field(default_factory=list)
     elapsed_s: float = 0.0
     unacked: int = 0
+    cpu_s: float = 0.0
+    """CPU time the side's server used while the clicks were timed (all its threads)."""
+
+    @property
+    def cpu_ms_per_click(self) -> float:
+        return 1000 * self.cpu_s / max(1, len(self.latencies_s))
 
 
 async def create_all(side: Side, keys: list[str]) -> list[Target]:
@@ -79,13 +86,14 @@ async def latency_round(
     targets = await create_all(side, keys)
     result = RoundResult()
     async with agents_waiting(side, targets) as polls, no_collector():
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), cpu_seconds(side.pid)
         for target in targets:
             clicked = time.perf_counter()
             if not await control.click(side.app, target, via):
                 result.unacked += 1
             result.latencies_s.append(await polls[target.key] - clicked)
         result.elapsed_s = time.perf_counter() - started
+        result.cpu_s = cpu_seconds(side.pid) - cpu
     return result
 
 
@@ -106,9 +114,10 @@ async def burst_round(
                 if not await control.click(side.app, target, via):
                     result.unacked += 1
 
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), cpu_seconds(side.pid)
         await asyncio.gather(*(sender() for _ in range(senders)))
         arrived = {key: await poll for key, poll in polls.items()}
+        result.cpu_s = cpu_seconds(side.pid) - cpu
         result.elapsed_s = max(arrived.values()) - started
         result.latencies_s = [arrived[key] - clicked[key] for key in arrived]
     return result

@@ -15,6 +15,7 @@ Json = dict[str, Any]
 PERCENTILES = (("p50", 0.50), ("p90", 0.90), ("p99", 0.99))
 STORES = (("sqlite", "SQLite"), ("postgresql", "PostgreSQL"))
 MODES = (("http", "HTTP mode"), ("socket", "Socket Mode"))
+SIDES = ("askbridge", "floor")
 
 
 def percentile(ordered: Sequence[float], fraction: float) -> float:
@@ -87,7 +88,10 @@ def table(document: Json) -> str:
         f"{options['senders']} senders; the floor is a bare slack-bolt app"
     )
     lines.append("")
-    header = f"{'':40}{'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} {'max ms':>8} | {'burst/s':>9}"
+    header = (
+        f"{'':40}{'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} {'max ms':>8} | {'burst/s':>9}"
+        f" | {'CPU ms/click':>12}"
+    )
     lines.append(header)
     lines.append("-" * len(header))
     for store, store_name in STORES:
@@ -100,16 +104,21 @@ def table(document: Json) -> str:
             if compared is None:
                 continue
             label = f"{store_name}, Slack {mode_name}"
-            for side in ("askbridge", "floor"):
+            for side in SIDES:
                 latency = compared["latency"][side]
                 burst = compared["burst"][side]["answers_per_s"]
                 cells = " ".join(_ms(latency[f"{p}_ms"]) for p in ("p50", "p90", "p99", "max"))
-                lines.append(f"{label:30}{side:>10}{cells} | {burst:9.0f}")
+                spent = compared["burst"][side].get("cpu_ms_per_click", 0.0)
+                lines.append(f"{label:30}{side:>10}{cells} | {burst:9.0f} | {spent:12.2f}")
                 label = ""
             ratios = compared["latency"]["ratio"]
             cells = " ".join(_times(ratios[p]) for p in ("p50", "p90", "p99", "max"))
             burst_ratio = compared["burst"]["ratio"]
-            lines.append(f"{'':30}{'ratio':>10}{cells} | {_times(burst_ratio):>9}")
+            spent = [compared["burst"][side].get("cpu_ms_per_click") for side in SIDES]
+            cpu_ratio = _times(ratio(*spent)) if all(spent) else ""
+            lines.append(
+                f"{'':30}{'ratio':>10}{cells} | {_times(burst_ratio):>9} | {cpu_ratio:>12}"
+            )
     lines.append("")
     creates = document["creates"]
     lines.append(

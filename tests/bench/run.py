@@ -127,6 +127,7 @@ async def compare(
     for side in sides:
         await latency_round(side, control, via, [f"warm-{i}" for i in range(options.warmup)])
     latencies: dict[str, list[float]] = {side.name: [] for side in sides}
+    cpu: dict[str, list[float]] = {side.name: [] for side in sides}
     by_round: dict[str, list[Json]] = {side.name: [] for side in sides}
     unacked = dict.fromkeys(latencies, 0)
     for number in range(options.rounds):
@@ -135,6 +136,7 @@ async def compare(
             keys = [f"click{number}-{i}" for i in range(options.clicks)]
             found = await latency_round(side, control, via, keys)
             latencies[side.name] += found.latencies_s
+            cpu[side.name].append(found.cpu_ms_per_click)
             by_round[side.name].append(latency_summary(found.latencies_s))
             unacked[side.name] += found.unacked
     bursts: dict[str, list[RoundResult]] = {side.name: [] for side in sides}
@@ -147,7 +149,12 @@ async def compare(
             unacked[side.name] += found.unacked
     ours, floor = (side.name for side in sides)
     latency: Json = {
-        name: {**latency_summary(values), "rounds": by_round[name], "unacked": unacked[name]}
+        name: {
+            **latency_summary(values),
+            "cpu_ms_per_click": round(statistics.median(cpu[name]), 3),
+            "rounds": by_round[name],
+            "unacked": unacked[name],
+        }
         for name, values in latencies.items()
     }
     latency["ratio"] = latency_ratios(latency[ours], latency[floor])
@@ -156,9 +163,11 @@ async def compare(
             "answers_per_s": round(
                 statistics.median(options.burst / r.elapsed_s for r in results), 1
             ),
+            "cpu_ms_per_click": round(statistics.median(r.cpu_ms_per_click for r in results), 3),
             "rounds": [
                 {
                     "answers_per_s": round(options.burst / r.elapsed_s, 1),
+                    "cpu_ms_per_click": round(r.cpu_ms_per_click, 3),
                     **latency_summary(r.latencies_s),
                 }
                 for r in results
@@ -227,7 +236,7 @@ async def compare_with(
     try:
         url = await server.start(cwd=folder)
         await connect(control, app, via, url)
-        sides = (AskbridgeSide(agents, url, app), floor)
+        sides = (AskbridgeSide(agents, url, app, server.pid), floor)
         return await compare(sides, control, via, options, lambda m: say(f"{label}: {m}"))
     finally:
         await server.stop()
@@ -248,7 +257,7 @@ async def clicks(
             children.append(child)
             url = await child.start(cwd=folder)
             await connect(control, app, via, url)
-            floors[via] = FloorSide(agents, url, app)
+            floors[via] = FloorSide(agents, url, app, child.pid)
         for store in options.stores:
             why = await unreachable(options.postgres_url) if store == "postgresql" else None
             if why is not None:

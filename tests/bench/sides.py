@@ -93,6 +93,8 @@ class SlackControl:
 class Side(Protocol):
     name: str
     app: SlackApp
+    pid: int | None
+    """The server's process, whose CPU time a round reads (None: not read)."""
 
     async def create(self, key: str) -> Target:
         """Ask: post a message with an Approve button whose answer `key`'s agent waits for."""
@@ -109,10 +111,13 @@ class AskbridgeSide:
 
     name = "askbridge"
 
-    def __init__(self, http: aiohttp.ClientSession, url: str, app: SlackApp) -> None:
+    def __init__(
+        self, http: aiohttp.ClientSession, url: str, app: SlackApp, pid: int | None = None
+    ) -> None:
         self.http = http
         self.url = url
         self.app = app
+        self.pid = pid
 
     async def create(self, key: str) -> Target:
         body = {"request_id": key, "questions": [DEPLOY], "target": f"slack:{self.app.channel}"}
@@ -146,10 +151,13 @@ class FloorSide:
 
     name = "floor"
 
-    def __init__(self, http: aiohttp.ClientSession, url: str, app: SlackApp) -> None:
+    def __init__(
+        self, http: aiohttp.ClientSession, url: str, app: SlackApp, pid: int | None = None
+    ) -> None:
         self.http = http
         self.url = url
         self.app = app
+        self.pid = pid
 
     async def create(self, key: str) -> Target:
         body = {"key": key, "channel": self.app.channel}
