@@ -83,7 +83,7 @@ class MessageUpdates:
         self._backoff_s = tuple(backoff_s) or (0.0,)
         # Claims left by a replica that died are found by the next sweep after they run out.
         self._sweep_s = min(sweep_s, takeover_s)
-        self._queue: dict[MessageKey, tuple[Request, MessageRef]] = {}
+        self._queue: dict[MessageKey, MessageRef] = {}
         self._workers: set[MessageKey] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._sweeper: asyncio.Task[None] | None = None
@@ -100,9 +100,9 @@ class MessageUpdates:
     async def _sweep_forever(self) -> None:
         while True:
             try:
-                for request, message in await self._store.unrendered(self._lease_clock.now()):
-                    if _key(request, message) not in self._workers:
-                        self.changed(request.model_copy(update={"messages": (message,)}))
+                for request_id, message in await self._store.unrendered(self._lease_clock.now()):
+                    if _key(request_id, message) not in self._workers:
+                        self._enqueue(request_id, message)
             except Exception:
                 log.warning("looking for messages to update failed", exc_info=True)
             await asyncio.sleep(self._sweep_s)
@@ -141,11 +141,16 @@ class MessageUpdates:
     def changed(self, request: Request) -> None:
         """Re-render every message of `request`."""
         for message in request.messages:
-            key = _key(request, message)
-            self._queue[key] = (request, message)
-            if key not in self._workers:
-                self._workers.add(key)
-                self._spawn(self._render_newest(key), f"askbridge-render-{request.request_id}")
+            self._enqueue(request.request_id, message)
+
+    def _enqueue(self, request_id: str, message: MessageRef) -> None:
+        """Have the message show its request's newest state: a worker renders what the store
+        holds when its turn comes, so one already at work on the message takes this too."""
+        key = _key(request_id, message)
+        self._queue[key] = message
+        if key not in self._workers:
+            self._workers.add(key)
+            self._spawn(self._render_newest(key), f"askbridge-render-{request_id}")
 
     async def retract(self, request: Request, posted: Sequence[MessageRef], at: datetime) -> None:
         """Best effort: messages posted for a request that could not be posted everywhere
@@ -184,9 +189,9 @@ class MessageUpdates:
                 surface = self._surfaces.get(key[1])
                 if surface is not None:
                     await self._turn(surface)
-                request, message = self._queue.pop(key)
+                message = self._queue.pop(key)
                 if surface is not None:
-                    await self._render_claimed(surface, request.request_id, message)
+                    await self._render_claimed(surface, key[0], message)
         except Exception:
             # The store failed: the change stays unrendered in it, for the sweep.
             log.warning("updating a message of %s failed", key[0], exc_info=True)
@@ -278,5 +283,5 @@ def backoff(schedule: Sequence[float], attempt: int, error: BaseException | None
     return delay
 
 
-def _key(request: Request, message: MessageRef) -> MessageKey:
-    return (request.request_id, message.platform, message.channel, message.message_id)
+def _key(request_id: str, message: MessageRef) -> MessageKey:
+    return (request_id, message.platform, message.channel, message.message_id)

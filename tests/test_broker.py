@@ -159,7 +159,7 @@ async def test_unrendered_messages_are_rendered_after_a_restart(
     decided(await first.act("ask_3", ADA, Cancel()))
     # The platform stays down until this broker stops: the message still shows the question.
     await first.stop(grace_s=0)
-    assert [r.request_id for r, _ in await store.unrendered()] == ["ask_3"]
+    assert [request_id for request_id, _ in await store.unrendered()] == ["ask_3"]
     chat.update_failures = 0
 
     second = Broker(store, default_target="chat:C1")

@@ -115,6 +115,6 @@ async def test_a_stop_does_not_wait_for_a_far_turn_and_leaves_it_to_the_sweep(
         # process (or another replica) sweeps it up.
         assert surface.updated.empty()
         left = await store.unrendered(datetime.now(UTC))
-        assert [request.request_id for request, _ in left] == [ids[1]]
+        assert [request_id for request_id, _ in left] == [ids[1]]
     finally:
         await store.close()

@@ -207,9 +207,10 @@ class Store(Protocol):
         be posted, and the next step is due at `next_at`); False when any process took it
         already."""
 
-    async def unrendered(self, now: datetime | None = None) -> list[tuple[Request, MessageRef]]:
-        """Messages whose last render does not show their request's current revision; with
-        `now`, only those that nobody holds (or whose holder's lease ran out by `now`)."""
+    async def unrendered(self, now: datetime | None = None) -> list[tuple[str, MessageRef]]:
+        """Messages (with their request's id) whose last render does not show their request's
+        current revision; with `now`, only those that nobody holds (or whose holder's lease
+        ran out by `now`). The requests are not read: whoever claims a message reads its."""
 
     async def claim_message(
         self, request_id: str, message: MessageRef, owner: str, now: datetime, until: datetime

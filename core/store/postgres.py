@@ -623,7 +623,7 @@ class PostgresStore:
                 await _insert_event(db, Event(request_id, at, "reminder"))
         return bool(claimed)
 
-    async def unrendered(self, now: datetime | None = None) -> list[tuple[Request, MessageRef]]:
+    async def unrendered(self, now: datetime | None = None) -> list[tuple[str, MessageRef]]:
         async with self.pool.acquire() as db:
             rows = await db.fetch(
                 "SELECT m.request_id, m.platform, m.channel, m.message_id, m.data, m.target"
@@ -632,12 +632,7 @@ class PostgresStore:
                 " OR m.claimed_until IS NULL OR m.claimed_until <= $1)",
                 codec.epoch(now),
             )
-            requests = {row[0]: await _load(db, row[0]) for row in rows}
-        return [
-            (request, codec.load_message(tuple(row)[1:]))
-            for row in rows
-            if (request := requests[row[0]]) is not None
-        ]
+        return [(row[0], codec.load_message(tuple(row)[1:])) for row in rows]
 
     async def claim_message(
         self, request_id: str, message: MessageRef, owner: str, now: datetime, until: datetime

@@ -642,10 +642,10 @@ class SQLiteStore:
         )
         return [row[0] for row in rows]
 
-    async def unrendered(self, now: datetime | None = None) -> list[tuple[Request, MessageRef]]:
+    async def unrendered(self, now: datetime | None = None) -> list[tuple[str, MessageRef]]:
         return await self._run(self._unrendered, now)
 
-    def _unrendered(self, now: datetime | None) -> list[tuple[Request, MessageRef]]:
+    def _unrendered(self, now: datetime | None) -> list[tuple[str, MessageRef]]:
         rows = self.db.execute(
             "SELECT m.request_id, m.platform, m.channel, m.message_id, m.data, m.target"
             " FROM messages m JOIN requests r ON r.request_id = m.request_id"
@@ -653,12 +653,7 @@ class SQLiteStore:
             " AND (? IS NULL OR m.claimed_until IS NULL OR m.claimed_until <= ?)",
             (codec.epoch(now), codec.epoch(now)),
         ).fetchall()
-        requests = {row[0]: _load(self.db, row[0]) for row in rows}
-        return [
-            (request, codec.load_message(row[1:]))
-            for row in rows
-            if (request := requests[row[0]]) is not None
-        ]
+        return [(row[0], codec.load_message(row[1:])) for row in rows]
 
     async def claim_message(
         self, request_id: str, message: MessageRef, owner: str, now: datetime, until: datetime
