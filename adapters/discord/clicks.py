@@ -67,6 +67,10 @@ class First(Protocol):
     async def note(self, text: str) -> None:
         """Type 4, CHANNEL_MESSAGE_WITH_SOURCE: a private (ephemeral) note, pinging nobody."""
 
+    async def delivered(self) -> None:
+        """Return once Discord has the first response: a follow-up sent before that is
+        refused (Unknown Webhook)."""
+
 
 class Callback:
     """The first response over REST (`POST /interactions/{id}/{token}/callback`), as
@@ -85,6 +89,9 @@ class Callback:
         await self._response.send_message(
             shorten(text, MAX_CONTENT), ephemeral=True, allowed_mentions=NO_PINGS
         )
+
+    async def delivered(self) -> None:
+        """Each first response above has returned once Discord took it."""
 
 
 @dataclass(frozen=True)
@@ -260,6 +267,7 @@ async def act_and_tell(
         interaction.user.id,
     )
     if text:
+        await first.delivered()
         await tell(interaction, text)
 
 

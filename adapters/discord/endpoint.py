@@ -115,6 +115,11 @@ class Inline:
 
     def __init__(self) -> None:
         self.body: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.sent = asyncio.Event()
+        """Set once the reply carrying `body` has been written (or could not be)."""
+
+    async def delivered(self) -> None:
+        await self.sent.wait()
 
     async def defer(self) -> None:
         self._answer({"type": DEFERRED_UPDATE})
@@ -188,7 +193,15 @@ class Endpoint:
         await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
         if not first.body.done():
             await first.note(FAILED)
-        return web.json_response(first.body.result())
+        # Written here rather than after returning, so that the click's follow-up (a note
+        # after a deferral) waits for it: Discord refuses a follow-up to an unanswered one.
+        response = web.json_response(first.body.result())
+        try:
+            await response.prepare(request)
+            await response.write_eof()
+        finally:
+            first.sent.set()
+        return response
 
     async def _route(self, interaction: discord.Interaction[Any], first: Inline) -> None:
         data: dict[str, Any] = dict(interaction.data or {})
