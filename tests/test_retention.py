@@ -17,6 +17,7 @@ from askbridge.core.clock import ManualClock
 from askbridge.core.intents import Cancel
 from askbridge.core.models import Person
 from askbridge.core.store import Store, open_store
+from askbridge.core.store.sqlite import PRUNE_BATCH, SQLiteStore
 from tests.chat import Chat
 from tests.conftest import DEPLOY, StartService
 from tests.stores import database_url
@@ -57,6 +58,31 @@ async def prune_story(store: Store) -> None:
     assert await store.get("ask_recent") is not None
     assert [e.kind for e in await store.events("ask_recent")] == ["created", "posted", "cancelled"]
     assert await broker.prune(timedelta(days=5)) == 0
+
+
+async def test_many_ended_requests_are_pruned_a_batch_at_a_time(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "many.db")
+    await store.open()
+    clock = ManualClock()
+    broker = Broker(store, clock=clock, default_target="chat:C1")
+    broker.add_surface(Chat())
+    try:
+        count = 2 * PRUNE_BATCH + 1
+        for number in range(count):
+            await ask(broker, f"ask_{number}")
+            await broker.act(f"ask_{number}", ADA, Cancel())
+        await ask(broker, "ask_waiting")
+        await clock.advance(10 * 86400)
+        # Clicks are served between the batches: the loop is never held for all of it.
+        served: list[int] = []
+        pruning = asyncio.create_task(broker.prune(timedelta(days=5)))
+        while not pruning.done():
+            served.append(len(await store.list_requests(limit=1)))
+        assert await pruning == count
+        assert len(served) >= 3
+        assert [r.request_id for r in await store.list_requests()] == ["ask_waiting"]
+    finally:
+        await store.close()
 
 
 async def test_askbridge_prune_works_on_the_configured_database(tmp_path: Path) -> None:

@@ -1,15 +1,19 @@
 """The embedded default store: one SQLite file in WAL mode.
 
-All SQL runs on one dedicated thread, and each store method is one hop to it that does the
-whole transaction there: a click costs one round trip to the database thread, not one per
-statement. `BEGIN IMMEDIATE` also serialises writers in other processes using the same file.
+All SQL runs on one thread, and each store method does its whole transaction at once.
+`BEGIN IMMEDIATE` also serialises writers in other processes using the same file.
 
 Durability (`sync`): "normal" (the default) commits to the WAL without waiting for the disk;
 a committed answer survives any crash of the askbridge process (kill -9, out of memory), and
-only a power loss or an operating-system crash can lose the last commits. "full" waits for the
-disk on every commit (power-loss durable); so that bursts keep up, the thread then commits the
-transactions queued for it together (group commit), each in a savepoint of its own, and
-answers none of them before that commit. Checkpoints run off the commits (`checkpoints`).
+only a power loss or an operating-system crash can lose the last commits. Such a transaction
+takes a fraction of a millisecond and never waits for the disk, so it runs on the event loop's
+own thread: a hop to a thread of its own and back cost more than the statements, and that
+thread took the interpreter lock back from the loop after every statement (twice per
+statement, a dozen statements per click). "full" waits for the disk on every commit
+(power-loss durable), so it runs on a dedicated thread, which commits the transactions queued
+for it together (group commit), each in a savepoint of its own, and answers none of them
+before that commit. Checkpoints run off the commits, from a connection and thread of their own
+(`checkpoints`).
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ SECRET_BYTES = 32
 Sync = Literal["normal", "full"]
 GROUP_MAX = 64
 """At most this many transactions share one commit (with sync="full")."""
+PRUNE_BATCH = 500
+"""Requests deleted a transaction by `prune`."""
 
 PRAGMAS = (
     "PRAGMA journal_mode = WAL",
@@ -91,8 +97,13 @@ class SQLiteStore:
         self._lock: IO[bytes] | None = None
 
     async def _run(self, function: Callable[..., T], *args: Any, alone: bool = False) -> T:
-        """Run `function(*args)` on the database thread; with group commit, perhaps in one
-        transaction with others (`alone`: never)."""
+        """Run `function(*args)` on the store's thread: this one with sync="normal"; with
+        "full", the database thread, perhaps in one transaction with others (`alone`: never)."""
+        if self.sync == "normal":
+            # Still a turn of the loop, as any await of the store always was: a task that
+            # calls the store again and again lets the others run in between.
+            await asyncio.sleep(0)
+            return function(*args)
         if self._worker is None:
             self._worker = threading.Thread(target=self._work, name="askbridge-sqlite", daemon=True)
             self._worker.start()
@@ -294,27 +305,36 @@ class SQLiteStore:
         return None if found is None else Status(found)
 
     async def prune(self, ended_before: datetime) -> int:
-        return await self._run(self._prune, codec.epoch(ended_before))
+        before, pruned = codec.epoch(ended_before), 0
+        while True:
+            # A few hundred requests a transaction: clicks get their turn in between.
+            count = await self._run(self._prune, before, PRUNE_BATCH)
+            pruned += count
+            if count < PRUNE_BATCH:
+                return pruned
+            await asyncio.sleep(0)
 
-    def _prune(self, before: float) -> int:
+    def _prune(self, before: float, limit: int) -> int:
         with self._transaction() as db:
             db.execute("CREATE TEMP TABLE IF NOT EXISTS pruned (request_id TEXT PRIMARY KEY)")
             db.execute("DELETE FROM pruned")
             db.execute(
                 "INSERT INTO pruned SELECT request_id FROM requests"
-                " WHERE status <> 'waiting' AND ended_at < ?",
-                (before,),
+                " WHERE status <> 'waiting' AND ended_at < ? LIMIT ?",
+                (before, limit),
             )
             for table in ("drafts", "votes", "messages", "events", "deliveries", "requests"):
                 db.execute(f"DELETE FROM {table} WHERE request_id IN (SELECT * FROM pruned)")
-            # Requests whose posting failed left only their events.
-            db.execute(
-                "DELETE FROM events WHERE at < ? AND request_id NOT IN"
-                " (SELECT request_id FROM requests)",
-                (before,),
-            )
             row = _one(db, "SELECT count(*) FROM pruned")
-        return int(row[0]) if row else 0
+            count = int(row[0]) if row else 0
+            if count < limit:
+                # Requests whose posting failed left only their events.
+                db.execute(
+                    "DELETE FROM events WHERE at < ? AND request_id NOT IN"
+                    " (SELECT request_id FROM requests)",
+                    (before,),
+                )
+        return count
 
     async def get_with_draft(
         self, request_id: str, person: Person
