@@ -68,15 +68,17 @@ async def agents_waiting(
 
 
 @asynccontextmanager
-async def no_collector() -> AsyncIterator[None]:
-    """This process's garbage collector off while clicks are timed, so that its pauses land
-    on neither side; it runs in between."""
+async def no_collector(control: SlackControl) -> AsyncIterator[None]:
+    """The garbage collectors of this process and of the emulator off while clicks are timed,
+    so that their pauses land on neither side; they run in between."""
     gc.collect()
     gc.disable()
+    await control.collector(on=False)
     try:
         yield
     finally:
         gc.enable()
+        await control.collector(on=True)
 
 
 async def latency_round(
@@ -85,7 +87,7 @@ async def latency_round(
     """One click at a time, each on a message whose agent is waiting."""
     targets = await create_all(side, keys)
     result = RoundResult()
-    async with agents_waiting(side, targets) as polls, no_collector():
+    async with agents_waiting(side, targets) as polls, no_collector(control):
         started, cpu = time.perf_counter(), cpu_seconds(side.pid)
         for target in targets:
             clicked = time.perf_counter()
@@ -104,7 +106,7 @@ async def burst_round(
     time runs from the first click to the last agent's answer."""
     targets = await create_all(side, keys)
     result = RoundResult()
-    async with agents_waiting(side, targets) as polls, no_collector():
+    async with agents_waiting(side, targets) as polls, no_collector(control):
         queue: Iterator[Target] = iter(targets)
         clicked: dict[str, float] = {}
 

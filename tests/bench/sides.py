@@ -85,6 +85,10 @@ class SlackControl:
         acked: bool = (await self._call("POST", f"/apps/{app.name}/click", body))["acked"]
         return acked
 
+    async def collector(self, on: bool) -> None:
+        """Turn the emulator's garbage collector on, or collect and turn it off."""
+        await self._call("PUT", "/collector", {"on": on})
+
     async def calls(self, app: SlackApp) -> dict[str, int]:
         found: dict[str, int] = await self._call("GET", f"/apps/{app.name}/calls")
         return found

@@ -13,11 +13,14 @@ for being Slack. The control API (JSON, on its own port):
     POST /apps/{name}/socket?after=n      wait for connection number n+1
     POST /apps/{name}/click               {"channel", "ts", "label", "via"}: a person clicks
     GET  /apps/{name}/calls               Web API calls so far, by method
+    PUT  /collector                       {"on": false}: collect now, then no more collections
+                                          until {"on": true} (while clicks are timed)
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 from collections import Counter
 from typing import Any
@@ -96,6 +99,19 @@ async def calls(request: web.Request) -> web.Response:
     return web.json_response(dict(counted))
 
 
+async def collector(request: web.Request) -> web.Response:
+    """The emulator's own garbage collector, off while a round is timed: its heap holds every
+    message and call of the run, and a full collection (100-360 ms late in a run) would land
+    on whichever side happened to be clicking."""
+    body = await request.json()
+    if body.get("on"):
+        gc.enable()
+    else:
+        gc.collect()
+        gc.disable()
+    return web.json_response({"on": gc.isenabled()})
+
+
 async def serve() -> None:
     app = web.Application()
     app[EMULATORS] = {}
@@ -105,6 +121,7 @@ async def serve() -> None:
     app.router.add_post("/apps/{name}/socket", wait_socket)
     app.router.add_post("/apps/{name}/click", click)
     app.router.add_get("/apps/{name}/calls", calls)
+    app.router.add_put("/collector", collector)
     try:
         await serve_until_told_to_stop(app, "Slack emulator control")
     finally:
