@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -77,35 +79,38 @@ async def answered(broker: Broker, count: int) -> list[str]:
     return ids
 
 
-async def test_updates_over_the_burst_wait_their_turn(tmp_path: Path) -> None:
+@asynccontextmanager
+async def paced_broker(
+    tmp_path: Path, pace: Pace
+) -> AsyncIterator[tuple[Broker, PacedChat, SQLiteStore]]:
+    """A started broker on SQLite with one paced surface; stopped and closed on leaving."""
     store = SQLiteStore(tmp_path / "paced.db")
     await store.open()
-    surface = PacedChat(Pace(per_minute=600, burst=2))
+    surface = PacedChat(pace)
     broker = Broker(store)
     broker.add_surface(surface)
     await broker.start()
     try:
-        await answered(broker, 4)
-        times = sorted([(await asyncio.wait_for(surface.updated.get(), 10))[0] for _ in range(4)])
-        # Two at once, then one every tenth of a second.
-        assert times[1] - times[0] < 0.09
-        assert times[2] - times[0] >= 0.09
-        assert times[3] - times[2] >= 0.09
+        yield broker, surface, store
     finally:
         await broker.stop()
         await store.close()
 
 
+async def test_updates_over_the_burst_wait_their_turn(tmp_path: Path) -> None:
+    async with paced_broker(tmp_path, Pace(per_minute=600, burst=2)) as (broker, surface, _):
+        await answered(broker, 4)
+        times = sorted([(await asyncio.wait_for(surface.updated.get(), 10))[0] for _ in range(4)])
+    # Two at once, then one every tenth of a second.
+    assert times[1] - times[0] < 0.09
+    assert times[2] - times[0] >= 0.09
+    assert times[3] - times[2] >= 0.09
+
+
 async def test_a_stop_does_not_wait_for_a_far_turn_and_leaves_it_to_the_sweep(
     tmp_path: Path,
 ) -> None:
-    store = SQLiteStore(tmp_path / "paced.db")
-    await store.open()
-    surface = PacedChat(Pace(per_minute=1, burst=1))
-    broker = Broker(store)
-    broker.add_surface(surface)
-    await broker.start()
-    try:
+    async with paced_broker(tmp_path, Pace(per_minute=1, burst=1)) as (broker, surface, store):
         ids = await answered(broker, 2)
         await asyncio.wait_for(surface.updated.get(), 10)
         stopping = time.monotonic()
@@ -116,5 +121,3 @@ async def test_a_stop_does_not_wait_for_a_far_turn_and_leaves_it_to_the_sweep(
         assert surface.updated.empty()
         left = await store.unrendered(datetime.now(UTC))
         assert [request_id for request_id, _ in left] == [ids[1]]
-    finally:
-        await store.close()
