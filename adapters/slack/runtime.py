@@ -83,15 +83,27 @@ class ApiCalls(AsyncRetryHandler):
         return False
 
 
+def _web_api_log() -> logging.Logger:
+    """slack_sdk's logger for Web API calls, with a level of its own: slack_sdk formats a debug
+    line of every call, with its whole payload, whenever that logger's own level is unset
+    (whatever the effective level says), and throws it away."""
+    web_log = logging.getLogger("slack_sdk.web.async_client")
+    if web_log.level == logging.NOTSET:
+        web_log.setLevel(web_log.getEffectiveLevel())
+    return web_log
+
+
 class SlackRuntime:
     def __init__(self, broker: Broker, config: SlackConfig, metrics: Metrics | None = None) -> None:
         _check_tokens(config)
         self.config = config
         base_url = config.api_url if config.api_url.endswith("/") else config.api_url + "/"
         counting: list[AsyncRetryHandler] = [ApiCalls(metrics)] if metrics is not None else []
+        web_log = _web_api_log()
         self.client = AsyncWebClient(
             token=config.bot_token,
             base_url=base_url,
+            logger=web_log,
             # The handlers share one attempt count per call: two retries in all, for any mix of
             # 429 (after Retry-After), 500/503 and dropped connections.
             retry_handlers=[
@@ -107,6 +119,7 @@ class SlackRuntime:
             base_url=base_url,
             timeout=PROBE_TIMEOUT_S,
             retry_handlers=counting,
+            logger=web_log,
         )
         self._probing: asyncio.Task[Readiness] | None = None
         pace = config.updates_per_minute
