@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -27,6 +28,25 @@ from askbridge.core.store.base import Attempt, Delivery, Ending, Event
 
 _questions = TypeAdapter(tuple[UserQuestion, ...])
 _targets = TypeAdapter(tuple[Target, ...])
+PARSED = 1024
+"""How many parsed copies of columns that never change once written (questions, targets,
+policy, people) are kept: a click reads back the request it just read or wrote, and parsing
+those again cost more than its statements. The models are frozen, so one copy serves all."""
+
+
+@functools.lru_cache(maxsize=PARSED)
+def load_questions(text: str) -> tuple[UserQuestion, ...]:
+    return _questions.validate_json(text)
+
+
+@functools.lru_cache(maxsize=PARSED)
+def load_targets(text: str) -> tuple[Target, ...]:
+    return _targets.validate_json(text)
+
+
+@functools.lru_cache(maxsize=PARSED)
+def load_policy(text: str | None) -> Policy:
+    return Policy.model_validate_json(text) if text else Policy()
 
 
 def epoch(when: datetime | None) -> float | None:
@@ -51,7 +71,12 @@ def dump_person(person: Person | None) -> str | None:
 
 
 def load_person(text: str | None) -> Person | None:
-    return None if text is None else Person.model_validate_json(text)
+    return None if text is None else _person(text)
+
+
+@functools.lru_cache(maxsize=PARSED)
+def _person(text: str) -> Person:
+    return Person.model_validate_json(text)
 
 
 def dump_selections(selections: Selections) -> str:
@@ -73,7 +98,7 @@ def dump_answers(answers: dict[str, str]) -> str:
 def load_vote(row: Sequence[Any]) -> Vote:
     voter, answers, at, notes = row
     return Vote(
-        person=Person.model_validate_json(voter),
+        person=_person(voter),
         answers=json.loads(answers),
         at=from_epoch(at),
         notes=json.loads(notes) if notes else {},
@@ -95,8 +120,8 @@ def load_request(
     person = load_person(by)
     return Request(
         request_id=request_id,
-        questions=_questions.validate_json(questions),
-        targets=_targets.validate_json(targets),
+        questions=load_questions(questions),
+        targets=load_targets(targets),
         context=context,
         status=status,
         created_at=from_epoch(created),
@@ -106,7 +131,7 @@ def load_request(
         answered_by=person if status is Status.ANSWERED else None,
         cancelled_by=person if status is Status.CANCELLED else None,
         messages=tuple(messages),
-        policy=Policy.model_validate_json(policy) if policy else Policy(),
+        policy=load_policy(policy),
         votes=tuple(votes),
         remind_at=from_epoch(remind_at),
         reminded_at=from_epoch(reminded_at),
@@ -200,7 +225,7 @@ def load_event(row: Sequence[Any]) -> Event:
 
 def callback_url(policy: str | None) -> str | None:
     """The webhook URL of a stored policy, if it has one."""
-    return Policy.model_validate_json(policy).callback_url if policy else None
+    return load_policy(policy).callback_url
 
 
 def ending_data(ending: Ending, policy: str | None) -> dict[str, Any]:
@@ -209,7 +234,7 @@ def ending_data(ending: Ending, policy: str | None) -> dict[str, Any]:
     data = dict(ending.event_data)
     if ending.answers is not None:
         data["answers"] = ending.answers
-    digest = Policy.model_validate_json(policy).subject_sha256 if policy else None
+    digest = load_policy(policy).subject_sha256
     if digest is not None:
         data["subject_sha256"] = digest
     return data
@@ -258,11 +283,11 @@ def escalated(
     """Step `step` of a stored policy's ladder, and the request's targets (JSON) with the
     step's target added when it has one the request lacks (None: unchanged); None when the
     ladder has no such step."""
-    ladder = Policy.model_validate_json(policy).escalation if policy else None
+    ladder = load_policy(policy).escalation
     if ladder is None or not 0 <= step < len(ladder.steps):
         return None
     taken = ladder.steps[step]
-    known = _targets.validate_json(targets)
+    known = load_targets(targets)
     if taken.target is None or taken.target in known:
         return taken, None
     return taken, dump_targets((*known, taken.target))
