@@ -566,15 +566,20 @@ class SQLiteStore:
 
     # --- time and rendering -------------------------------------------------------------
 
+    # The deadline queries name their partial indexes: without statistics SQLite's planner
+    # takes the status index and reads every waiting request instead.
     async def next_deadline(self) -> datetime | None:
         row = await self._run(
             _one,
             self.db,
             "SELECT min(at) FROM ("
-            " SELECT min(expires_at) AS at FROM requests WHERE status = 'waiting'"
-            " UNION ALL SELECT min(remind_at) FROM requests"
-            " WHERE status = 'waiting' AND reminded_at IS NULL"
-            " UNION ALL SELECT min(escalate_at) FROM requests WHERE status = 'waiting')",
+            " SELECT min(expires_at) AS at FROM requests INDEXED BY requests_waiting_expiry"
+            " WHERE status = 'waiting' AND expires_at IS NOT NULL"
+            " UNION ALL SELECT min(remind_at) FROM requests INDEXED BY requests_waiting_remind"
+            " WHERE status = 'waiting' AND reminded_at IS NULL AND remind_at IS NOT NULL"
+            " UNION ALL SELECT min(escalate_at) FROM requests"
+            " INDEXED BY requests_waiting_escalate"
+            " WHERE status = 'waiting' AND escalate_at IS NOT NULL)",
         )
         return codec.from_epoch(row[0] if row else None)
 
@@ -582,7 +587,8 @@ class SQLiteStore:
         rows = await self._run(
             _all,
             self.db,
-            "SELECT request_id FROM requests WHERE status = 'waiting' AND reminded_at IS NULL"
+            "SELECT request_id FROM requests INDEXED BY requests_waiting_remind"
+            " WHERE status = 'waiting' AND reminded_at IS NULL"
             " AND remind_at <= ? ORDER BY remind_at LIMIT ?",
             (codec.epoch(now), limit),
         )
@@ -608,8 +614,8 @@ class SQLiteStore:
         rows = await self._run(
             _all,
             self.db,
-            "SELECT request_id FROM requests WHERE status = 'waiting'"
-            " AND escalate_at <= ? ORDER BY escalate_at LIMIT ?",
+            "SELECT request_id FROM requests INDEXED BY requests_waiting_escalate"
+            " WHERE status = 'waiting' AND escalate_at <= ? ORDER BY escalate_at LIMIT ?",
             (codec.epoch(now), limit),
         )
         return [row[0] for row in rows]
@@ -656,8 +662,8 @@ class SQLiteStore:
         rows = await self._run(
             _all,
             self.db,
-            "SELECT request_id FROM requests WHERE status = 'waiting'"
-            " AND expires_at <= ? ORDER BY expires_at LIMIT ?",
+            "SELECT request_id FROM requests INDEXED BY requests_waiting_expiry"
+            " WHERE status = 'waiting' AND expires_at <= ? ORDER BY expires_at LIMIT ?",
             (codec.epoch(now), limit),
         )
         return [row[0] for row in rows]
