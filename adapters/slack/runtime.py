@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 import aiohttp
 from aiohttp import web
-from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.app.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
@@ -25,6 +25,7 @@ from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
 
 from askbridge.adapters.slack.ids import ANY_ACTION, FORM_CALLBACK_ID
+from askbridge.adapters.slack.incoming import bolt_request
 from askbridge.adapters.slack.listener import Clicks
 from askbridge.adapters.slack.surface import Install, SlackSurface
 from askbridge.core.broker import Broker
@@ -150,7 +151,7 @@ class SlackRuntime:
     async def _events(self, request: web.Request) -> web.Response:
         """Slack's HTTP deliveries; bolt checks the signature (401 when it is wrong or stale)."""
         try:
-            incoming = await to_bolt_request(request)
+            incoming = await bolt_request(request)
         except ValueError:
             # bolt parses the body by its Content-Type before checking the signature.
             return web.json_response({"error": "malformed Slack request body"}, status=400)
