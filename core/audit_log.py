@@ -50,7 +50,12 @@ def link(
 ) -> str:
     """The hash of an event, as the store writes it: `at` and `data` are taken as they will
     read back (milliseconds; JSON), so that the export of the event verifies."""
-    head, tail = link_parts(request_id, at, kind, actor, data)
+    head, tail = link_parts(request_id, at, kind, actor, json.loads(json.dumps(data)))
+    return chained(head, prev_hash, tail)
+
+
+def chained(head: bytes, prev_hash: str, tail: bytes) -> str:
+    """The hash of an event cut by `link_parts`, chained from `prev_hash`."""
     # A previous hash is hex (or the genesis), which JSON writes as it is.
     return hashlib.sha256(head + prev_hash.encode() + tail).hexdigest()
 
@@ -64,11 +69,12 @@ def link_parts(
 ) -> tuple[bytes, bytes]:
     """What `link` hashes, cut where the previous hash goes: the hash of the event is
     SHA-256(head + prev_hash + tail). A store that learns the previous hash only inside its
-    transaction (in the database) finishes the hash there, byte for byte the same."""
+    transaction (in the database) finishes the hash there, byte for byte the same. `data` is
+    taken as it is: as it reads back from JSON."""
     fields = {
         "actor": None if actor is None else dict(actor),
         "at": iso(at),
-        "data": json.loads(json.dumps(data)),
+        "data": data,
         "kind": kind,
     }
     # Keys are sorted: these four come before "prev_hash", and "request_id" after it.

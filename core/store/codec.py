@@ -186,13 +186,8 @@ EVENT_COLUMNS = "seq, request_id, at, kind, actor, data, prev_hash, hash"
 def event_row(event: Event, prev_hash: str) -> tuple[float, str | None, str, str]:
     """The stored `at`, actor and data of `event`, and its hash chained from `prev_hash`:
     made from the values as they read back, so that the export verifies."""
-    at = event.at.timestamp()
-    actor = event.actor
-    shown = None if actor is None else audit_log.actor_fields(actor.platform, actor.id, actor.name)
-    at_read = from_epoch(at)
-    assert at_read is not None
-    digest = audit_log.link(event.request_id, at_read, event.kind, shown, event.data, prev_hash)
-    return at, dump_person(actor), json.dumps(event.data), digest
+    at, actor, data, head, tail = event_parts(event)
+    return at, actor, data, audit_log.chained(head, prev_hash, tail)
 
 
 def event_parts(event: Event) -> tuple[float, str | None, str, bytes, bytes]:
@@ -203,8 +198,11 @@ def event_parts(event: Event) -> tuple[float, str | None, str, bytes, bytes]:
     shown = None if actor is None else audit_log.actor_fields(actor.platform, actor.id, actor.name)
     at_read = from_epoch(at)
     assert at_read is not None
-    head, tail = audit_log.link_parts(event.request_id, at_read, event.kind, shown, event.data)
-    return at, dump_person(actor), json.dumps(event.data), head, tail
+    data = json.dumps(event.data)
+    # Hashed as it reads back: the stored JSON, parsed.
+    read = json.loads(data)
+    head, tail = audit_log.link_parts(event.request_id, at_read, event.kind, shown, read)
+    return at, dump_person(actor), data, head, tail
 
 
 def load_event(row: Sequence[Any]) -> Event:
