@@ -91,6 +91,7 @@ class MessageUpdates:
         self._calls = asyncio.Semaphore(CALLS_AT_ONCE)
         self._pacing: set[asyncio.Task[Any]] = set()
         """Workers waiting for a turn under a platform's rate limit."""
+        self._stopping = False
 
     def start(self) -> None:
         """Sweep the store for messages left stale (here, or by a replica that died)."""
@@ -169,6 +170,8 @@ class MessageUpdates:
         for loop in loops:
             loop.cancel()
         await asyncio.gather(*loops, return_exceptions=True)
+        # Also for a worker that comes to wait for its turn only after this.
+        self._stopping = True
         for waiting in self._pacing:
             waiting.cancel()
         if self._tasks:
@@ -187,8 +190,8 @@ class MessageUpdates:
             await asyncio.sleep(START_AFTER_S)
             while key in self._queue:
                 surface = self._surfaces.get(key[1])
-                if surface is not None:
-                    await self._turn(surface)
+                if surface is not None and not await self._turn(surface):
+                    return
                 message = self._queue.pop(key)
                 if surface is not None:
                     await self._render_claimed(surface, key[0], message)
@@ -198,13 +201,15 @@ class MessageUpdates:
         finally:
             self._workers.discard(key)
 
-    async def _turn(self, surface: Surface) -> None:
+    async def _turn(self, surface: Surface) -> bool:
         """Wait for the platform's rate limit to allow one more edit; meanwhile newer states
         of the message replace the one queued, and nothing is claimed, so a stop cancels
-        this wait at once and leaves the update to the sweep."""
+        this wait at once and leaves the update to the sweep. False: stopping, do not wait."""
         pace = surface.update_pace if isinstance(surface, Paced) else None
         if pace is None:
-            return
+            return True
+        if self._stopping:
+            return False
         task = asyncio.current_task()
         assert task is not None
         self._pacing.add(task)
@@ -212,6 +217,7 @@ class MessageUpdates:
             await pace.turn()
         finally:
             self._pacing.discard(task)
+        return True
 
     async def _render_claimed(self, surface: Surface, request_id: str, message: MessageRef) -> None:
         """Render each revision of the message's request that the store hands over, for as

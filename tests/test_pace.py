@@ -121,3 +121,20 @@ async def test_a_stop_does_not_wait_for_a_far_turn_and_leaves_it_to_the_sweep(
         assert surface.updated.empty()
         left = await store.unrendered(datetime.now(UTC))
         assert [request_id for request_id, _ in left] == [ids[1]]
+
+
+async def test_a_stop_also_leaves_an_update_that_had_not_yet_come_to_wait_for_its_turn(
+    tmp_path: Path,
+) -> None:
+    """Stopped right after a click, while its update has yet to reach the pace at all."""
+    async with paced_broker(tmp_path, Pace(per_minute=1, burst=1)) as (broker, surface, store):
+        await answered(broker, 1)
+        await asyncio.wait_for(surface.updated.get(), 10)
+        await broker.ask(ask("ask_paced_late"))
+        assert isinstance(await broker.act("ask_paced_late", ADA, Pick(0, 0)), Decided)
+        stopping = time.monotonic()
+        await broker.stop(grace_s=30)
+        assert time.monotonic() - stopping < 5
+        assert surface.updated.empty()
+        left = await store.unrendered(datetime.now(UTC))
+        assert [request_id for request_id, _ in left] == ["ask_paced_late"]
