@@ -372,7 +372,7 @@ class SQLiteStore:
 
     def _add_message(self, request_id: str, message: MessageRef, at: datetime) -> None:
         with self._transaction() as db:
-            db.execute(
+            cursor = db.execute(
                 "INSERT INTO messages (request_id, platform, channel, message_id, data,"
                 " posted_at, rendered_status, target) VALUES (?, ?, ?, ?, ?, ?, 'waiting', ?)"
                 " ON CONFLICT DO NOTHING",
@@ -386,6 +386,12 @@ class SQLiteStore:
                     message.target,
                 ),
             )
+            if cursor.rowcount == 1:
+                # A message starts at revision 0: if the request has moved on, it is stale.
+                db.execute(
+                    "UPDATE requests SET rendered = 0 WHERE request_id = ? AND rendered > 0",
+                    (request_id,),
+                )
             where = {
                 "platform": message.platform,
                 "channel": message.channel,
@@ -672,13 +678,23 @@ class SQLiteStore:
         return await self._run(self._unrendered, now)
 
     def _unrendered(self, now: datetime | None) -> list[tuple[str, MessageRef]]:
-        rows = self.db.execute(
-            "SELECT m.request_id, m.platform, m.channel, m.message_id, m.data, m.target"
-            " FROM messages m JOIN requests r ON r.request_id = m.request_id"
-            " WHERE m.rendered_revision < r.revision"
-            " AND (? IS NULL OR m.claimed_until IS NULL OR m.claimed_until <= ?)",
-            (codec.epoch(now), codec.epoch(now)),
-        ).fetchall()
+        # Only the requests with a stale message, from their index: a full scan of the
+        # messages took 9 ms per 20,000 on the event loop's thread, every sweep.
+        with self._transaction() as db:
+            # A request that changed without ever being posted has nothing to show it.
+            db.execute(
+                "UPDATE requests INDEXED BY requests_unrendered SET rendered = revision"
+                " WHERE rendered < revision AND NOT EXISTS"
+                " (SELECT 1 FROM messages m WHERE m.request_id = requests.request_id)"
+            )
+            rows = db.execute(
+                "SELECT m.request_id, m.platform, m.channel, m.message_id, m.data, m.target"
+                " FROM requests r INDEXED BY requests_unrendered"
+                " JOIN messages m ON m.request_id = r.request_id"
+                " WHERE r.rendered < r.revision AND m.rendered_revision < r.revision"
+                " AND (? IS NULL OR m.claimed_until IS NULL OR m.claimed_until <= ?)",
+                (codec.epoch(now), codec.epoch(now)),
+            ).fetchall()
         return [(row[0], codec.load_message(row[1:])) for row in rows]
 
     async def claim_message(
@@ -729,6 +745,12 @@ class SQLiteStore:
                     *_message_key(request_id, message),
                     owner,
                 ),
+            )
+            db.execute(
+                "UPDATE requests SET rendered = coalesce((SELECT min(rendered_revision)"
+                " FROM messages WHERE request_id = ?1), revision)"
+                " WHERE request_id = ?1 AND rendered < revision",
+                (request_id,),
             )
             return _render(db, request_id, message) if newer and cursor.rowcount == 1 else None
 
