@@ -13,6 +13,7 @@ from askbridge.bots.service import Service
 from askbridge.bots.settings import Settings
 from askbridge.core.clock import ManualClock
 from askbridge.core.store import Store, open_store
+from askbridge.core.store.sqlite import SQLiteStore
 from tests.server_process import ServerProcess
 from tests.stores import database_url
 
@@ -126,6 +127,15 @@ async def start_service(tmp_path: Path, clock: ManualClock) -> AsyncIterator[Sta
 @pytest.fixture
 async def service(start_service: StartService) -> Service:
     return await start_service()
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[SQLiteStore]:
+    """An open SQLite store in tmp_path (a test module may have a `store` of its own)."""
+    opened = SQLiteStore(tmp_path / "store.db")
+    await opened.open()
+    yield opened
+    await opened.close()
 
 
 @pytest.fixture

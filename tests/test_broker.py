@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
@@ -71,14 +70,6 @@ class ChatSurface:
             self.remind_failures -= 1
             raise ConnectionError("rate limited")
         await self.reminders.put((request, message))
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SQLiteStore]:
-    opened = SQLiteStore(tmp_path / "broker.db")
-    await opened.open()
-    yield opened
-    await opened.close()
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -39,14 +38,6 @@ class Held(Chat):
     async def update(self, request: Request, message: MessageRef) -> None:
         self.updating.set()
         await self.release.wait()
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SQLiteStore]:
-    opened = SQLiteStore(tmp_path / "metrics.db")
-    await opened.open()
-    yield opened
-    await opened.close()
 
 
 def ask(request_id: str, **extra: Any) -> Ask:

@@ -6,11 +6,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
-
-import pytest
 
 from askbridge.core.ask import Ask
 from askbridge.core.broker import Broker
@@ -49,14 +46,6 @@ class Flaky:
                 raise RetryLater(self.retry_after_s, "chat")
             raise ConnectionError("the platform is down")
         await self.rendered.put(request)
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SQLiteStore]:
-    opened = SQLiteStore(tmp_path / "updates.db")
-    await opened.open()
-    yield opened
-    await opened.close()
 
 
 def ask(request_id: str) -> Ask:

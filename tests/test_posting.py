@@ -75,14 +75,6 @@ class Chat:
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SQLiteStore]:
-    opened = SQLiteStore(tmp_path / "askbridge.db")
-    await opened.open()
-    yield opened
-    await opened.close()
-
-
-@pytest.fixture
 def chat() -> Chat:
     return Chat()
 

@@ -3,11 +3,7 @@ posted: the sweep runs on the event loop's thread every 15 seconds, and history 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from pathlib import Path
-
-import pytest
 
 from askbridge.core.models import MessageRef, Person, Request, Status, Target, UserQuestion
 from askbridge.core.store.base import Ending
@@ -40,14 +36,6 @@ async def answered_and_shown(store: SQLiteStore, request_id: str) -> None:
     claim = await store.claim_message(request_id, message(request_id), "me", AT, AT)
     assert claim is not None
     assert await store.mark_rendered(request_id, message(request_id), "me", claim, AT) is None
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SQLiteStore]:
-    opened = SQLiteStore(tmp_path / "sweep.db")
-    await opened.open()
-    yield opened
-    await opened.close()
 
 
 def steps_of_the_sweep(store: SQLiteStore) -> tuple[int, list[str]]:
