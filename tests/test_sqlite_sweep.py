@@ -73,21 +73,6 @@ async def test_the_sweep_does_not_read_messages_already_shown(store: SQLiteStore
     assert many < few * 2, (few, many)
 
 
-async def test_a_message_posted_after_the_request_moved_on_is_stale_until_shown(
-    store: SQLiteStore,
-) -> None:
-    """As when an escalation step posts to a new place after votes were cast."""
-    await posted(store, "moved")
-    await store.finish("moved", Ending(Status.EXPIRED, AT))
-    claim = await store.claim_message("moved", message("moved"), "me", AT, AT)
-    assert claim is not None
-    await store.mark_rendered("moved", message("moved"), "me", claim, AT)
-    assert steps_of_the_sweep(store)[1] == []
-    later = MessageRef(platform="chat", channel="C2", message_id="later")
-    await store.add_message("moved", later, AT)
-    assert [m for _, m in store._unrendered(None)] == [later]
-
-
 async def test_a_request_that_changed_without_a_message_leaves_nothing_to_sweep(
     store: SQLiteStore,
 ) -> None:

@@ -395,3 +395,26 @@ async def test_claims_are_let_go_on_a_clean_shutdown(store_replicas: tuple[Store
     assert await one.renew_claims("one", NOW + LEASE) == 0
     assert [request_id for request_id, _ in await two.unrendered(NOW)] == ["r22"]
     assert await two.claim_message("r22", message, "two", NOW, NOW + LEASE) is not None
+
+
+async def test_a_message_posted_after_its_request_moved_on_is_stale_until_shown(
+    store_replicas: tuple[Store, Store],
+) -> None:
+    """As when an escalation step posts to a new place after the request changed: the sweep
+    finds the new message (and only it) until it shows the request's revision."""
+    one, two = store_replicas
+    await one.create(request("r30"))
+    first = MessageRef(platform="chat", channel="C1", message_id="30.1")
+    await one.add_message("r30", first, NOW)
+    await one.finish("r30", Ending(Status.EXPIRED, NOW))
+    claim = await one.claim_message("r30", first, "one", NOW, NOW + LEASE)
+    assert claim is not None
+    assert await one.mark_rendered("r30", first, "one", claim, NOW + LEASE) is None
+    assert await two.unrendered() == []
+    later = MessageRef(platform="chat", channel="C2", message_id="30.2")
+    await two.add_message("r30", later, NOW)
+    assert await one.unrendered() == [("r30", later)]
+    claim = await two.claim_message("r30", later, "two", NOW, NOW + LEASE)
+    assert claim is not None
+    assert await two.mark_rendered("r30", later, "two", claim, NOW + LEASE) is None
+    assert await one.unrendered() == []

@@ -360,7 +360,7 @@ class PostgresStore:
 
     async def add_message(self, request_id: str, message: MessageRef, at: datetime) -> None:
         async with self.pool.acquire() as db, db.transaction():
-            await db.execute(
+            inserted = await db.execute(
                 "INSERT INTO messages (request_id, platform, channel, message_id, data,"
                 " posted_at, rendered_status, target)"
                 " VALUES ($1, $2, $3, $4, $5, $6, 'waiting', $7) ON CONFLICT DO NOTHING",
@@ -372,6 +372,12 @@ class PostgresStore:
                 codec.epoch(at),
                 message.target,
             )
+            if inserted.endswith(" 1"):
+                # A message starts at revision 0: if the request has moved on, it is stale.
+                await db.execute(
+                    "UPDATE requests SET rendered = 0 WHERE request_id = $1 AND rendered > 0",
+                    request_id,
+                )
             where = {
                 "platform": message.platform,
                 "channel": message.channel,
@@ -625,10 +631,13 @@ class PostgresStore:
 
     async def unrendered(self, now: datetime | None = None) -> list[tuple[str, MessageRef]]:
         async with self.pool.acquire() as db:
+            # Only the requests with a stale message (`requests_unrendered`), not every message
+            # ever posted.
             rows = await db.fetch(
                 "SELECT m.request_id, m.platform, m.channel, m.message_id, m.data, m.target"
-                " FROM messages m JOIN requests r ON r.request_id = m.request_id"
-                " WHERE m.rendered_revision < r.revision AND ($1::double precision IS NULL"
+                " FROM requests r JOIN messages m ON m.request_id = r.request_id"
+                " WHERE r.rendered < r.revision AND m.rendered_revision < r.revision"
+                " AND ($1::double precision IS NULL"
                 " OR m.claimed_until IS NULL OR m.claimed_until <= $1)",
                 codec.epoch(now),
             )
@@ -658,8 +667,10 @@ class PostgresStore:
         self, request_id: str, message: MessageRef, owner: str, rendered: Render, until: datetime
     ) -> Render | None:
         async with self.pool.acquire() as db, db.transaction():
+            # Not a share lock: the request's `rendered` may be written below, and two renders
+            # of its messages that both held a share lock would deadlock on that.
             revision = await db.fetchval(
-                "SELECT revision FROM requests WHERE request_id = $1 FOR SHARE", request_id
+                "SELECT revision FROM requests WHERE request_id = $1 FOR NO KEY UPDATE", request_id
             )
             newer = revision is not None and revision > rendered.revision
             held = await db.fetchval(
@@ -674,6 +685,12 @@ class PostgresStore:
                 rendered.revision,
                 codec.epoch(until) if newer else None,
                 rendered.pings,
+            )
+            await db.execute(
+                "UPDATE requests SET rendered = coalesce((SELECT min(rendered_revision)"
+                " FROM messages WHERE request_id = $1), revision)"
+                " WHERE request_id = $1 AND rendered < revision",
+                request_id,
             )
             if not (newer and held):
                 return None

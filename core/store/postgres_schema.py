@@ -298,4 +298,16 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             "ALTER TABLE messages ADD COLUMN pinged INTEGER NOT NULL DEFAULT 0",
         ),
     ),
+    (
+        11,
+        (
+            # The revision every message of a request shows (the least of theirs; the
+            # request's own when it has none), so that looking for stale messages reads only the
+            # requests that have one, through this index, instead of every message ever posted.
+            "ALTER TABLE requests ADD COLUMN rendered INTEGER NOT NULL DEFAULT 0",
+            "UPDATE requests SET rendered = coalesce((SELECT min(m.rendered_revision)"
+            " FROM messages m WHERE m.request_id = requests.request_id), revision)",
+            "CREATE INDEX requests_unrendered ON requests (request_id) WHERE rendered < revision",
+        ),
+    ),
 )
