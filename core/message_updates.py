@@ -95,6 +95,7 @@ class MessageUpdates:
 
     def start(self) -> None:
         """Sweep the store for messages left stale (here, or by a replica that died)."""
+        self._stopping = False
         self._sweeper = asyncio.create_task(self._sweep_forever(), name="askbridge-render-sweep")
         self._renewer = asyncio.create_task(self._renew_forever(), name="askbridge-render-leases")
 
