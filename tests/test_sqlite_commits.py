@@ -8,10 +8,12 @@ import copy
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from askbridge.core.ask import Ask
 from askbridge.core.models import Person, Request, Target
 from askbridge.core.store.checkpoints import Checkpoints
-from askbridge.core.store.sqlite import SQLiteStore, _one
+from askbridge.core.store.sqlite import SQLiteStore, Sync, _one
 from tests.conftest import DATABASE
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
@@ -51,18 +53,22 @@ async def test_many_creates_keep_the_wal_under_its_bound(tmp_path: Path) -> None
     assert largest <= 2 * limit, largest
 
 
-async def test_full_sync_commits_transactions_queued_together_once(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "full.db", sync="full")
+@pytest.mark.parametrize("sync", ["normal", "full"])
+async def test_transactions_queued_together_share_commits(tmp_path: Path, sync: Sync) -> None:
+    """With "normal", those that reach the store in one turn of the loop; with "full", those
+    that queue up while the database thread waits for the disk."""
+    store = SQLiteStore(tmp_path / "group.db", sync=sync)
     await store.open()
     try:
-        assert await store._run(_one, store.db, "PRAGMA synchronous") == (2,)
+        synchronous = {"normal": 1, "full": 2}[sync]
+        assert await store._run(_one, store.db, "PRAGMA synchronous") == (synchronous,)
         before = store.commits
         created = await asyncio.gather(*(store.create(request(i)) for i in range(50)))
         assert all(new for _, new in created)
         assert store.commits - before < 25, store.commits - before
     finally:
         await store.close()
-    reopened = SQLiteStore(tmp_path / "full.db", sync="full")
+    reopened = SQLiteStore(tmp_path / "group.db", sync=sync)
     await reopened.open()
     try:
         assert await reopened.count_requests(request(0).status) == 50
@@ -70,10 +76,11 @@ async def test_full_sync_commits_transactions_queued_together_once(tmp_path: Pat
         await reopened.close()
 
 
+@pytest.mark.parametrize("sync", ["normal", "full"])
 async def test_a_failing_transaction_in_a_group_leaves_the_others_committed(
-    tmp_path: Path,
+    tmp_path: Path, sync: Sync
 ) -> None:
-    store = SQLiteStore(tmp_path / "group.db", sync="full")
+    store = SQLiteStore(tmp_path / "group.db", sync=sync)
     await store.open()
     try:
         votes = [
@@ -84,6 +91,25 @@ async def test_a_failing_transaction_in_a_group_leaves_the_others_committed(
         assert isinstance(results[0], KeyError)
         assert all(isinstance(r, tuple) and r[1] for r in results[1:]), results
         assert await store.count_requests(request(0).status) == 10
+    finally:
+        await store.close()
+
+
+async def test_a_call_whose_task_is_cancelled_before_its_turn_never_runs(
+    tmp_path: Path,
+) -> None:
+    """Not later either, with the next call that takes its turn."""
+    store = SQLiteStore(tmp_path / "cancel.db")
+    await store.open()
+    try:
+        cancelled = asyncio.create_task(store.create(request(1)))
+        await asyncio.sleep(0)  # it has reached the store and waits for its turn
+        cancelled.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await cancelled
+        await store.create(request(0))
+        assert await store.get("ask_0") is not None
+        assert await store.get("ask_1") is None
     finally:
         await store.close()
 

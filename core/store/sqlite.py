@@ -10,10 +10,13 @@ takes a fraction of a millisecond and never waits for the disk, so it runs on th
 own thread: a hop to a thread of its own and back cost more than the statements, and that
 thread took the interpreter lock back from the loop after every statement (twice per
 statement, a dozen statements per click). "full" waits for the disk on every commit
-(power-loss durable), so it runs on a dedicated thread, which commits the transactions queued
-for it together (group commit), each in a savepoint of its own, and answers none of them
-before that commit. Checkpoints run off the commits, from a connection and thread of their own
-(`checkpoints`).
+(power-loss durable), so it runs on a dedicated thread.
+
+Either way, the calls queued together commit together (group commit): on the loop's thread,
+those that reach the store in the same turn of the loop (a burst of clicks); on the database
+thread, those that queued up while it waited for the disk. Each runs in a savepoint of its
+own, and none is answered before the commit, so the commit's locks and pages are paid once.
+Checkpoints run off the commits, from a connection and thread of their own (`checkpoints`).
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ T = TypeVar("T")
 SECRET_BYTES = 32
 Sync = Literal["normal", "full"]
 GROUP_MAX = 64
-"""At most this many transactions share one commit (with sync="full")."""
+"""At most this many transactions share one commit on the database thread (sync="full")."""
 PRUNE_BATCH = 500
 """Requests deleted a transaction by `prune`."""
 
@@ -70,6 +73,18 @@ class _Job:
     alone: bool = False
 
 
+@dataclass(eq=False)
+class _Turn:
+    """A call waiting for its turn on the loop's thread (sync="normal")."""
+
+    call: Callable[[], Any]
+    result: Any = None
+    error: BaseException | None = None
+    done: bool = False
+    dropped: bool = False
+    """Its task was cancelled before it ran: it never runs."""
+
+
 class SQLiteStore:
     def __init__(
         self,
@@ -88,6 +103,7 @@ class SQLiteStore:
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._worker: threading.Thread | None = None
         self._grouped = False
+        self._turns: list[_Turn] = []
         self.commits = 0
         self._checkpoints = (
             None if self.path == ":memory:" else checkpoints or Checkpoints(self.path)
@@ -98,12 +114,10 @@ class SQLiteStore:
 
     async def _run(self, function: Callable[..., T], *args: Any, alone: bool = False) -> T:
         """Run `function(*args)` on the store's thread: this one with sync="normal"; with
-        "full", the database thread, perhaps in one transaction with others (`alone`: never)."""
+        "full", the database thread. Either way, the calls queued together commit together
+        (`alone`: never with others)."""
         if self.sync == "normal":
-            # Still a turn of the loop, as any await of the store always was: a task that
-            # calls the store again and again lets the others run in between.
-            await asyncio.sleep(0)
-            return function(*args)
+            return await self._in_turn(partial(function, *args), alone)
         if self._worker is None:
             self._worker = threading.Thread(target=self._work, name="askbridge-sqlite", daemon=True)
             self._worker.start()
@@ -111,6 +125,39 @@ class SQLiteStore:
         future: asyncio.Future[T] = loop.create_future()
         self._jobs.put(_Job(partial(function, *args), future, loop, alone))
         return await future
+
+    async def _in_turn(self, call: Callable[[], T], alone: bool) -> T:
+        """With sync="normal": `call` on the loop's thread, after a turn of the loop, as any
+        await of the store always was (a task that calls the store again and again lets the
+        others run in between). The calls of the tasks that came to the store in the same
+        turn run in one transaction, by whichever of those tasks resumes first, and each
+        task has its answer once that transaction has committed: in a burst of clicks, one
+        commit (its locks and WAL pages) serves several."""
+        if alone:
+            await asyncio.sleep(0)
+            return call()
+        turn = _Turn(call)
+        self._turns.append(turn)
+        try:
+            await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            turn.dropped = True
+            raise
+        if not turn.done:
+            self._run_turns()
+        if turn.error is not None:
+            raise turn.error
+        return turn.result  # type: ignore[no-any-return]
+
+    def _run_turns(self) -> None:
+        turns = [turn for turn in self._turns if not turn.dropped]
+        self._turns = []
+        if len(turns) == 1:
+            outcomes = [_attempt(turns[0].call)]
+        else:
+            outcomes = self._commit_together([turn.call for turn in turns])
+        for turn, (result, error) in zip(turns, outcomes, strict=True):
+            turn.result, turn.error, turn.done = result, error, True
 
     def _work(self) -> None:
         """The database thread: jobs in order; with sync="full", those queued together commit
@@ -134,43 +181,42 @@ class SQLiteStore:
                 for one in batch:
                     _settle(one, *_attempt(one.call))
             else:
-                self._commit_together(batch)
+                outcomes = self._commit_together([one.call for one in batch])
+                for one, outcome in zip(batch, outcomes, strict=True):
+                    _settle(one, *outcome)
 
-    def _commit_together(self, batch: list[_Job]) -> None:
+    def _commit_together(
+        self, calls: list[Callable[[], Any]]
+    ) -> list[tuple[Any, BaseException | None]]:
+        """Each call in a savepoint of its own, all in one transaction: what each returned or
+        raised, none of it before the commit (a failed commit fails them all)."""
         db = self.db
         results: list[tuple[Any, BaseException | None]] = []
         try:
             db.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as busy:
-            for job in batch:
-                _settle(job, None, busy)
-            return
+            return [(None, busy)] * len(calls)
         self._grouped = True
         try:
-            for job in batch:
+            for call in calls:
                 db.execute("SAVEPOINT job")
-                outcome = _attempt(job.call)
+                outcome = _attempt(call)
                 if outcome[1] is not None:
                     db.execute("ROLLBACK TO job")
                 db.execute("RELEASE job")
                 results.append(outcome)
         except BaseException as failed:
-            self._grouped = False
             db.execute("ROLLBACK")
-            for job in batch:
-                _settle(job, None, failed)
-            return
-        self._grouped = False
+            return [(None, failed)] * len(calls)
+        finally:
+            self._grouped = False
         try:
             db.execute("COMMIT")
         except sqlite3.Error as lost:
             db.execute("ROLLBACK")
-            for job in batch:
-                _settle(job, None, lost)
-            return
+            return [(None, lost)] * len(calls)
         self._committed()
-        for job, (result, error) in zip(batch, results, strict=True):
-            _settle(job, result, error)
+        return results
 
     def _committed(self) -> None:
         self.commits += 1
