@@ -37,7 +37,7 @@ from askbridge.core.crash_points import CrashPoint, no_crash
 from askbridge.core.errors import RetryLater
 from askbridge.core.models import MessageRef, Request, Status
 from askbridge.core.store.base import Render, Store
-from askbridge.core.surface import Paced, Reminding, Surface
+from askbridge.core.surface import Reminding, Surface, pace_of
 
 log = logging.getLogger("askbridge.messages")
 
@@ -206,7 +206,7 @@ class MessageUpdates:
         """Wait for the platform's rate limit to allow one more edit; meanwhile newer states
         of the message replace the one queued, and nothing is claimed, so a stop cancels
         this wait at once and leaves the update to the sweep. False: stopping, do not wait."""
-        pace = surface.update_pace if isinstance(surface, Paced) else None
+        pace = pace_of(surface)
         if pace is None:
             return True
         if self._stopping:

@@ -40,12 +40,19 @@ class Reminding(Protocol):
     async def remind(self, request: Request, message: MessageRef) -> None: ...
 
 
-@runtime_checkable
 class Paced(Protocol):
     """A surface whose platform limits how often its messages may be edited: updates take
     turns (`update_pace`), and a burst of them goes out over the following minutes."""
 
     update_pace: Pace | None
+
+
+def pace_of(surface: Surface) -> Pace | None:
+    """The surface's pace, if it is `Paced`. Read as an attribute: `isinstance` against a
+    protocol checks each of its members on every call (about 20 µs on Python 3.11), and every
+    message update asks."""
+    pace = getattr(surface, "update_pace", None)
+    return pace if isinstance(pace, Pace) else None
 
 
 @runtime_checkable

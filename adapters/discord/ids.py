@@ -25,7 +25,7 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, Self, runtime_checkable
+from typing import Any, Protocol, Self, cast, runtime_checkable
 
 import discord
 from discord import ui
@@ -176,12 +176,24 @@ class ClickHandler(Protocol):
     ) -> None: ...
 
 
+_HANDLES_CLICKS: dict[type[object], bool] = {}
+
+
+def _handles_clicks(client: object) -> bool:
+    # Once per class: `isinstance` against a protocol checks each member on every call.
+    kind = type(client)
+    known = _HANDLES_CLICKS.get(kind)
+    if known is None:
+        known = _HANDLES_CLICKS[kind] = isinstance(client, ClickHandler)
+    return known
+
+
 async def _hand_over(
     interaction: discord.Interaction[Any], custom_id: CustomId, values: Sequence[str]
 ) -> None:
-    client = interaction.client
-    if isinstance(client, ClickHandler):
-        await client.handle_click(interaction, custom_id, values)
+    client: object = interaction.client
+    if _handles_clicks(client):
+        await cast(ClickHandler, client).handle_click(interaction, custom_id, values)
     else:
         log.error("a click on %s reached a client that does not handle clicks", custom_id)
 
