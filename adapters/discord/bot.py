@@ -11,7 +11,14 @@ import aiohttp
 import discord
 
 from askbridge.adapters.discord import clicks, forms, pointing
-from askbridge.adapters.discord.ids import DYNAMIC_ITEMS, Action, BadCustomId, CustomId, unpack
+from askbridge.adapters.discord.ids import (
+    DYNAMIC_ITEMS,
+    Action,
+    BadCustomId,
+    ClickHandler,
+    CustomId,
+    unpack,
+)
 from askbridge.core.broker import Broker
 
 PERMISSIONS = discord.Permissions(
@@ -28,7 +35,7 @@ def invite_url(application_id: int) -> str:
     return discord.utils.oauth_url(application_id, permissions=PERMISSIONS, scopes=("bot",))
 
 
-class BridgeBot(discord.Client):
+class BridgeBot(discord.Client, ClickHandler):
     """A plain `discord.Client` with minimal intents; it hands every click and every submitted
     form to the broker."""
 
