@@ -13,7 +13,8 @@ import pytest
 from askbridge.core.ask import Ask
 from askbridge.core.models import Person, Request, Target
 from askbridge.core.store.checkpoints import Checkpoints
-from askbridge.core.store.sqlite import SQLiteStore, Sync, _one
+from askbridge.core.store.group_commit import Sync
+from askbridge.core.store.sqlite import SQLiteStore, _one
 from tests.conftest import DATABASE
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)

@@ -6,7 +6,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from askbridge.core.errors import AskbridgeError
 from askbridge.core.store.base import Store
-from askbridge.core.store.sqlite import SQLiteStore, Sync
+from askbridge.core.store.group_commit import Sync
+from askbridge.core.store.sqlite import SQLiteStore
 
 SQLITE_PREFIX = "sqlite:///"
 POSTGRES_PREFIXES = ("postgresql://", "postgres://")

@@ -10,34 +10,25 @@ takes a fraction of a millisecond and never waits for the disk, so it runs on th
 own thread: a hop to a thread of its own and back cost more than the statements, and that
 thread took the interpreter lock back from the loop after every statement (twice per
 statement, a dozen statements per click). "full" waits for the disk on every commit
-(power-loss durable), so it runs on a dedicated thread.
-
-Either way, the calls queued together commit together (group commit): on the loop's thread,
-those that reach the store in the same turn of the loop (a burst of clicks); on the database
-thread, those that queued up while it waited for the disk. Each runs in a savepoint of its
-own, and none is answered before the commit, so the commit's locks and pages are paid once.
-Checkpoints run off the commits, from a connection and thread of their own (`checkpoints`).
+(power-loss durable), so it runs on a dedicated thread. Either way, the calls queued together
+share one commit (`group_commit`). Checkpoints run off the commits, from a connection and thread
+of their own (`checkpoints`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import fcntl
 import json
-import queue
 import secrets
 import sqlite3
-import threading
 import uuid
-from collections import deque
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import IO, Any, Literal, TypeVar
+from typing import IO, Any, TypeVar
 
 from askbridge.core import audit_log
 from askbridge.core.errors import StartupError
@@ -45,13 +36,11 @@ from askbridge.core.models import MessageRef, Person, Request, Selections, Statu
 from askbridge.core.store import codec
 from askbridge.core.store.base import Attempt, Delivery, Ending, Event, Render, VoteOutcome
 from askbridge.core.store.checkpoints import Checkpoints
+from askbridge.core.store.group_commit import GroupCommit, Sync
 from askbridge.core.store.migrations import MIGRATIONS
 
 T = TypeVar("T")
 SECRET_BYTES = 32
-Sync = Literal["normal", "full"]
-GROUP_MAX = 64
-"""At most this many transactions share one commit on the database thread (sync="full")."""
 PRUNE_BATCH = 500
 """Requests deleted a transaction by `prune`."""
 
@@ -63,26 +52,6 @@ PRAGMAS = (
     # a click's commit.
     "PRAGMA wal_autocheckpoint = 0",
 )
-
-
-@dataclass(frozen=True)
-class _Job:
-    call: Callable[[], Any]
-    future: asyncio.Future[Any]
-    loop: asyncio.AbstractEventLoop
-    alone: bool = False
-
-
-@dataclass(eq=False)
-class _Turn:
-    """A call waiting for its turn on the loop's thread (sync="normal")."""
-
-    call: Callable[[], Any]
-    result: Any = None
-    error: BaseException | None = None
-    done: bool = False
-    dropped: bool = False
-    """Its task was cancelled before it ran: it never runs."""
 
 
 class SQLiteStore:
@@ -100,10 +69,7 @@ class SQLiteStore:
         self.serving = serving
         self.sync = sync
         self._db: sqlite3.Connection | None = None
-        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self._worker: threading.Thread | None = None
-        self._grouped = False
-        self._turns: list[_Turn] = []
+        self._calls = GroupCommit(sync, lambda: self._db, self._committed)
         self.commits = 0
         self._checkpoints = (
             None if self.path == ":memory:" else checkpoints or Checkpoints(self.path)
@@ -113,110 +79,9 @@ class SQLiteStore:
         self._lock: IO[bytes] | None = None
 
     async def _run(self, function: Callable[..., T], *args: Any, alone: bool = False) -> T:
-        """Run `function(*args)` on the store's thread: this one with sync="normal"; with
-        "full", the database thread. Either way, the calls queued together commit together
-        (`alone`: never with others)."""
-        if self.sync == "normal":
-            return await self._in_turn(partial(function, *args), alone)
-        if self._worker is None:
-            self._worker = threading.Thread(target=self._work, name="askbridge-sqlite", daemon=True)
-            self._worker.start()
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[T] = loop.create_future()
-        self._jobs.put(_Job(partial(function, *args), future, loop, alone))
-        return await future
-
-    async def _in_turn(self, call: Callable[[], T], alone: bool) -> T:
-        """With sync="normal": `call` on the loop's thread, after a turn of the loop, as any
-        await of the store always was (a task that calls the store again and again lets the
-        others run in between). The calls of the tasks that came to the store in the same
-        turn run in one transaction, by whichever of those tasks resumes first, and each
-        task has its answer once that transaction has committed: in a burst of clicks, one
-        commit (its locks and WAL pages) serves several."""
-        if alone:
-            await asyncio.sleep(0)
-            return call()
-        turn = _Turn(call)
-        self._turns.append(turn)
-        try:
-            await asyncio.sleep(0)
-        except asyncio.CancelledError:
-            turn.dropped = True
-            raise
-        if not turn.done:
-            self._run_turns()
-        if turn.error is not None:
-            raise turn.error
-        return turn.result  # type: ignore[no-any-return]
-
-    def _run_turns(self) -> None:
-        turns = [turn for turn in self._turns if not turn.dropped]
-        self._turns = []
-        if len(turns) == 1:
-            outcomes = [_attempt(turns[0].call)]
-        else:
-            outcomes = self._commit_together([turn.call for turn in turns])
-        for turn, (result, error) in zip(turns, outcomes, strict=True):
-            turn.result, turn.error, turn.done = result, error, True
-
-    def _work(self) -> None:
-        """The database thread: jobs in order; with sync="full", those queued together commit
-        together."""
-        waiting: deque[_Job | None] = deque()
-        while True:
-            job = waiting.popleft() if waiting else self._jobs.get()
-            if job is None:
-                return
-            batch = [job]
-            while self.sync == "full" and not job.alone and len(batch) < GROUP_MAX:
-                try:
-                    following = self._jobs.get_nowait()
-                except queue.Empty:
-                    break
-                if following is None or following.alone:
-                    waiting.append(following)
-                    break
-                batch.append(following)
-            if len(batch) == 1 or self._db is None:
-                for one in batch:
-                    _settle(one, *_attempt(one.call))
-            else:
-                outcomes = self._commit_together([one.call for one in batch])
-                for one, outcome in zip(batch, outcomes, strict=True):
-                    _settle(one, *outcome)
-
-    def _commit_together(
-        self, calls: list[Callable[[], Any]]
-    ) -> list[tuple[Any, BaseException | None]]:
-        """Each call in a savepoint of its own, all in one transaction: what each returned or
-        raised, none of it before the commit (a failed commit fails them all)."""
-        db = self.db
-        results: list[tuple[Any, BaseException | None]] = []
-        try:
-            db.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as busy:
-            return [(None, busy)] * len(calls)
-        self._grouped = True
-        try:
-            for call in calls:
-                db.execute("SAVEPOINT job")
-                outcome = _attempt(call)
-                if outcome[1] is not None:
-                    db.execute("ROLLBACK TO job")
-                db.execute("RELEASE job")
-                results.append(outcome)
-        except BaseException as failed:
-            db.execute("ROLLBACK")
-            return [(None, failed)] * len(calls)
-        finally:
-            self._grouped = False
-        try:
-            db.execute("COMMIT")
-        except sqlite3.Error as lost:
-            db.execute("ROLLBACK")
-            return [(None, lost)] * len(calls)
-        self._committed()
-        return results
+        """`function(*args)` where the store's calls run, with those queued beside it
+        (`group_commit`; `alone`: never with others)."""
+        return await self._calls.run(partial(function, *args), alone)
 
     def _committed(self) -> None:
         self.commits += 1
@@ -269,10 +134,7 @@ class SQLiteStore:
         if self._db is not None:
             await self._run(self._db.close, alone=True)
             self._db = None
-        if self._worker is not None:
-            self._jobs.put(None)
-            await asyncio.to_thread(self._worker.join)
-            self._worker = None
+        await self._calls.stop()
         if self._lock is not None:
             self._lock.close()
             self._lock = None
@@ -289,7 +151,7 @@ class SQLiteStore:
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         db = self.db
-        if self._grouped:
+        if self._calls.grouped:
             # Inside a group commit: the job's savepoint is the transaction.
             yield db
             return
@@ -942,28 +804,6 @@ def _own(path: str) -> IO[bytes]:
             "ASKBRIDGE_DATABASE_URL at PostgreSQL to run several replicas"
         ) from error
     return lock
-
-
-def _attempt(call: Callable[[], Any]) -> tuple[Any, BaseException | None]:
-    try:
-        return call(), None
-    except Exception as error:
-        return None, error
-
-
-def _settle(job: _Job, result: Any, error: BaseException | None) -> None:
-    # A closed loop: nobody waits for the answer any more.
-    with contextlib.suppress(RuntimeError):
-        job.loop.call_soon_threadsafe(_resolve, job.future, result, error)
-
-
-def _resolve(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
-    if future.cancelled():
-        return
-    if error is not None:
-        future.set_exception(error)
-    else:
-        future.set_result(result)
 
 
 def _load(db: sqlite3.Connection, request_id: str) -> Request | None:

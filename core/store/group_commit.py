@@ -1,0 +1,194 @@
+"""Where the SQLite store's calls run, and which of them share a commit.
+
+With sync="normal" (commits never wait for the disk) a call runs on the event loop's own
+thread, after a turn of the loop, as any await of the store always was: a task that calls the
+store again and again lets the others run in between. With "full" (every commit waits for the
+disk) it runs on a database thread of its own.
+
+Either way, the calls queued together commit together: on the loop's thread, those that reach
+the store in the same turn of the loop (a burst of clicks), run by whichever of their tasks
+resumes first; on the database thread, those that queued up while it waited for the disk. Each
+runs in a savepoint of its own, so one that fails leaves the others; none is answered before
+the commit, so every answer a caller gets is durable; the commit's locks and WAL pages are paid
+once. A call on its own runs as it is: its own transaction, no savepoint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import queue
+import sqlite3
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+T = TypeVar("T")
+Sync = Literal["normal", "full"]
+GROUP_MAX = 64
+"""At most this many transactions share one commit on the database thread (sync="full")."""
+Outcome = tuple[Any, BaseException | None]
+
+
+@dataclass(frozen=True)
+class _Job:
+    """A call for the database thread (sync="full")."""
+
+    call: Callable[[], Any]
+    future: asyncio.Future[Any]
+    loop: asyncio.AbstractEventLoop
+    alone: bool = False
+
+
+@dataclass(eq=False)
+class _Turn:
+    """A call waiting for its turn on the loop's thread (sync="normal")."""
+
+    call: Callable[[], Any]
+    result: Any = None
+    error: BaseException | None = None
+    done: bool = False
+    dropped: bool = False
+    """Its task was cancelled before it ran: it never runs."""
+
+
+class GroupCommit:
+    def __init__(
+        self,
+        sync: Sync,
+        connection: Callable[[], sqlite3.Connection | None],
+        committed: Callable[[], None],
+    ) -> None:
+        """`connection`: the store's, None until it is open; `committed`: called after each
+        commit of a group (a call that runs alone commits by itself)."""
+        self.sync = sync
+        self._connection = connection
+        self._committed = committed
+        self.grouped = False
+        """A group's transaction is open: each call's savepoint is its transaction."""
+        self._turns: list[_Turn] = []
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._worker: threading.Thread | None = None
+
+    async def run(self, call: Callable[[], T], alone: bool = False) -> T:
+        """`call()`, with the calls queued beside it (`alone`: never with others)."""
+        if self.sync == "normal":
+            return await self._in_turn(call, alone)
+        if self._worker is None:
+            self._worker = threading.Thread(target=self._work, name="askbridge-sqlite", daemon=True)
+            self._worker.start()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        self._jobs.put(_Job(call, future, loop, alone))
+        return await future
+
+    async def stop(self) -> None:
+        """End the database thread, if there is one, once the calls queued for it are done."""
+        if self._worker is not None:
+            self._jobs.put(None)
+            await asyncio.to_thread(self._worker.join)
+            self._worker = None
+
+    # --- the loop's thread (sync="normal") ------------------------------------------------
+
+    async def _in_turn(self, call: Callable[[], T], alone: bool) -> T:
+        if alone:
+            await asyncio.sleep(0)
+            return call()
+        turn = _Turn(call)
+        self._turns.append(turn)
+        try:
+            await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            turn.dropped = True
+            raise
+        if not turn.done:
+            self._run_turns()
+        if turn.error is not None:
+            raise turn.error
+        return turn.result  # type: ignore[no-any-return]
+
+    def _run_turns(self) -> None:
+        turns = [turn for turn in self._turns if not turn.dropped]
+        self._turns = []
+        outcomes = self._together([turn.call for turn in turns])
+        for turn, (result, error) in zip(turns, outcomes, strict=True):
+            turn.result, turn.error, turn.done = result, error, True
+
+    # --- the database thread (sync="full") ------------------------------------------------
+
+    def _work(self) -> None:
+        waiting: deque[_Job | None] = deque()
+        while True:
+            job = waiting.popleft() if waiting else self._jobs.get()
+            if job is None:
+                return
+            batch = [job]
+            while not job.alone and len(batch) < GROUP_MAX:
+                try:
+                    following = self._jobs.get_nowait()
+                except queue.Empty:
+                    break
+                if following is None or following.alone:
+                    waiting.append(following)
+                    break
+                batch.append(following)
+            outcomes = self._together([one.call for one in batch])
+            for one, (result, error) in zip(batch, outcomes, strict=True):
+                # A closed loop: nobody waits for the answer any more.
+                with contextlib.suppress(RuntimeError):
+                    one.loop.call_soon_threadsafe(_resolve, one.future, result, error)
+
+    # --- either -------------------------------------------------------------------------
+
+    def _together(self, calls: list[Callable[[], Any]]) -> list[Outcome]:
+        """What each call returned or raised: one call as it is; several in one transaction,
+        each in a savepoint of its own, none of it before the commit (a failed commit fails
+        them all)."""
+        db = self._connection()
+        if len(calls) == 1 or db is None:
+            return [_attempt(call) for call in calls]
+        results: list[Outcome] = []
+        try:
+            db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as busy:
+            return [(None, busy)] * len(calls)
+        self.grouped = True
+        try:
+            for call in calls:
+                db.execute("SAVEPOINT job")
+                outcome = _attempt(call)
+                if outcome[1] is not None:
+                    db.execute("ROLLBACK TO job")
+                db.execute("RELEASE job")
+                results.append(outcome)
+        except BaseException as failed:
+            db.execute("ROLLBACK")
+            return [(None, failed)] * len(calls)
+        finally:
+            self.grouped = False
+        try:
+            db.execute("COMMIT")
+        except sqlite3.Error as lost:
+            db.execute("ROLLBACK")
+            return [(None, lost)] * len(calls)
+        self._committed()
+        return results
+
+
+def _attempt(call: Callable[[], Any]) -> Outcome:
+    try:
+        return call(), None
+    except Exception as error:
+        return None, error
+
+
+def _resolve(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if future.cancelled():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
