@@ -311,6 +311,10 @@ class Broker:
             await self.get(request_id)
         return found
 
+    def now(self) -> datetime:
+        """The broker's time, the one its deadlines and the audit trail are written in."""
+        return self.clock.now()
+
     @property
     def version(self) -> int:
         """A counter that moves on every change of any request."""

@@ -169,7 +169,7 @@ async def export_audit(request: web.Request) -> web.StreamResponse:
     page = await broker.events(request_id, since, EXPORT_PAGE, until=until)
     header = {
         "version": 1,
-        "exported_at": iso(broker.clock.now()),
+        "exported_at": iso(broker.now()),
         "request_id": request_id,
         "since": None if since is None else iso(since),
         "until": None if until is None else iso(until),
