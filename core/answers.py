@@ -47,6 +47,17 @@ def to_selections(
     return selections
 
 
+def typing_hint(question: UserQuestion, own_words: bool) -> str:
+    """What a field that takes a question's whole answer as typed text says it takes: its
+    labels as the agent reads them (a multi-select's comma-separated), and words of one's own
+    when the request takes them."""
+    if question.multi_select:
+        labels = MULTI_SELECT_SEPARATOR.join(o.label for o in question.options)
+        return f"Any of {labels}, then your own words" if own_words else f"Any of {labels}"
+    labels = " / ".join(o.label for o in question.options)
+    return f"One of {labels}, or your own answer" if own_words else f"One of {labels}"
+
+
 MAX_TYPED_CHARS = 2000
 
 

@@ -34,11 +34,11 @@ from askbridge.adapters.discord.ids import Action, BadCustomId, CustomId, unpack
 from askbridge.adapters.discord.lines import name
 from askbridge.adapters.discord.markdown import clip, line
 from askbridge.adapters.discord.render import words_label
-from askbridge.core.answers import MAX_TYPED_CHARS, MULTI_SELECT_SEPARATOR, answer_text
+from askbridge.core.answers import MAX_TYPED_CHARS, answer_text, typing_hint
 from askbridge.core.broker import Broker
 from askbridge.core.errors import NotFound
 from askbridge.core.intents import Outcome, Refusal, Refused, Submit
-from askbridge.core.models import Person, Selections, UserQuestion
+from askbridge.core.models import Person, Selections
 from askbridge.core.view import RequestView, end_sentence
 
 log = logging.getLogger("askbridge.discord")
@@ -65,7 +65,7 @@ def form(view: RequestView, draft: Selections) -> Modal:
         field: TextInput = ui.TextInput(
             custom_id=CustomId.typed(request_id, q).pack(),
             style=discord.TextStyle.short,
-            placeholder=clip(placeholder(question, policy.allow_other), MAX_PLACEHOLDER),
+            placeholder=clip(typing_hint(question, policy.allow_other), MAX_PLACEHOLDER),
             default=picked if len(picked) <= MAX_TYPED_CHARS else None,
             required=True,
             min_length=1,
@@ -100,16 +100,6 @@ def typed_questions(view: RequestView) -> range:
     if policy.allow_other or (policy.allow_notes and view.one_click):
         return range(len(view.questions))
     return range(0)
-
-
-def placeholder(question: UserQuestion, own_words: bool) -> str:
-    """What the empty field says it takes: multi-select labels are typed as the agent reads
-    them, comma-separated."""
-    if question.multi_select:
-        labels = MULTI_SELECT_SEPARATOR.join(o.label for o in question.options)
-        return f"Any of {labels}, then your own words" if own_words else f"Any of {labels}"
-    labels = " / ".join(o.label for o in question.options)
-    return f"One of {labels}, or your own answer" if own_words else f"One of {labels}"
 
 
 # --- the click that opens it ---------------------------------------------------------------

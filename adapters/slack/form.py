@@ -27,7 +27,7 @@ from askbridge.adapters.slack.controls import option, plain
 from askbridge.adapters.slack.ids import FORM_CALLBACK_ID, FormMetadata, Kind
 from askbridge.adapters.slack.render import one_line
 from askbridge.adapters.slack.richtext import Line, block, section
-from askbridge.core.answers import MAX_TYPED_CHARS, MULTI_SELECT_SEPARATOR, answer_text
+from askbridge.core.answers import MAX_TYPED_CHARS, answer_text, typing_hint
 from askbridge.core.intents import NOTE, Refusal, Refused
 from askbridge.core.models import Selections, UserQuestion
 from askbridge.core.view import RequestView
@@ -96,20 +96,12 @@ def _label(question: UserQuestion) -> str:
 def _text_field(
     index: int, question: UserQuestion, picked: Sequence[int], *, focus: bool
 ) -> InputBlock:
-    labels = [o.label for o in question.options]
-    if question.multi_select:
-        hint = (
-            f"The options you want ({MULTI_SELECT_SEPARATOR.join(labels)}), separated by "
-            "commas, then anything else in your own words."
-        )
-    else:
-        hint = f"Your own answer, or one of the options: {' / '.join(labels)}."
     initial = answer_text(question, picked, "") if picked else ""
     return {
         "type": "input",
         "block_id": field_id(index),
         "label": plain(_label(question), MAX_LABEL),
-        "hint": plain(hint, MAX_LABEL),
+        "hint": plain(typing_hint(question, own_words=True), MAX_LABEL),
         "element": _text_input(TEXT_ACTION, multiline=False, initial=initial, focus=focus),
     }
 

@@ -49,6 +49,9 @@ async def test_own_words_for_one_question_and_an_option_for_another(bridge: Brid
     form = await open_form(bridge, "U1", message, "Other…")
     assert form.title == "Answer in your words"
     assert "Which database should we use?" in form.visible_text
+    # Each field says what it takes, in the words Discord's form uses too.
+    assert "One of PostgreSQL / SQLite, or your own answer" in form.visible_text
+    assert "Any of Caching, Logging, Metrics, then your own words" in form.visible_text
     # Prefilled with what alice had ticked; nothing for the question she had not answered.
     assert (form.value("Database"), form.value("Features")) == (None, "Caching")
     assert validate_blocks(form.blocks) == []
