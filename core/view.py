@@ -74,6 +74,21 @@ class Escalated:
 
 SELF_APPROVAL = "You asked for this, so your answer cannot count: someone else must decide it."
 """What the requester is told, privately, when their vote on their own request is refused."""
+NO_LONGER_AVAILABLE = "This question is no longer available."
+"""What a click on a request askbridge no longer knows is told."""
+FOREIGN_CLICK = "This button does not belong to this question, so it was not counted."
+"""What a click that claims a message, question or option its request does not have is told."""
+NOT_ANSWERER = (
+    "Only these people may answer this question: {answerers}. Your click was not counted."
+)
+"""What someone who may not answer is told; `{answerers}`: the view's answerers, as the
+surface names them."""
+UNCHECKED = (
+    " askbridge could not check who is in {groups} just now; if you are, please try again in a"
+    " minute."
+)
+"""Added to NOT_ANSWERER when the platform could not say whether the person is in some of the
+groups that may answer."""
 
 
 @dataclass(frozen=True)
@@ -265,6 +280,15 @@ def end_sentence(view: RequestView, name: Callable[[Person], str] = plain_name) 
             return "The agent withdrew this question."
         case _:
             return "This question is still waiting for an answer."
+
+
+def counted_sentence(receipt: Receipt, answers: str) -> str:
+    """What a voter is told when their vote counted toward a quorum not reached yet; `answers`:
+    the answers they gave, as their surface shows them."""
+    return (
+        f"Your vote is counted: {receipt.matching} of {receipt.quorum} matching votes so far, "
+        f"for {answers}. You can change it until the question is decided."
+    )
 
 
 def missing_sentence(headers: Sequence[str], quote: Callable[[str], str] = str) -> str:

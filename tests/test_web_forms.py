@@ -79,7 +79,7 @@ async def test_a_form_survives_a_restart_and_works_on_another_replica(
     second = await replica(**settings)
     status, page = await submit(http, second.url, csrf, name="Ada")
     assert status == 200
-    assert "Your vote is counted: 1 of 2 so far for Deploy: Approve." in page
+    assert "Your vote is counted: 1 of 2 matching votes so far, for Deploy: Approve." in page
 
     await first.stop()
     restarted = await replica(**settings)

@@ -43,13 +43,20 @@ from askbridge.core.intents import (
     Submit,
 )
 from askbridge.core.models import MessageRef, Person
-from askbridge.core.view import SELF_APPROVAL, RequestView, end_sentence, missing_sentence
+from askbridge.core.view import (
+    FOREIGN_CLICK,
+    NO_LONGER_AVAILABLE,
+    NOT_ANSWERER,
+    SELF_APPROVAL,
+    RequestView,
+    counted_sentence,
+    end_sentence,
+    missing_sentence,
+)
 
 log = logging.getLogger("askbridge.discord")
 
 MAX_CONTENT = 2000
-GONE = "This question is no longer available."
-FOREIGN = "This button does not belong to this question, so it was not counted."
 FAILED = "Sorry, that did not work. Please try again in a moment."
 NO_PINGS = discord.AllowedMentions.none()
 ROLE_KIND = "discord-role"
@@ -173,11 +180,7 @@ def note(outcome: Outcome) -> str | None:
         case Decided() | Refused(reason=Refusal.REPLAYED):
             return None
         case Counted(view=view, receipt=receipt):
-            return (
-                f"Your vote is counted: {receipt.matching} of {receipt.quorum} matching votes "
-                f"so far, for **{summary(view, receipt.answers)}**. You can change it until the "
-                "question is decided."
-            )
+            return counted_sentence(receipt, f"**{summary(view, receipt.answers)}**")
         case Drafted(view=view, question=q, draft=draft):
             asked = view.questions[q]
             picked = ", ".join(line(asked.options[o].label) for o in draft.get(q, ()))
@@ -187,10 +190,7 @@ def note(outcome: Outcome) -> str | None:
                 return f"{chosen} Still to answer: {rest}; then press **Submit**."
             return f"{chosen} Press **Submit** to send your answers."
         case Refused(reason=Refusal.NOT_ANSWERER, view=view) if view is not None:
-            return (
-                f"Only {answerers_text(view.answerers)} may answer this question, so your "
-                "click was not counted. Ask one of them to decide."
-            )
+            return NOT_ANSWERER.format(answerers=answerers_text(view.answerers))
         case Refused(reason=Refusal.ALREADY_ENDED, view=view) if view is not None:
             return end_sentence(view, name)
         case Refused(reason=Refusal.MISSING_ANSWERS, missing=missing):
@@ -198,10 +198,10 @@ def note(outcome: Outcome) -> str | None:
         case Refused(reason=Refusal.BAD_TEXT, view=view, problems=problems, missing=missing):
             return typed_problems(view, problems, missing)
         case Refused(reason=Refusal.FOREIGN_MESSAGE):
-            return FOREIGN
+            return FOREIGN_CLICK
         case Refused(reason=Refusal.SELF_APPROVAL):
             return SELF_APPROVAL
-    return GONE
+    return NO_LONGER_AVAILABLE
 
 
 def typed_problems(
@@ -256,7 +256,7 @@ async def act_and_tell(
         text = word(outcome)
     except BadCustomId as error:
         log.warning("refused a click: %s", error)
-        text = FOREIGN
+        text = FOREIGN_CLICK
     except Exception:
         log.exception("handling %s failed", custom_id)
         text = FAILED

@@ -31,10 +31,11 @@ from discord import ui
 from nacl.exceptions import BadSignatureError
 from nacl.signing import VerifyKey
 
-from askbridge.adapters.discord.clicks import FAILED, FOREIGN, MAX_CONTENT, NO_PINGS, First
+from askbridge.adapters.discord.clicks import FAILED, MAX_CONTENT, NO_PINGS, First
 from askbridge.adapters.discord.ids import Action, BadCustomId, CustomId, unpack
 from askbridge.adapters.discord.markdown import shorten
 from askbridge.core.api.errors import error_response, parse_json
+from askbridge.core.view import FOREIGN_CLICK
 
 log = logging.getLogger("askbridge.discord")
 
@@ -217,7 +218,7 @@ class Endpoint:
         except BadCustomId as error:
             log.warning("refused an interaction: %s", error)
             if not first.body.done():
-                await first.note(FOREIGN)
+                await first.note(FOREIGN_CLICK)
         except Exception:
             log.exception("handling interaction %s failed", interaction.id)
             if not first.body.done():

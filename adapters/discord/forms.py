@@ -29,7 +29,7 @@ import discord
 from discord import ui
 
 from askbridge.adapters.discord import clicks
-from askbridge.adapters.discord.clicks import FAILED, FOREIGN, GONE, Click
+from askbridge.adapters.discord.clicks import FAILED, Click
 from askbridge.adapters.discord.ids import Action, BadCustomId, CustomId, unpack
 from askbridge.adapters.discord.lines import name
 from askbridge.adapters.discord.markdown import clip, line
@@ -39,7 +39,7 @@ from askbridge.core.broker import Broker
 from askbridge.core.errors import NotFound
 from askbridge.core.intents import Outcome, Refusal, Refused, Submit
 from askbridge.core.models import Person, Selections
-from askbridge.core.view import RequestView, end_sentence
+from askbridge.core.view import FOREIGN_CLICK, NO_LONGER_AVAILABLE, RequestView, end_sentence
 
 log = logging.getLogger("askbridge.discord")
 
@@ -120,7 +120,7 @@ async def open_form(
             # stopped modal is not kept in discord.py's memory.
             modal.stop()
     except NotFound:
-        text = GONE
+        text = NO_LONGER_AVAILABLE
     except Exception:
         log.exception("opening the form of %s failed", custom_id.request_id)
         text = FAILED
@@ -145,7 +145,7 @@ def why_no_form(view: RequestView, draft: Selections, person: Person) -> str | N
     if not view.waiting:
         return end_sentence(view, name)
     if words_label(view) is None:
-        return FOREIGN
+        return FOREIGN_CLICK
     if not view.accepts(person):
         return clicks.note(Refused(Refusal.NOT_ANSWERER, view))
     missing = [] if typed_questions(view) else view.unanswered(draft)

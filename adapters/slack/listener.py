@@ -35,13 +35,7 @@ from askbridge.adapters.slack.ids import (
     FormMetadata,
     Kind,
 )
-from askbridge.adapters.slack.notes import (
-    FAILED,
-    FORM_FAILED,
-    FORM_NOT_OPENED,
-    NO_LONGER_AVAILABLE,
-    note,
-)
+from askbridge.adapters.slack.notes import FAILED, FORM_FAILED, FORM_NOT_OPENED, note
 from askbridge.adapters.slack.richtext import Line, Span
 from askbridge.adapters.slack.surface import SlackSurface
 from askbridge.core.answers import merge
@@ -53,6 +47,7 @@ from askbridge.core.intents import (
     Refusal,
     Refused,
 )
+from askbridge.core.view import NO_LONGER_AVAILABLE
 
 log = logging.getLogger("askbridge.slack")
 

@@ -7,15 +7,18 @@ from askbridge.adapters.slack.render import answerers_line
 from askbridge.adapters.slack.richtext import Line, Span, When, answerer, joined, shorten
 from askbridge.core.intents import Counted, Drafted, Outcome, Refusal, Refused
 from askbridge.core.view import (
+    FOREIGN_CLICK,
+    NO_LONGER_AVAILABLE,
+    NOT_ANSWERER,
     SELF_APPROVAL,
+    UNCHECKED,
     RequestView,
+    counted_sentence,
     end_sentence,
     given,
     missing_sentence,
 )
 
-NO_LONGER_AVAILABLE = "This question is no longer available."
-FOREIGN = "This button does not belong to this question, so it was not counted."
 FAILED = "Something went wrong, so your click was not counted. Please try again."
 FORM_FAILED = "Something went wrong, so your answer was not counted. Please submit it again."
 FORM_NOT_OPENED = "Slack did not open the form in time. Please click {label} again."
@@ -26,12 +29,7 @@ def note(outcome: Outcome) -> Line | None:
     """What the person who clicked is told privately; None when the message says it all."""
     if isinstance(outcome, Counted):
         answers = shorten(given(outcome.receipt.answers), NOTE_ANSWER_BUDGET)
-        return [
-            Span(
-                f"Your vote is counted: {outcome.receipt.matching} of {outcome.receipt.quorum} "
-                f"so far for {answers}. You can change it until the question is decided."
-            )
-        ]
+        return [Span(counted_sentence(outcome.receipt, answers))]
     if isinstance(outcome, Drafted) or (
         isinstance(outcome, Refused) and outcome.reason is Refusal.REPLAYED
     ):
@@ -42,7 +40,7 @@ def note(outcome: Outcome) -> Line | None:
         case Refusal.UNKNOWN_REQUEST:
             return [Span(NO_LONGER_AVAILABLE)]
         case Refusal.FOREIGN_MESSAGE:
-            return [Span(FOREIGN)]
+            return [Span(FOREIGN_CLICK)]
         case Refusal.SELF_APPROVAL:
             return [Span(SELF_APPROVAL)]
         case Refusal.MISSING_ANSWERS:
@@ -58,18 +56,17 @@ def note(outcome: Outcome) -> Line | None:
 def not_answerer(outcome: Refused) -> Line:
     """The note for someone who may not answer; names the groups Slack could not tell about."""
     entries = outcome.view.answerers if outcome.view is not None else ()
-    line: Line = [
-        Span("Only these people may answer this question: "),
-        *joined((answerer(e) for e in entries), 1500),
-        Span(". Your click was not counted."),
-    ]
+    line = _filled(NOT_ANSWERER, "answerers", joined((answerer(e) for e in entries), 1500))
     if outcome.unchecked:
-        line += [
-            Span(" askbridge could not check who is in "),
-            *joined((answerer(e) for e in outcome.unchecked), 500),
-            Span(" just now; if you are, please try again in a minute."),
-        ]
+        groups = joined((answerer(e) for e in outcome.unchecked), 500)
+        line += _filled(UNCHECKED, "groups", groups)
     return line
+
+
+def _filled(template: str, slot: str, parts: Line) -> Line:
+    """`template` with its `{slot}` made of `parts` (mentions stay parts, not text)."""
+    before, _, after = template.partition(f"{{{slot}}}")
+    return [Span(before), *parts, Span(after)]
 
 
 def reminder_line(view: RequestView) -> Line:

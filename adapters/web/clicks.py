@@ -22,7 +22,16 @@ from askbridge.core.intents import (
     Submit,
 )
 from askbridge.core.models import Person
-from askbridge.core.view import SELF_APPROVAL, Receipt, RequestView, end_sentence, given
+from askbridge.core.view import (
+    NOT_ANSWERER,
+    SELF_APPROVAL,
+    UNCHECKED,
+    Receipt,
+    RequestView,
+    counted_sentence,
+    end_sentence,
+    given,
+)
 
 NAME_COOKIE = "askbridge_name"
 MAX_NAME_CHARS = 80
@@ -116,17 +125,11 @@ def respond(
 
 
 def vote_note(receipt: Receipt) -> str:
-    return (
-        f"Your vote is counted: {receipt.matching} of {receipt.quorum} so far for "
-        f"{given(receipt.answers)}. You can change it until the question is decided."
-    )
+    return counted_sentence(receipt, given(receipt.answers))
 
 
 def not_answerer_note(view: RequestView, unchecked: tuple[str, ...]) -> str:
-    note = f"Only these people may answer this question: {', '.join(view.answerers)}."
+    note = NOT_ANSWERER.format(answerers=", ".join(view.answerers))
     if unchecked:
-        note += (
-            f" askbridge could not check who is in {', '.join(unchecked)} just now; "
-            "if you are, please try again in a minute."
-        )
+        note += UNCHECKED.format(groups=", ".join(unchecked))
     return note

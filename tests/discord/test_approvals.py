@@ -88,8 +88,7 @@ async def test_a_non_answerer_is_told_who_may_answer_and_nothing_is_recorded(
     await refused.response()
     note = await refused.wait_for_ephemeral()
     assert note.text == (
-        f"Only <@{alice.id}> may answer this question, so your click was not counted. "
-        "Ask one of them to decide."
+        f"Only these people may answer this question: <@{alice.id}>. Your click was not counted."
     )
     # Naming Alice in Bob's note does not ping her.
     assert followup_body(emulator, refused)["allowed_mentions"] == NO_PINGS
@@ -133,7 +132,7 @@ async def test_discord_roles_decide_who_may_answer(
     # Alice is a member of the server, but not an sre.
     refused = await emulator.click(question, alice.id, "Approve")
     note = await refused.wait_for_ephemeral()
-    assert note.text.startswith(f"Only <@&{sre.id}> may answer this question")
+    assert note.text.startswith(f"Only these people may answer this question: <@&{sre.id}>.")
     assert (await outcome(http, bridge.url, "ask_deploy", wait=0))["status"] == "waiting"
 
     await (await emulator.click(question, carol.id, "Approve")).response()

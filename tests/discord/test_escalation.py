@@ -44,7 +44,7 @@ async def test_a_step_hands_the_request_to_a_role_and_pings_only_it(
     refused = await emulator.click(question, alice.id, "Approve")
     await refused.response()
     note = await refused.wait_for_ephemeral()
-    assert note.text.startswith(f"Only <@&{sre.id}> may answer this question")
+    assert note.text.startswith(f"Only these people may answer this question: <@&{sre.id}>.")
 
     await (await emulator.click(question, carol.id, "Approve")).response()
     final = await outcome(http, bridge.url, "ask_deploy")

@@ -8,12 +8,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from askbridge.adapters.discord import forms
-from askbridge.adapters.discord.clicks import FOREIGN, note
+from askbridge.adapters.discord.clicks import note
 from askbridge.adapters.discord.render import render
 from askbridge.core.intents import NOTE, Refusal, Refused
 from askbridge.core.models import Person, Policy, Request, Status, Target, Vote
 from askbridge.core.questions import parse_questions
-from askbridge.core.view import RequestView
+from askbridge.core.view import FOREIGN_CLICK, RequestView
 from tests.conftest import DATABASE, DEPLOY
 from tests.emulators.discord import validate_message, validate_modal
 from tests.emulators.discord.components import TEXT_DISPLAY, count_components, walk
@@ -86,11 +86,10 @@ def test_four_by_four_with_the_forms_button_uses_32_of_40_components() -> None:
 
 def test_who_gets_no_form_and_why() -> None:
     plain = view()
-    assert forms.why_no_form(plain, {}, ALICE) == FOREIGN
+    assert forms.why_no_form(plain, {}, ALICE) == FOREIGN_CLICK
     gated = view(allow_other=True, answerers=("discord:@1",))
     assert forms.why_no_form(gated, {}, ALICE) == (
-        "Only <@1> may answer this question, so your click was not counted. Ask one of them "
-        "to decide."
+        "Only these people may answer this question: <@1>. Your click was not counted."
     )
     ended = RequestView.of(
         view(allow_other=True).request.model_copy(

@@ -242,7 +242,9 @@ async def test_who_may_not_answer_gets_no_form(
     refused = await emulator.click(question, world.bob.id, WORDS)
     assert (await refused.response()).type == 4
     reply = await refused.wait_for_ephemeral()
-    assert reply.text.startswith(f"Only <@{world.alice.id}> may answer this question")
+    assert reply.text.startswith(
+        f"Only these people may answer this question: <@{world.alice.id}>."
+    )
     assert reply.pings.nobody
     await open_form(emulator, question, world.alice.id)
 

@@ -193,7 +193,7 @@ async def test_a_quorum_of_two_needs_two_matching_votes(bridge: Bridge) -> None:
 
     (await alice.click_button(message, "Approve")).assert_acked()
     await slack.wait_for_ephemeral(
-        "U1", contains="Your vote is counted: 1 of 2 so far for Deploy: Approve."
+        "U1", contains="Your vote is counted: 1 of 2 matching votes so far, for Deploy: Approve."
     )
     shown = await slack.wait_for_update(
         message.channel, message.ts, lambda m: "Deploy: Approve — *1/2*: <@U1>" in m.visible_text
@@ -204,7 +204,9 @@ async def test_a_quorum_of_two_needs_two_matching_votes(bridge: Bridge) -> None:
 
     # A different answer from someone else does not end it.
     (await bob.click_button(message, "Reject")).assert_acked()
-    await slack.wait_for_ephemeral("U2", contains="1 of 2 so far for Deploy: Reject.")
+    await slack.wait_for_ephemeral(
+        "U2", contains="1 of 2 matching votes so far, for Deploy: Reject."
+    )
     shown = await slack.wait_for_update(
         message.channel, message.ts, lambda m: "Deploy: Reject — *1/2*: <@U2>" in m.visible_text
     )
@@ -265,15 +267,21 @@ async def test_a_replayed_click_never_changes_a_vote(bridge: Bridge) -> None:
     alice, bob = slack.person("U1"), slack.person("U2")
     approve = await alice.click_button(message, "Approve")
     approve.assert_acked()
-    await slack.wait_for_ephemeral("U1", contains="1 of 2 so far for Deploy: Approve.")
+    await slack.wait_for_ephemeral(
+        "U1", contains="1 of 2 matching votes so far, for Deploy: Approve."
+    )
     (await alice.click_button(message, "Reject")).assert_acked()
-    await slack.wait_for_ephemeral("U1", contains="1 of 2 so far for Deploy: Reject.", after=1)
+    await slack.wait_for_ephemeral(
+        "U1", contains="1 of 2 matching votes so far, for Deploy: Reject.", after=1
+    )
 
     # The earlier click, replayed within Slack's five minutes with its valid signature.
     (await slack.replay(approve)).assert_acked()
     # Had the replay counted, Alice would agree with Bob now, and his vote would decide.
     (await bob.click_button(message, "Approve")).assert_acked()
-    await slack.wait_for_ephemeral("U2", contains="1 of 2 so far for Deploy: Approve.")
+    await slack.wait_for_ephemeral(
+        "U2", contains="1 of 2 matching votes so far, for Deploy: Approve."
+    )
     found = await bridge.status("ask_replay")
     assert found["status"] == "waiting"
     assert voters(found) == [("U1", {"Deploy": "Reject"}), ("U2", APPROVE)]
