@@ -36,6 +36,17 @@ AGENT_ERRORS: Mapping[Status, str] = {
 }
 """What the agent reads in `error` when its request ended without answers."""
 
+HEADINGS: Mapping[State, str] = {
+    State.WAITING: "Waiting for an answer",
+    State.ANSWERED: "Answered by {deciders}",
+    State.DECIDED_BY_TIMEOUT: "Decided by timeout",
+    State.CANCELLED: "Cancelled by {deciders} — the agent was interrupted",
+    State.EXPIRED: "Expired without an answer",
+    State.WITHDRAWN: "Withdrawn by the agent",
+}
+"""How a message heads its request's state on every surface; `{deciders}`: who ended it, as
+the surface shows people."""
+
 
 @dataclass(frozen=True)
 class TallyRow:
@@ -162,6 +173,14 @@ class RequestView:
                 line = note if len(given_with) == 1 else f"{plain_name(vote.person)}: {note}"
                 found[header] = f"{found[header]}\n{line}" if header in found else line
         return found
+
+    @property
+    def heading(self) -> str:
+        """HEADINGS for the state, with how many agreed when several had to."""
+        heading = HEADINGS[self.state]
+        if self.state is State.ANSWERED and len(self.deciders) > 1:
+            heading += f" ({len(self.deciders)} matching votes)"
+        return heading
 
     @property
     def agent_error(self) -> str | None:

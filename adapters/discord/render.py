@@ -44,6 +44,14 @@ MAX_PLACEHOLDER = 150
 MAX_ANSWER = 300
 MAX_NOTE = 1000
 """The notes given with one answer, before the whole message is fitted within MAX_TEXT."""
+ENDING_LOOK = {
+    State.ANSWERED: (discord.Colour.green(), "✅"),
+    State.DECIDED_BY_TIMEOUT: (discord.Colour.green(), "⏱️"),
+    State.CANCELLED: (discord.Colour.red(), "✖️"),
+    State.EXPIRED: (discord.Colour.light_grey(), "⌛"),
+    State.WITHDRAWN: (discord.Colour.light_grey(), "↩️"),
+}
+"""Each ending's accent colour and mark."""
 
 Item = ui.Item[Any]
 Style = discord.ButtonStyle
@@ -208,18 +216,10 @@ def _ended_texts(view: RequestView, fields: Fields, end: str) -> list[str]:
 
 def ending(view: RequestView) -> tuple[discord.Colour, str]:
     """Who ended the request, how, and when (in each reader's own time zone); and its colour."""
-    when = "" if view.ended_at is None else timestamp(view.ended_at, "f")
-    match view.state:
-        case State.DECIDED_BY_TIMEOUT:
-            return discord.Colour.green(), f"⏱️ Decided by timeout · {when}"
-        case State.ANSWERED:
-            return discord.Colour.green(), f"✅ Answered by {names(view.deciders, True)} · {when}"
-        case State.CANCELLED:
-            return discord.Colour.red(), f"✖️ Cancelled by {names(view.deciders, True)} · {when}"
-        case State.EXPIRED:
-            return discord.Colour.light_grey(), f"⌛ Expired unanswered · {when}"
-        case _:
-            return discord.Colour.light_grey(), f"↩️ Withdrawn by the agent · {when}"
+    colour, emoji = ENDING_LOOK.get(view.state, (discord.Colour.light_grey(), ""))
+    heading = view.heading.format(deciders=names(view.deciders, True))
+    when = "" if view.ended_at is None else f" · {timestamp(view.ended_at, 'f')}"
+    return colour, f"{emoji} {heading}{when}".lstrip()
 
 
 def _other_votes(view: RequestView) -> list[str]:

@@ -4,7 +4,7 @@ lines of parts (`richtext`), so user text in them stays inert."""
 from __future__ import annotations
 
 from askbridge.adapters.slack.render import answerers_line
-from askbridge.adapters.slack.richtext import Line, Span, When, answerer, joined, shorten
+from askbridge.adapters.slack.richtext import Line, Span, When, answerer, filled, joined, shorten
 from askbridge.core.intents import Counted, Drafted, Outcome, Refusal, Refused
 from askbridge.core.view import (
     FOREIGN_CLICK,
@@ -56,17 +56,11 @@ def note(outcome: Outcome) -> Line | None:
 def not_answerer(outcome: Refused) -> Line:
     """The note for someone who may not answer; names the groups Slack could not tell about."""
     entries = outcome.view.answerers if outcome.view is not None else ()
-    line = _filled(NOT_ANSWERER, "answerers", joined((answerer(e) for e in entries), 1500))
+    line = filled(NOT_ANSWERER, "answerers", joined((answerer(e) for e in entries), 1500))
     if outcome.unchecked:
         groups = joined((answerer(e) for e in outcome.unchecked), 500)
-        line += _filled(UNCHECKED, "groups", groups)
+        line += filled(UNCHECKED, "groups", groups)
     return line
-
-
-def _filled(template: str, slot: str, parts: Line) -> Line:
-    """`template` with its `{slot}` made of `parts` (mentions stay parts, not text)."""
-    before, _, after = template.partition(f"{{{slot}}}")
-    return [Span(before), *parts, Span(after)]
 
 
 def reminder_line(view: RequestView) -> Line:

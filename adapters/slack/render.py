@@ -38,6 +38,7 @@ from askbridge.adapters.slack.richtext import (
     answerer,
     block,
     bullets,
+    filled,
     joined,
     mrkdwn,
     person,
@@ -58,6 +59,14 @@ TALLY_ANSWER_BUDGET = 300
 VOTERS_BUDGET = 600
 NOTE_BUDGET = 3000
 MAX_TALLY_ROWS = 10
+ENDING_EMOJI = {
+    State.ANSWERED: "white_check_mark",
+    State.DECIDED_BY_TIMEOUT: "alarm_clock",
+    State.CANCELLED: "no_entry_sign",
+    State.EXPIRED: "hourglass",
+    State.WITHDRAWN: "leftwards_arrow_with_hook",
+}
+"""Each ending's mark before its heading."""
 
 
 def render(view: RequestView, rev: str) -> MessagePayload:
@@ -105,32 +114,11 @@ def tally_row(view: RequestView, row: TallyRow) -> Line:
 
 def outcome_line(view: RequestView) -> Line:
     """How the request ended, who ended it and when."""
-    at: Line = [Span(" · "), When(view.ended_at)] if view.ended_at else []
-    deciders = joined((person(p) for p in view.deciders), ANSWERERS_BUDGET)
-    match view.state:
-        case State.DECIDED_BY_TIMEOUT:
-            return [
-                Emoji("alarm_clock"),
-                Span(" Decided by timeout: nobody decided before the deadline"),
-                *at,
-            ]
-        case State.ANSWERED:
-            count = len(view.deciders)
-            votes = [Span(f" ({count} matching votes)")] if count > 1 else []
-            return [Emoji("white_check_mark"), Span(" Answered by "), *deciders, *votes, *at]
-        case State.CANCELLED:
-            return [
-                Emoji("no_entry_sign"),
-                Span(" Cancelled by "),
-                *deciders,
-                *at,
-                Span(" — the agent was interrupted"),
-            ]
-        case State.EXPIRED:
-            return [Emoji("hourglass"), Span(" Expired without an answer"), *at]
-        case State.WITHDRAWN:
-            return [Emoji("leftwards_arrow_with_hook"), Span(" Withdrawn by the agent"), *at]
-    return [Span("Waiting for an answer")]
+    deciders = joined((person(p) for p in view.deciders), ANSWERERS_BUDGET) or [Span("someone")]
+    heading = filled(view.heading, "deciders", deciders)
+    if view.state is State.WAITING or view.ended_at is None:
+        return heading
+    return [Emoji(ENDING_EMOJI[view.state]), Span(" "), *heading, Span(" · "), When(view.ended_at)]
 
 
 def fallback(view: RequestView) -> str:
@@ -138,22 +126,13 @@ def fallback(view: RequestView) -> str:
     asked = "; ".join(f"{q.header}: {one_line(q.question)}" for q in view.questions)
     # Names, not mentions: the notification of a finished question pings nobody.
     names = shorten(", ".join(p.name or p.id for p in view.deciders) or "someone", 500)
-    line: Line
-    match view.state:
-        case State.WAITING:
-            text = f"{view.context} — {asked}" if view.context else asked
-            line = [Span(f"Question from the agent: {text}")]
-        case State.DECIDED_BY_TIMEOUT:
-            line = [Span(f"Decided by timeout: {given(view.answers)}")]
-        case State.ANSWERED:
-            line = [Span(f"Answered by {names}: {given(view.answers)}")]
-        case State.CANCELLED:
-            line = [Span(f"Cancelled by {names}: {asked}")]
-        case State.EXPIRED:
-            line = [Span(f"Expired without an answer: {asked}")]
-        case _:
-            line = [Span(f"Withdrawn by the agent: {asked}")]
-    return shorten(mrkdwn(line), MAX_FALLBACK_TEXT)
+    if view.state is State.WAITING:
+        text = f"{view.context} — {asked}" if view.context else asked
+        line = f"Question from the agent: {text}"
+    else:
+        detail = given(view.answers) if view.answers else asked
+        line = f"{view.heading.format(deciders=names)}: {detail}"
+    return shorten(mrkdwn([Span(line)]), MAX_FALLBACK_TEXT)
 
 
 def one_line(text: str) -> str:

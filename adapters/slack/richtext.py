@@ -91,6 +91,12 @@ def answerer(entry: str) -> Line:
     return [Span(entry)]
 
 
+def filled(template: str, slot: str, parts: Line) -> Line:
+    """`template` with its `{slot}` made of `parts` (mentions stay parts, not text)."""
+    before, found, after = template.partition(f"{{{slot}}}")
+    return [Span(before), *parts, Span(after)] if found else [Span(template)]
+
+
 def joined(lines: Iterable[Line], limit: int, sep: str = ", ") -> Line:
     """Lines one after another within about `limit` characters; those that do not fit are
     counted ("and 3 more"), so a mention is never cut in half."""

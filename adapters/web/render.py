@@ -16,7 +16,7 @@ from aiohttp import web
 
 from askbridge.core.answers import MAX_TYPED_CHARS
 from askbridge.core.intents import NOTE
-from askbridge.core.view import RequestView, State, TallyRow, given, names
+from askbridge.core.view import RequestView, TallyRow, given, names
 
 CSP = (
     "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; "
@@ -208,18 +208,8 @@ def unreadable(version: int) -> str:
 
 
 def outcome_line(view: RequestView) -> str:
-    when = _when(view.ended_at)
-    match view.state:
-        case State.WAITING:
-            return "Waiting for an answer"
-        case State.DECIDED_BY_TIMEOUT:
-            return f"Decided by timeout at {when}"
-        case State.ANSWERED:
-            return f"Answered by {names(view.deciders)} at {when}"
-        case State.CANCELLED:
-            return f"Cancelled by {names(view.deciders)} at {when}; the agent was interrupted"
-        case _:
-            return f"{view.agent_error} at {when}"
+    heading = view.heading.format(deciders=names(view.deciders))
+    return heading if view.ended_at is None else f"{heading} · {_when(view.ended_at)}"
 
 
 def policy_lines(view: RequestView) -> list[str]:

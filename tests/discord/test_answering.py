@@ -147,7 +147,7 @@ async def test_cancel_interrupts_the_agent(
     assert final["error"] == "Interrupted"
     assert final["cancelled_by"]["name"] == "Bob"
     edited = await emulator.wait_for_edit(question.id, ended)
-    assert "Cancelled by **Bob** · <t:" in edited.text
+    assert "Cancelled by **Bob** — the agent was interrupted · <t:" in edited.text
     assert "**Database** · Which database should we use?" in edited.text
 
 
@@ -169,7 +169,7 @@ async def test_expiry_edits_the_message(
     final = await outcome(http, bridge.url, "ask_db")
     assert final["error"] == "Timed out waiting for an answer"
     edited = await world.emulator.wait_for_edit(question.id, ended)
-    assert "Expired unanswered" in edited.text
+    assert "Expired without an answer" in edited.text
 
 
 async def test_a_click_for_an_unknown_request_says_it_is_gone(

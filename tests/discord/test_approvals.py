@@ -230,7 +230,7 @@ async def test_a_quorum_of_two_shows_the_tally_and_ends_on_two_matching_votes(
     edited = await emulator.wait_for_edit(question.id, ended)
     assert third.followups == []  # the deciding vote needs no note: the message says it
     assert "→ **Approve**" in edited.text
-    assert "✅ Answered by **Alice**, **Carol** · <t:" in edited.text
+    assert "✅ Answered by **Alice**, **Carol** (2 matching votes) · <t:" in edited.text
     assert "-# Other votes:\n- **Reject** — 1/2 (Bob)" in edited.text
 
     assert await story(http, bridge.url, "ask_deploy") == [
@@ -357,7 +357,7 @@ async def test_the_deadline_expires_a_half_voted_question_after_a_plain_reminder
     assert final["status"] == "expired"
     assert final["error"] == "Timed out waiting for an answer"
     edited = await emulator.wait_for_edit(question.id, ended)
-    assert "⌛ Expired unanswered" in edited.text
+    assert "⌛ Expired without an answer" in edited.text
     assert "-# Votes:\n- **Approve** — 1/2 (Alice)" in edited.text
     assert replies(emulator, world.channel.id) == [reminder]
     assert await story(http, bridge.url, "ask_deploy") == [
@@ -487,7 +487,7 @@ async def test_a_permission_prompt_nobody_answers_is_denied(
         "PermissionResponse": {"tool_name": "Bash", "allowed": False, "remember": False}
     }
     edited = await world.emulator.wait_for_edit(question.id, ended)
-    assert "⌛ Expired unanswered" in edited.text
+    assert "⌛ Expired without an answer" in edited.text
     [request_id] = [r.request_id for r in await bridge.broker.list_requests()]
     kinds = [kind for kind, _ in await story(http, bridge.url, request_id)]
     assert kinds == ["created", "posted", "expired"]

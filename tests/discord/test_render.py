@@ -124,7 +124,7 @@ def test_the_ended_message_has_no_controls_and_says_who_and_when() -> None:
 def test_every_ending_is_told() -> None:
     endings: dict[Status, tuple[str, dict[str, Any]]] = {
         Status.CANCELLED: ("✖️ Cancelled by **Alice**", {"cancelled_by": ALICE}),
-        Status.EXPIRED: ("⌛ Expired unanswered", {}),
+        Status.EXPIRED: ("⌛ Expired without an answer", {}),
         Status.WITHDRAWN: ("↩️ Withdrawn by the agent", {}),
     }
     for status, (expected, extra) in endings.items():
@@ -301,7 +301,7 @@ def test_the_ended_message_names_the_voters_or_the_timeout() -> None:
         }
     )
     shown = text(payload(decided))
-    assert "✅ Answered by **Alice**, **Grace** · <t:" in shown
+    assert "✅ Answered by **Alice**, **Grace** (2 matching votes) · <t:" in shown
     assert "-# Other votes:\n- **Reject** — 1/2 (Bob)" in shown
 
     by_timeout = decided.model_copy(update={"answers": {"Deploy": "Reject"}, "answered_by": None})

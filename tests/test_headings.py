@@ -1,0 +1,90 @@
+"""Every surface heads an ended request in the same words, the ones core/view.py has for its
+state: only how a person is shown (a mention, bold, plain) and the time differ."""
+
+from __future__ import annotations
+
+import html
+from datetime import UTC, datetime
+from typing import Any, cast
+
+import pytest
+
+from askbridge.adapters.discord.render import render as discord_render
+from askbridge.adapters.slack.render import render as slack_render
+from askbridge.adapters.web import render as web_render
+from askbridge.core.models import Person, Request, Status, Target, Vote
+from askbridge.core.questions import parse_questions
+from askbridge.core.view import HEADINGS, RequestView, State
+from tests.conftest import DEPLOY
+from tests.emulators.discord.components import visible_text as discord_text
+from tests.emulators.slack.blocks import visible_text as slack_text
+
+WHEN = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
+PEOPLE = {
+    "slack": (Person(platform="slack", id="U0ALICE"), Person(platform="slack", id="U0BOB")),
+    "discord": (
+        Person(platform="discord", id="4242", name="Alice"),
+        Person(platform="discord", id="4343", name="Bob"),
+    ),
+    "web": (Person(platform="web", id="alice", name="Alice"), Person(platform="web", id="bob")),
+}
+SHOWN = {"slack": ("<@U0ALICE>", "<@U0BOB>"), "discord": ("**Alice**", "**Bob**")}
+SHOWN["web"] = ("Alice", "bob")
+ENDINGS: dict[str, tuple[Status, str]] = {
+    "answered": (Status.ANSWERED, "Answered by {deciders}"),
+    "agreed": (Status.ANSWERED, "Answered by {deciders} (2 matching votes)"),
+    "timeout": (Status.ANSWERED, "Decided by timeout"),
+    "cancelled": (Status.CANCELLED, "Cancelled by {deciders} — the agent was interrupted"),
+    "expired": (Status.EXPIRED, "Expired without an answer"),
+    "withdrawn": (Status.WITHDRAWN, "Withdrawn by the agent"),
+}
+
+
+def ended(surface: str, ending: str) -> RequestView:
+    alice, bob = PEOPLE[surface]
+    status, _ = ENDINGS[ending]
+    answers = {"Deploy": "Approve"}
+    fields: dict[str, Any] = {"status": status, "ended_at": WHEN}
+    if ending == "answered":
+        fields.update(answers=answers, answered_by=alice)
+    if ending == "agreed":
+        both = tuple(Vote(person=p, answers=answers, at=WHEN) for p in (alice, bob))
+        fields.update(answers=answers, answered_by=bob, votes=both)
+        fields["policy"] = {"quorum": 2}
+    if ending == "timeout":
+        fields.update(answers=answers)  # answered, by nobody: the deadline's answers
+    if ending == "cancelled":
+        fields.update(cancelled_by=alice)
+    return RequestView.of(
+        Request.model_validate(
+            {
+                "request_id": "ask_heading",
+                "questions": parse_questions([DEPLOY]),
+                "targets": (Target(platform=surface, channel="C1"),),
+                "created_at": WHEN,
+                **fields,
+            }
+        )
+    )
+
+
+def shown_on(surface: str, view: RequestView) -> str:
+    if surface == "slack":
+        payload = slack_render(view, "r1")
+        return slack_text(payload["text"], cast("list[dict[str, Any]]", payload["blocks"]))
+    if surface == "discord":
+        components = discord_render(view).to_components()  # type: ignore[no-untyped-call]
+        return discord_text("", [], components)
+    return html.unescape(web_render.outcome(view, version=1))
+
+
+@pytest.mark.parametrize("surface", ["slack", "discord", "web"])
+@pytest.mark.parametrize("ending", list(ENDINGS))
+def test_every_surface_heads_an_ending_in_the_same_words(surface: str, ending: str) -> None:
+    view = ended(surface, ending)
+    _, words = ENDINGS[ending]
+    assert view.heading == words
+    assert view.heading in HEADINGS.values() or view.state is State.ANSWERED
+    alice, bob = SHOWN[surface]
+    deciders = f"{alice}, {bob}" if ending == "agreed" else alice
+    assert words.format(deciders=deciders) in shown_on(surface, view)
