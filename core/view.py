@@ -183,10 +183,6 @@ class RequestView:
         return heading
 
     @property
-    def agent_error(self) -> str | None:
-        return AGENT_ERRORS.get(self.request.status)
-
-    @property
     def other_votes(self) -> tuple[TallyRow, ...]:
         """The rows that did not decide the request."""
         return tuple(row for row in self.tally if not row.decided)
