@@ -234,6 +234,11 @@ class RequestView:
         return self.quorum > 1
 
     @property
+    def votes_needed(self) -> str:
+        """How a message says that several people must agree."""
+        return f"Needs {self.quorum} matching votes"
+
+    @property
     def deadline(self) -> datetime | None:
         return self.request.expires_at
 

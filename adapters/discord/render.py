@@ -171,7 +171,7 @@ def policy_lines(view: RequestView) -> list[str]:
         to = f" to {answerers_text(escalated.answerers)}" if escalated.answerers else ""
         lines.append(f"**Escalated**{to} after {escalated.after}")
     if view.needs_votes:
-        lines.append(f"**Needs {view.quorum} matching votes**")
+        lines.append(f"**{view.votes_needed}**")
         lines.extend(tally_lines(view, view.tally))
     if view.deadline is not None:
         when = timestamp(view.deadline, "R")

@@ -91,7 +91,7 @@ def policy_line(view: RequestView) -> Line:
         to = [Span(" to "), *answerers_line(escalated.answerers)] if escalated.answerers else []
         parts.append([Span("Escalated"), *to, Span(f" after {escalated.after}")])
     if view.needs_votes:
-        parts.append([Span(f"Needs {view.quorum} matching votes")])
+        parts.append([Span(view.votes_needed)])
     if view.deadline is not None:
         if view.default_answers is not None:
             default = shorten(given(view.default_answers), DEFAULT_ANSWER_BUDGET)

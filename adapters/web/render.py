@@ -221,7 +221,7 @@ def policy_lines(view: RequestView) -> list[str]:
         to = f" to {', '.join(escalated.answerers)}" if escalated.answerers else ""
         lines.append(f"Escalated{to} after {escalated.after}.")
     if view.needs_votes:
-        lines.append(f"{view.quorum} people must give the same answers.")
+        lines.append(f"{view.votes_needed}.")
     if view.deadline is not None:
         when = _when(view.deadline)
         if view.default_answers is None:
