@@ -100,6 +100,12 @@ UNCHECKED = (
 )
 """Added to NOT_ANSWERER when the platform could not say whether the person is in some of the
 groups that may answer."""
+WHO_MAY_ANSWER = "Who may answer: {answerers}"
+"""The policy's first line; `{answerers}`: the view's answerers, as the surface names them."""
+DECIDED_AT_DEADLINE = "If nobody decides by {deadline}, the answer is {answers}"
+OPEN_UNTIL = "Open until {deadline}; then it expires"
+REMINDER = "Reminder: this question is still waiting for an answer."
+REMINDER_FOR = "Reminder for {answerers}: this question is still waiting for an answer."
 
 
 @dataclass(frozen=True)
@@ -239,8 +245,39 @@ class RequestView:
         return f"Needs {self.quorum} matching votes"
 
     @property
+    def escalation_line(self) -> str | None:
+        """How the policy tells the escalation step taken, if any; `{answerers}`: who may
+        answer since (the view's `answerers`), as the surface names them."""
+        if (step := self.escalated) is None:
+            return None
+        if step.answerers:
+            return f"Escalated to {{answerers}} after {step.after}"
+        return f"Escalated after {step.after}"
+
+    @property
     def deadline(self) -> datetime | None:
         return self.request.expires_at
+
+    @property
+    def deadline_line(self) -> str | None:
+        """How the policy tells what the deadline does, if there is one: `{deadline}` is the
+        time and `{answers}` the answer it gives (`summary` of `default_answers`), as the
+        surface shows them."""
+        if self.deadline is None:
+            return None
+        return OPEN_UNTIL if self.default_answers is None else DECIDED_AT_DEADLINE
+
+    @property
+    def reminder(self) -> str:
+        """The nudge to the people who may answer (everyone when anyone may): who, how the
+        votes stand, and what the deadline will do; slots as in `deadline_line`, plus
+        `{answerers}`."""
+        words = [REMINDER_FOR if self.answerers else REMINDER]
+        if self.needs_votes:
+            words.append(f"It has {self.best_count} of {self.quorum} matching votes so far.")
+        if (deadline := self.deadline_line) is not None:
+            words.append(f"{deadline}.")
+        return " ".join(words)
 
     @property
     def default_answers(self) -> Mapping[str, str] | None:

@@ -364,8 +364,8 @@ def test_discord_shows_the_escalation_without_pinging_in_the_message() -> None:
     before = RequestView.of(waiting(ladder))
     after = RequestView.of(waiting(ladder, escalation_step=1))
     assert not any("Escalated" in line for line in policy_lines(before))
-    assert "**Escalated** to <@&42> after 30 min" in policy_lines(after)
-    assert "**Who may answer:** <@&42>" in policy_lines(after)
+    assert "Escalated to <@&42> after 30 min" in policy_lines(after)
+    assert "Who may answer: <@&42>" in policy_lines(after)
 
 
 # ---- the subject ----------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""Every surface heads an ended request in the same words, the ones core/view.py has for its
-state: only how a person is shown (a mention, bold, plain) and the time differ."""
+"""Every surface heads an ended request, tells a waiting one's policy and reminds its answerers
+in the same words, the ones core/view.py has: only how a person is shown (a mention, bold,
+plain), how a time is shown, and each surface's own marks differ."""
 
 from __future__ import annotations
 
@@ -9,12 +10,15 @@ from typing import Any, cast
 
 import pytest
 
+from askbridge.adapters.discord.lines import reminder as discord_reminder
 from askbridge.adapters.discord.render import render as discord_render
+from askbridge.adapters.slack.notes import reminder_line
 from askbridge.adapters.slack.render import render as slack_render
+from askbridge.adapters.slack.richtext import SLOT, mrkdwn
 from askbridge.adapters.web import render as web_render
 from askbridge.core.models import Person, Request, Status, Target, Vote
 from askbridge.core.questions import parse_questions
-from askbridge.core.view import HEADINGS, RequestView, State
+from askbridge.core.view import HEADINGS, WHO_MAY_ANSWER, RequestView, State
 from tests.conftest import DEPLOY
 from tests.emulators.discord.components import visible_text as discord_text
 from tests.emulators.slack.blocks import visible_text as slack_text
@@ -88,3 +92,65 @@ def test_every_surface_heads_an_ending_in_the_same_words(surface: str, ending: s
     alice, bob = SHOWN[surface]
     deciders = f"{alice}, {bob}" if ending == "agreed" else alice
     assert words.format(deciders=deciders) in shown_on(surface, view)
+
+
+ANSWERERS = {"slack": "slack:U0ALICE", "discord": "discord:@4242", "web": "web:alice"}
+MENTIONED = {"slack": "<@U0ALICE>", "discord": "<@4242>", "web": "web:alice"}
+
+
+def waiting(surface: str, on_timeout: str) -> RequestView:
+    alice, _ = PEOPLE[surface]
+    policy: dict[str, Any] = {"answerers": (ANSWERERS[surface],), "quorum": 2}
+    if on_timeout == "answers":
+        policy["timeout_answers"] = {"Deploy": "Reject"}
+    return RequestView.of(
+        Request.model_validate(
+            {
+                "request_id": "ask_policy",
+                "questions": parse_questions([DEPLOY]),
+                "targets": (Target(platform=surface, channel="C1"),),
+                "created_at": WHEN,
+                "expires_at": WHEN,
+                "policy": policy,
+                "votes": (Vote(person=alice, answers={"Deploy": "Approve"}, at=WHEN),),
+            }
+        )
+    )
+
+
+def assert_worded(template: str, text: str) -> None:
+    """Every word of `template` outside its slots is in `text`, in order."""
+    at = 0
+    for words in SLOT.split(template)[::2]:
+        found = text.find(words, at)
+        assert found >= 0, f"{words!r} (of {template!r}) is not in {text[at:]!r}"
+        at = found + len(words)
+
+
+@pytest.mark.parametrize("surface", ["slack", "discord", "web"])
+@pytest.mark.parametrize("on_timeout", ["answers", "expire"])
+def test_every_surface_tells_the_policy_in_the_same_words(surface: str, on_timeout: str) -> None:
+    view = waiting(surface, on_timeout)
+    shown = (
+        html.unescape(web_render.form(view, token="t", version=1))
+        if surface == "web"
+        else shown_on(surface, view)
+    )
+    assert WHO_MAY_ANSWER.format(answerers=MENTIONED[surface]) in shown
+    assert view.votes_needed in shown
+    assert view.deadline_line is not None
+    assert_worded(view.deadline_line, shown)
+    if on_timeout == "answers":
+        assert "the answer is " in view.deadline_line
+        assert "Reject" in shown.split("the answer is ", 1)[1]
+
+
+@pytest.mark.parametrize("surface", ["slack", "discord"])
+@pytest.mark.parametrize("on_timeout", ["answers", "expire"])
+def test_every_surface_reminds_in_the_same_words(surface: str, on_timeout: str) -> None:
+    view = waiting(surface, on_timeout)
+    shown = mrkdwn(reminder_line(view)) if surface == "slack" else discord_reminder(view)
+    assert view.reminder.startswith("Reminder for {answerers}: ")
+    assert "It has 1 of 2 matching votes so far." in view.reminder
+    assert_worded(view.reminder, shown)
+    assert f"Reminder for {MENTIONED[surface]}: " in shown

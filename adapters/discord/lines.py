@@ -55,18 +55,17 @@ def tally_lines(view: RequestView, rows: Sequence[TallyRow]) -> list[str]:
 
 def reminder(view: RequestView) -> str:
     """The reply that nudges the answerers of a request that is still waiting."""
-    still = "this question is still waiting for an answer"
-    details: list[str] = []
-    if view.needs_votes:
-        details.append(f"{view.best_count} of {view.quorum} matching votes so far")
-    if view.deadline is not None:
-        verb = "is decided by timeout" if view.default_answers is not None else "expires"
-        details.append(f"it {verb} {timestamp(view.deadline, 'R')}")
-    tail = f" ({'; '.join(details)})" if details else ""
-    if view.answerers:
-        who = answerers_text(view.answerers, MAX_REMINDER_WHO)
-        return f"⏰ Reminder for {who}: {still}{tail}."
-    return f"⏰ Reminder: {still}{tail}."
+    who = answerers_text(view.answerers, MAX_REMINDER_WHO)
+    return f"⏰ {view.reminder.format(answerers=who, **deadline_slots(view))}"
+
+
+def deadline_slots(view: RequestView) -> dict[str, str]:
+    """The deadline (when, and how long from now, in each reader's time zone) and the answer it
+    gives, as the view's sentences about it take them."""
+    deadline = view.deadline
+    when = "" if deadline is None else f"{timestamp(deadline)} ({timestamp(deadline, 'R')})"
+    default = view.default_answers
+    return {"deadline": when, "answers": "" if default is None else f"**{summary(view, default)}**"}
 
 
 def timestamp(when: datetime, style: Any = "f") -> str:

@@ -26,14 +26,14 @@ from discord import ui
 from askbridge.adapters.discord.ids import ActionButton, ChoiceSelect, CustomId
 from askbridge.adapters.discord.lines import (
     answerers_text,
+    deadline_slots,
     names,
-    summary,
     tally_lines,
     timestamp,
 )
 from askbridge.adapters.discord.markdown import clip, escape, fit, line, prose, shorten
 from askbridge.core.models import UserQuestion
-from askbridge.core.view import RequestView, State
+from askbridge.core.view import WHO_MAY_ANSWER, RequestView, State
 
 MAX_TEXT = 4000
 """All TextDisplays of a Components V2 message together."""
@@ -165,23 +165,16 @@ def _controls(view: RequestView, q: int, question: UserQuestion) -> Item:
 def policy_lines(view: RequestView) -> list[str]:
     """Who may answer, how many must agree and the tally, and what the deadline does."""
     lines: list[str] = []
+    who = answerers_text(view.answerers)
     if view.answerers:
-        lines.append(f"**Who may answer:** {answerers_text(view.answerers)}")
-    if (escalated := view.escalated) is not None:
-        to = f" to {answerers_text(escalated.answerers)}" if escalated.answerers else ""
-        lines.append(f"**Escalated**{to} after {escalated.after}")
+        lines.append(WHO_MAY_ANSWER.format(answerers=who))
+    if view.escalation_line is not None:
+        lines.append(view.escalation_line.format(answerers=who))
     if view.needs_votes:
         lines.append(f"**{view.votes_needed}**")
         lines.extend(tally_lines(view, view.tally))
-    if view.deadline is not None:
-        when = timestamp(view.deadline, "R")
-        if view.default_answers is not None:
-            default = summary(view, view.default_answers)
-            lines.append(
-                f"⏳ If nobody decides {when}, the answer is **{default}** (decided by timeout)"
-            )
-        else:
-            lines.append(f"⏳ Expires {when} unless answered first")
+    if view.deadline_line is not None:
+        lines.append(f"⏳ {view.deadline_line.format(**deadline_slots(view))}")
     return lines
 
 

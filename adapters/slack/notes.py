@@ -3,8 +3,8 @@ lines of parts (`richtext`), so user text in them stays inert."""
 
 from __future__ import annotations
 
-from askbridge.adapters.slack.render import answerers_line
-from askbridge.adapters.slack.richtext import Line, Span, When, answerer, filled, joined, shorten
+from askbridge.adapters.slack.render import answerers_line, deadline_slots
+from askbridge.adapters.slack.richtext import Emoji, Line, Span, answerer, filled, joined, shorten
 from askbridge.core.intents import Counted, Drafted, Outcome, Refusal, Refused
 from askbridge.core.view import (
     FOREIGN_CLICK,
@@ -56,29 +56,14 @@ def note(outcome: Outcome) -> Line | None:
 def not_answerer(outcome: Refused) -> Line:
     """The note for someone who may not answer; names the groups Slack could not tell about."""
     entries = outcome.view.answerers if outcome.view is not None else ()
-    line = filled(NOT_ANSWERER, "answerers", joined((answerer(e) for e in entries), 1500))
+    line = filled(NOT_ANSWERER, answerers=joined((answerer(e) for e in entries), 1500))
     if outcome.unchecked:
         groups = joined((answerer(e) for e in outcome.unchecked), 500)
-        line += filled(UNCHECKED, "groups", groups)
+        line += filled(UNCHECKED, groups=groups)
     return line
 
 
 def reminder_line(view: RequestView) -> Line:
     """A nudge to the people who may answer (everyone when anyone may)."""
-    line: Line = [Span(":bell: ")]
-    if view.answerers:
-        line += [*answerers_line(view.answerers), Span(": this question is still waiting for you.")]
-    else:
-        line.append(Span("Reminder: this question is still waiting for an answer."))
-    if view.needs_votes:
-        line.append(
-            Span(f" It needs {view.quorum} matching votes; the most so far is {view.best_count}.")
-        )
-    if view.deadline is not None:
-        if view.default_answers is not None:
-            default = given(view.default_answers)
-            line += [Span(" If nobody decides by "), When(view.deadline)]
-            line.append(Span(f", the answer will be {default}."))
-        else:
-            line += [Span(" It expires "), When(view.deadline), Span(".")]
-    return line
+    who = answerers_line(view.answerers)
+    return [Emoji("bell"), Span(" "), *filled(view.reminder, answerers=who, **deadline_slots(view))]

@@ -46,7 +46,7 @@ from askbridge.adapters.slack.richtext import (
     section,
     shorten,
 )
-from askbridge.core.view import RequestView, State, TallyRow, given
+from askbridge.core.view import WHO_MAY_ANSWER, RequestView, State, TallyRow, given
 
 CONTEXT_BUDGET = 2000
 QUESTION_BUDGET = 2500
@@ -85,20 +85,24 @@ def answerers_line(entries: tuple[str, ...]) -> Line:
 def policy_line(view: RequestView) -> Line:
     """Who may answer, how many must agree, and what the deadline does; [] when none apply."""
     parts: list[Line] = []
+    who = answerers_line(view.answerers)
     if view.answerers:
-        parts.append([Span("Who may answer: "), *answerers_line(view.answerers)])
-    if (escalated := view.escalated) is not None:
-        to = [Span(" to "), *answerers_line(escalated.answerers)] if escalated.answerers else []
-        parts.append([Span("Escalated"), *to, Span(f" after {escalated.after}")])
+        parts.append(filled(WHO_MAY_ANSWER, answerers=who))
+    if view.escalation_line is not None:
+        parts.append(filled(view.escalation_line, answerers=who))
     if view.needs_votes:
         parts.append([Span(view.votes_needed)])
-    if view.deadline is not None:
-        if view.default_answers is not None:
-            default = shorten(given(view.default_answers), DEFAULT_ANSWER_BUDGET)
-            parts.append([Span("If undecided by "), When(view.deadline), Span(f": {default}")])
-        else:
-            parts.append([Span("Open until "), When(view.deadline)])
+    if view.deadline_line is not None:
+        parts.append(filled(view.deadline_line, **deadline_slots(view)))
     return joined(parts, 10_000, sep=" · ")
+
+
+def deadline_slots(view: RequestView) -> dict[str, Line]:
+    """The deadline, and the answer it gives, as the view's sentences about it take them."""
+    default = view.default_answers
+    answers = "" if default is None else shorten(view.summary(default), DEFAULT_ANSWER_BUDGET)
+    deadline: Line = [] if view.deadline is None else [When(view.deadline)]
+    return {"deadline": deadline, "answers": [Span(answers)]}
 
 
 def tally_row(view: RequestView, row: TallyRow) -> Line:
@@ -115,7 +119,7 @@ def tally_row(view: RequestView, row: TallyRow) -> Line:
 def outcome_line(view: RequestView) -> Line:
     """How the request ended, who ended it and when."""
     deciders = joined((person(p) for p in view.deciders), ANSWERERS_BUDGET) or [Span("someone")]
-    heading = filled(view.heading, "deciders", deciders)
+    heading = filled(view.heading, deciders=deciders)
     if view.state is State.WAITING or view.ended_at is None:
         return heading
     return [Emoji(ENDING_EMOJI[view.state]), Span(" "), *heading, Span(" · "), When(view.ended_at)]

@@ -31,6 +31,8 @@ FENCE = "```"
 DATE_FORMAT = "{date_short_pretty} at {time}"
 SLACK_USER_ID = re.compile(r"[UW][A-Z0-9]+")
 SLACK_GROUP_ID = re.compile(r"S[A-Z0-9]+")
+SLOT = re.compile(r"\{(\w+)\}")
+"""A slot in one of core's sentences, split out with its name."""
 # mrkdwn's emphasis and code characters, and what user text shows instead in mrkdwn.
 _LOOKALIKES = str.maketrans({"*": "∗", "_": "ˍ", "~": "∼", "`": "ˋ"})
 
@@ -91,10 +93,16 @@ def answerer(entry: str) -> Line:
     return [Span(entry)]
 
 
-def filled(template: str, slot: str, parts: Line) -> Line:
-    """`template` with its `{slot}` made of `parts` (mentions stay parts, not text)."""
-    before, found, after = template.partition(f"{{{slot}}}")
-    return [Span(before), *parts, Span(after)] if found else [Span(template)]
+def filled(template: str, **slots: Line) -> Line:
+    """`template` (one of core's sentences) with each of its `{slots}` made of parts, so that
+    mentions and times stay parts, not text; a slot not given stays as written."""
+    line: Line = []
+    for index, piece in enumerate(SLOT.split(template)):
+        if index % 2 == 0:
+            line += [Span(piece)] if piece else []
+        else:
+            line += slots.get(piece, [Span(f"{{{piece}}}")])
+    return line
 
 
 def joined(lines: Iterable[Line], limit: int, sep: str = ", ") -> Line:

@@ -16,7 +16,7 @@ from aiohttp import web
 
 from askbridge.core.answers import MAX_TYPED_CHARS
 from askbridge.core.intents import NOTE
-from askbridge.core.view import RequestView, TallyRow, given, names
+from askbridge.core.view import WHO_MAY_ANSWER, RequestView, TallyRow, given, names
 
 CSP = (
     "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; "
@@ -215,20 +215,18 @@ def outcome_line(view: RequestView) -> str:
 def policy_lines(view: RequestView) -> list[str]:
     """Who may answer, how many must agree, and what the deadline does."""
     lines = []
+    who = ", ".join(view.answerers)
     if view.answerers:
-        lines.append(f"Who may answer: {', '.join(view.answerers)}")
-    if (escalated := view.escalated) is not None:
-        to = f" to {', '.join(escalated.answerers)}" if escalated.answerers else ""
-        lines.append(f"Escalated{to} after {escalated.after}.")
+        lines.append(WHO_MAY_ANSWER.format(answerers=who))
+    if view.escalation_line is not None:
+        lines.append(f"{view.escalation_line.format(answerers=who)}.")
     if view.needs_votes:
         lines.append(f"{view.votes_needed}.")
-    if view.deadline is not None:
-        when = _when(view.deadline)
-        if view.default_answers is None:
-            lines.append(f"Open until {when}; then it expires.")
-        else:
-            default = given(view.default_answers)
-            lines.append(f"If nobody decides by {when}, the answer is {default}.")
+    if view.deadline_line is not None and view.deadline is not None:
+        default = view.default_answers
+        answers = "" if default is None else view.summary(default)
+        deadline = view.deadline_line.format(deadline=_when(view.deadline), answers=answers)
+        lines.append(f"{deadline}.")
     return lines
 
 

@@ -265,13 +265,13 @@ def test_the_waiting_message_shows_the_policy_and_the_tally() -> None:
     message = payload(waiting)
     assert validate_message(message) is None
     shown = text(message)
+    at = int(WHEN.timestamp())
     assert (
-        "**Who may answer:** <@4242>, <@4343>, <@&77>, `slack:U0123`, `web:Grace`\n"
+        "Who may answer: <@4242>, <@4343>, <@&77>, `slack:U0123`, `web:Grace`\n"
         "**Needs 2 matching votes**\n"
         "- **Approve** — 2/2 (Alice, Grace)\n"
         "- **Reject** — 1/2 (Bob)\n"
-        f"⏳ If nobody decides <t:{int(WHEN.timestamp())}:R>, the answer is **Reject** "
-        "(decided by timeout)\n"
+        f"⏳ If nobody decides by <t:{at}:f> (<t:{at}:R>), the answer is **Reject**\n"
         "-# One click votes; click another option to change your vote."
     ) in shown
     # The policy is one text with the hint: no component is spent on it.
@@ -284,7 +284,7 @@ def test_a_long_list_of_answerers_is_cut_between_mentions() -> None:
     answerers = tuple(f"discord:@{100000000000000000 + n}" for n in range(60))
     many = request(DEPLOY).model_copy(update={"policy": Policy(answerers=answerers)})
     shown = text(payload(many))
-    [line] = [line for line in shown.splitlines() if line.startswith("**Who may answer:**")]
+    [line] = [line for line in shown.splitlines() if line.startswith("Who may answer:")]
     assert line.endswith(", <@100000000000000011> and 48 more")
 
 

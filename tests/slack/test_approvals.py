@@ -306,13 +306,15 @@ async def test_the_deadline_gives_the_default_answers_after_one_reminder(
         remind_after_s=120,
     )
     assert "Who may answer: <@U1>, <!subteam^S0123>" in message.visible_text
-    assert "If undecided by <!date^" in message.visible_text
-    assert "Deploy: Reject" in message.visible_text
+    assert "If nobody decides by <!date^" in message.visible_text
+    assert "UTC>, the answer is Reject" in message.visible_text
 
     await clock.advance(120)
     reminder = await slack.wait_for_message(CHANNEL, lambda m: m.thread_ts == message.ts)
-    assert reminder.text.startswith(":bell: <@U1>, <!subteam^S0123>: this question is still")
-    assert "the answer will be Deploy: Reject" in reminder.text
+    assert reminder.text.startswith(
+        ":bell: Reminder for <@U1>, <!subteam^S0123>: this question is still"
+    )
+    assert "UTC>, the answer is Reject." in reminder.text
     assert (await bridge.status("ask_default"))["reminded_at"] is not None
 
     await clock.advance(180)
@@ -343,7 +345,7 @@ async def test_the_deadline_expires_a_request_without_default_answers(
     # Anyone may answer, so nobody in particular is mentioned.
     assert reminder.text.startswith(":bell: Reminder: this question is still waiting")
     assert "<@" not in reminder.text
-    assert "It needs 2 matching votes; the most so far is 1." in reminder.text
+    assert "It has 1 of 2 matching votes so far." in reminder.text
 
     await clock.advance(100)
     outcome = await bridge.outcome("ask_lapse")

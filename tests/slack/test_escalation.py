@@ -54,7 +54,9 @@ async def test_a_two_step_ladder_reminds_the_team_then_hands_over_to_on_call(
 
     await clock.advance(60)
     reminder = await slack.wait_for_message(CHANNEL, lambda m: m.thread_ts == message.ts)
-    assert reminder.text.startswith(":bell: <!subteam^S0TEAM>: this question is still waiting")
+    assert reminder.text.startswith(
+        ":bell: Reminder for <!subteam^S0TEAM>: this question is still waiting"
+    )
     assert reminder.mentions.usergroups == {"S0TEAM"}
     found = await bridge.status("ask_ladder")
     assert found["escalation_step"] == 1
