@@ -60,6 +60,14 @@ def typing_hint(question: UserQuestion, own_words: bool) -> str:
 
 MAX_TYPED_CHARS = 2000
 
+OWN_WORDS_TITLE = "Answer in your own words"
+"""The title of the form for answers in one's own words (Slack allows 24 characters)."""
+NOTE_TITLE = "Add a note"
+"""The title of the form that only adds a note to one's picks."""
+NOTE_LABEL = "A note for the agent"
+NOTE_HINT = "The agent receives it with your answer."
+NOTE_PLACEHOLDER = "Why, or on what condition (optional)"
+
 
 def typed_problem(text: str) -> str | None:
     """Why words a person typed cannot be an answer or a note; None when they can."""

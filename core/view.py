@@ -83,6 +83,8 @@ class Escalated:
     """How long after the request was created, in words ("30 min")."""
 
 
+FAILED = "Something went wrong, so nothing was recorded. Please try again in a moment."
+"""What a person is told when their click or form could not be handled."""
 SELF_APPROVAL = "You asked for this, so your answer cannot count: someone else must decide it."
 """What the requester is told, privately, when their vote on their own request is refused."""
 NO_LONGER_AVAILABLE = "This question is no longer available."

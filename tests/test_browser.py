@@ -92,7 +92,7 @@ async def test_answer_in_the_browser(
     await page.get_by_label("PostgreSQL").check()
     await page.get_by_role("button", name="Submit").click()
     await expect(page.get_by_role("alert")).to_have_text(
-        "Please answer “Features” before submitting."
+        'Please answer "Features" before submitting.'
     )
     async with http.get(f"{service.url}/v1/questions/ask_browser") as response:
         assert (await response.json())["status"] == "waiting"
@@ -264,7 +264,7 @@ async def test_answer_in_ones_own_words_with_a_note(
     await database.get_by_label("Or in your own words").fill("Neither — use MySQL 8")
     await features.get_by_label("Caching").check()
     await features.get_by_label("Or in your own words").fill("tracing")
-    await page.get_by_label("A note with your answer").fill("Ask ops before the switch.")
+    await page.get_by_label("A note for the agent").fill("Ask ops before the switch.")
     await page.get_by_label("Your name").fill("Lin")
     await page.get_by_role("button", name="Submit").click()
 

@@ -27,6 +27,7 @@ from discord import ui
 from askbridge.adapters.discord.ids import Action, BadCustomId, CustomId
 from askbridge.adapters.discord.lines import answerers_text, name, summary
 from askbridge.adapters.discord.markdown import line, shorten
+from askbridge.core.answers import NOTE_LABEL
 from askbridge.core.broker import Broker
 from askbridge.core.intents import (
     NOTE,
@@ -44,6 +45,7 @@ from askbridge.core.intents import (
 )
 from askbridge.core.models import MessageRef, Person
 from askbridge.core.view import (
+    FAILED,
     FOREIGN_CLICK,
     NO_LONGER_AVAILABLE,
     NOT_ANSWERER,
@@ -57,7 +59,6 @@ from askbridge.core.view import (
 log = logging.getLogger("askbridge.discord")
 
 MAX_CONTENT = 2000
-FAILED = "Sorry, that did not work. Please try again in a moment."
 NO_PINGS = discord.AllowedMentions.none()
 ROLE_KIND = "discord-role"
 
@@ -212,7 +213,7 @@ def typed_problems(
     lines = ["Nothing was recorded:"]
     # The questions' fields in order, then the note's, as the form shows them.
     for index, problem in sorted(problems.items(), key=lambda p: (p[0] == NOTE, p[0])):
-        field = "Note" if index == NOTE else headers[index] if index < len(headers) else "?"
+        field = NOTE_LABEL if index == NOTE else headers[index] if index < len(headers) else "?"
         lines.append(f"- **{line(field)}**: {line(problem)}")
     if missing:
         lines.append(missing_sentence(missing, line))

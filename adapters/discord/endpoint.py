@@ -31,11 +31,11 @@ from discord import ui
 from nacl.exceptions import BadSignatureError
 from nacl.signing import VerifyKey
 
-from askbridge.adapters.discord.clicks import FAILED, MAX_CONTENT, NO_PINGS, First
+from askbridge.adapters.discord.clicks import MAX_CONTENT, NO_PINGS, First
 from askbridge.adapters.discord.ids import Action, BadCustomId, CustomId, unpack
 from askbridge.adapters.discord.markdown import shorten
 from askbridge.core.api.errors import error_response, parse_json
-from askbridge.core.view import FOREIGN_CLICK
+from askbridge.core.view import FAILED, FOREIGN_CLICK
 
 log = logging.getLogger("askbridge.discord")
 

@@ -29,24 +29,38 @@ import discord
 from discord import ui
 
 from askbridge.adapters.discord import clicks
-from askbridge.adapters.discord.clicks import FAILED, Click
+from askbridge.adapters.discord.clicks import Click
 from askbridge.adapters.discord.ids import Action, BadCustomId, CustomId, unpack
 from askbridge.adapters.discord.lines import name
 from askbridge.adapters.discord.markdown import clip, line
 from askbridge.adapters.discord.render import words_label
-from askbridge.core.answers import MAX_TYPED_CHARS, answer_text, typing_hint
+from askbridge.core.answers import (
+    MAX_TYPED_CHARS,
+    NOTE_HINT,
+    NOTE_LABEL,
+    NOTE_PLACEHOLDER,
+    NOTE_TITLE,
+    OWN_WORDS_TITLE,
+    answer_text,
+    typing_hint,
+)
 from askbridge.core.broker import Broker
 from askbridge.core.errors import NotFound
 from askbridge.core.intents import Outcome, Refusal, Refused, Submit
 from askbridge.core.models import Person, Selections
-from askbridge.core.view import FOREIGN_CLICK, NO_LONGER_AVAILABLE, RequestView, end_sentence
+from askbridge.core.view import (
+    FAILED,
+    FOREIGN_CLICK,
+    NO_LONGER_AVAILABLE,
+    RequestView,
+    end_sentence,
+)
 
 log = logging.getLogger("askbridge.discord")
 
 MAX_LABEL = 45
 MAX_DESCRIPTION = 100
 MAX_PLACEHOLDER = 100
-NOTE_LABEL = "Note"
 NOT_RECORDED = "What you typed was not recorded."
 
 Modal = ui.Modal
@@ -57,7 +71,7 @@ def form(view: RequestView, draft: Selections) -> Modal:
     """The modal for `view`, prefilled with what the person has picked so far (`draft`)."""
     request_id = view.request_id
     policy = view.request.policy
-    title = "Answer in your own words" if policy.allow_other else "Submit with a note"
+    title = OWN_WORDS_TITLE if policy.allow_other else NOTE_TITLE
     modal = Modal(title=title, custom_id=CustomId.form(request_id).pack(), timeout=None)
     for q in typed_questions(view):
         question = view.questions[q]
@@ -83,12 +97,11 @@ def form(view: RequestView, draft: Selections) -> Modal:
         note: TextInput = ui.TextInput(
             custom_id=CustomId.note(request_id).pack(),
             style=discord.TextStyle.paragraph,
-            placeholder="Why, or on what condition (optional)",
+            placeholder=NOTE_PLACEHOLDER,
             required=False,
             max_length=MAX_TYPED_CHARS,
         )
-        description = "Goes to the agent with your answer"
-        modal.add_item(ui.Label(text=NOTE_LABEL, description=description, component=note))
+        modal.add_item(ui.Label(text=NOTE_LABEL, description=NOTE_HINT, component=note))
     return modal
 
 

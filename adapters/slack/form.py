@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from askbridge.adapters.slack.blockkit import (
     MAX_LABEL,
+    MAX_PLACEHOLDER,
     MAX_VIEW_TITLE,
     Checkboxes,
     InputBlock,
@@ -27,12 +28,21 @@ from askbridge.adapters.slack.controls import option, plain
 from askbridge.adapters.slack.ids import FORM_CALLBACK_ID, FormMetadata, Kind
 from askbridge.adapters.slack.render import one_line
 from askbridge.adapters.slack.richtext import Line, block, section
-from askbridge.core.answers import MAX_TYPED_CHARS, answer_text, typing_hint
+from askbridge.core.answers import (
+    MAX_TYPED_CHARS,
+    NOTE_HINT,
+    NOTE_LABEL,
+    NOTE_PLACEHOLDER,
+    NOTE_TITLE,
+    OWN_WORDS_TITLE,
+    answer_text,
+    typing_hint,
+)
 from askbridge.core.intents import NOTE, Refusal, Refused
 from askbridge.core.models import Selections, UserQuestion
 from askbridge.core.view import RequestView
 
-TITLES = {Kind.OTHER: "Answer in your words", Kind.NOTE: "Add a note"}
+TITLES = {Kind.OTHER: OWN_WORDS_TITLE, Kind.NOTE: NOTE_TITLE}
 SUBMIT = "Submit"
 CLOSE = "Close"
 NOTE_BLOCK = "note"
@@ -126,7 +136,9 @@ def _choice_field(index: int, question: UserQuestion, picked: Sequence[int]) -> 
     }
 
 
-def _text_input(action_id: str, *, multiline: bool, initial: str, focus: bool) -> PlainTextInput:
+def _text_input(
+    action_id: str, *, multiline: bool, initial: str, focus: bool, placeholder: str = ""
+) -> PlainTextInput:
     """A text input that takes what askbridge takes: at most MAX_TYPED_CHARS characters."""
     element: PlainTextInput = {
         "type": "plain_text_input",
@@ -138,6 +150,8 @@ def _text_input(action_id: str, *, multiline: bool, initial: str, focus: bool) -
         element["initial_value"] = initial
     if focus:
         element["focus_on_load"] = True
+    if placeholder:
+        element["placeholder"] = plain(placeholder, MAX_PLACEHOLDER)
     return element
 
 
@@ -146,9 +160,11 @@ def _note_field(*, focus: bool) -> InputBlock:
         "type": "input",
         "block_id": NOTE_BLOCK,
         "optional": True,
-        "label": plain("A note for the agent", MAX_LABEL),
-        "hint": plain("The agent receives it with your answer.", MAX_LABEL),
-        "element": _text_input(NOTE_ACTION, multiline=True, initial="", focus=focus),
+        "label": plain(NOTE_LABEL, MAX_LABEL),
+        "hint": plain(NOTE_HINT, MAX_LABEL),
+        "element": _text_input(
+            NOTE_ACTION, multiline=True, initial="", focus=focus, placeholder=NOTE_PLACEHOLDER
+        ),
     }
 
 

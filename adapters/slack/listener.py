@@ -35,7 +35,7 @@ from askbridge.adapters.slack.ids import (
     FormMetadata,
     Kind,
 )
-from askbridge.adapters.slack.notes import FAILED, FORM_FAILED, FORM_NOT_OPENED, note
+from askbridge.adapters.slack.notes import FORM_NOT_OPENED, note
 from askbridge.adapters.slack.richtext import Line, Span
 from askbridge.adapters.slack.surface import SlackSurface
 from askbridge.core.answers import merge
@@ -47,7 +47,7 @@ from askbridge.core.intents import (
     Refusal,
     Refused,
 )
-from askbridge.core.view import NO_LONGER_AVAILABLE
+from askbridge.core.view import FAILED, NO_LONGER_AVAILABLE
 
 log = logging.getLogger("askbridge.slack")
 
@@ -165,7 +165,7 @@ class Clicks:
             return
         outcome = acting.result()
         if outcome is None:
-            await ack(response_action="errors", errors={field_id(0): FORM_FAILED})
+            await ack(response_action="errors", errors={field_id(0): FAILED})
             return
         line = note(outcome)
         if isinstance(outcome, Refused):
@@ -200,7 +200,7 @@ class Clicks:
         self, submission: FormSubmission, acting: asyncio.Task[Outcome | None]
     ) -> None:
         outcome = await acting
-        line: Line | None = [Span(FORM_FAILED)] if outcome is None else note(outcome)
+        line: Line | None = [Span(FAILED)] if outcome is None else note(outcome)
         if line is not None:
             await self.surface.tell(submission.person, submission.origin, line)
 

@@ -19,8 +19,6 @@ from askbridge.core.view import (
     missing_sentence,
 )
 
-FAILED = "Something went wrong, so your click was not counted. Please try again."
-FORM_FAILED = "Something went wrong, so your answer was not counted. Please submit it again."
 FORM_NOT_OPENED = "Slack did not open the form in time. Please click {label} again."
 NOTE_ANSWER_BUDGET = 300
 

@@ -14,9 +14,16 @@ from urllib.parse import quote
 
 from aiohttp import web
 
-from askbridge.core.answers import MAX_TYPED_CHARS
+from askbridge.core.answers import MAX_TYPED_CHARS, NOTE_LABEL, NOTE_PLACEHOLDER
 from askbridge.core.intents import NOTE
-from askbridge.core.view import WHO_MAY_ANSWER, RequestView, TallyRow, given, names
+from askbridge.core.view import (
+    WHO_MAY_ANSWER,
+    RequestView,
+    TallyRow,
+    given,
+    missing_sentence,
+    names,
+)
 
 CSP = (
     "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; "
@@ -108,7 +115,7 @@ def form(
     policy = view.request.policy
     parts = [*_top(view), *_hints(policy_lines(view)), _tally(view)]
     if missing:
-        note = "Please answer " + ", ".join(f"“{h}”" for h in missing) + " before submitting."
+        note = missing_sentence(missing)
     elif problems:
         note = "Please look at what is marked below."
     if note:
@@ -144,8 +151,9 @@ def form(
         parts.append("</fieldset>")
     if policy.allow_notes:
         parts.append(
-            f"<p><label class='own'>A note with your answer <textarea name='note' "
-            f"maxlength='{MAX_TYPED_CHARS}'>{escape(their_note)}</textarea></label></p>"
+            f"<p><label class='own'>{escape(NOTE_LABEL)} <textarea name='note' "
+            f"maxlength='{MAX_TYPED_CHARS}' placeholder='{escape(NOTE_PLACEHOLDER)}'>"
+            f"{escape(their_note)}</textarea></label></p>"
         )
         parts.extend(_problem(problems.get(NOTE)))
     parts.append(

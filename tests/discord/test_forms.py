@@ -54,7 +54,7 @@ def test_the_form_holds_a_field_per_question_and_the_note_within_discords_limits
     assert validate_modal(modal) is None
     assert fields(modal) == [
         *((f"Question {q}", f"ab:ask_f:t:{q}") for q in range(4)),
-        ("Note", "ab:ask_f:n"),
+        ("A note for the agent", "ab:ask_f:n"),
     ]
     first, second = (c["component"] for c in modal["components"][:2])
     assert first["value"] == "Option 3 " + "x" * 900
@@ -69,8 +69,11 @@ def test_which_questions_get_a_field() -> None:
         return [label for label, _ in fields(forms.form(asked, {}).to_dict())]
 
     assert shown(view(allow_other=True)) == ["Database", "Features"]
-    assert shown(view(allow_notes=True)) == ["Note"]  # the picks, with a note
-    assert shown(view([DEPLOY], allow_notes=True)) == ["Deploy", "Note"]  # one click answers
+    assert shown(view(allow_notes=True)) == ["A note for the agent"]  # the picks, with a note
+    assert shown(view([DEPLOY], allow_notes=True)) == [
+        "Deploy",
+        "A note for the agent",
+    ]  # one click answers
     assert shown(view([DEPLOY], allow_other=True)) == ["Deploy"]
 
 
@@ -114,7 +117,7 @@ def test_a_refusal_names_each_field_in_the_forms_order() -> None:
     assert note(refused) == (
         "Nothing was recorded:\n"
         "- **Database**: Too \\*bold\\*\n"
-        "- **Note**: Please keep it to 2000 characters (this is 2345).\n"
+        "- **A note for the agent**: Please keep it to 2000 characters (this is 2345).\n"
         'Please answer "Features" before submitting.'
     )
 

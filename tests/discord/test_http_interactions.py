@@ -295,9 +295,9 @@ async def test_a_form_in_own_words(
     await answered(opened, 9)
     form = await opened.modal()
     assert form.title == "Answer in your own words"
-    assert [f.label for f in form.fields] == ["Database", "Features", "Note"]
+    assert [f.label for f in form.fields] == ["Database", "Features", "A note for the agent"]
     assert form.fields[1].value == "Caching, Metrics"
-    typed = {"Database": "MariaDB 11", "Note": "if ops agree"}
+    typed = {"Database": "MariaDB 11", "A note for the agent": "if ops agree"}
     submitted = await emulator.submit_modal(opened, typed)
     await answered(submitted, 6)
 
@@ -329,7 +329,7 @@ async def test_hostile_words_and_notes_stay_inert(
     note = f"-# <@&{world.guild.id}> **b** ||s|| ``` <#{world.channel.id}>\n> quote"
     opened = await emulator.click(question, alice.id, "Answer in my words…")
     await opened.modal()
-    typed = {"Database": words, "Features": f"Caching, {words}", "Note": note}
+    typed = {"Database": words, "Features": f"Caching, {words}", "A note for the agent": note}
     await answered(await emulator.submit_modal(opened, typed), 6)
 
     final = await outcome(http, bridge.url, "ask_db")
@@ -381,7 +381,7 @@ async def test_hostile_questions_names_and_words_stay_inert_in_every_reply_and_n
     drafted = await first.wait_for_ephemeral("Still to answer")
     opened = await emulator.click(question, stranger.id, "Answer in my words…")
     await opened.modal()
-    typed = {inline[3][:12]: "".join(inline[:6]), "Note": "".join(HOSTILE)}
+    typed = {inline[3][:12]: "".join(inline[:6]), "A note for the agent": "".join(HOSTILE)}
     await answered(await emulator.submit_modal(opened, typed), 6)
     final = await outcome(http, bridge.url, "ask_hostile")
     assert final["status"] == "answered"

@@ -61,7 +61,7 @@ async def test_own_words_for_one_question_and_an_option_for_another(
     assert database.placeholder == "One of PostgreSQL / SQLite, or your own answer"
     assert (database.required, database.min_length, database.max_length) == (True, 1, 2000)
     assert features.value == "Caching, Metrics"  # what Alice picked
-    assert (note.label, note.required, note.style) == ("Note", False, 2)
+    assert (note.label, note.required, note.style) == ("A note for the agent", False, 2)
 
     submitted = await emulator.submit_modal(opened, {"Database": "  Neither — use MySQL 8 "})
     assert (await submitted.response()).type == 6
@@ -101,7 +101,11 @@ async def test_a_note_comes_back_and_the_audit_trail_keeps_it_with_who(
     emulator, alice = world.emulator, world.alice
     question = posted(emulator, await ask(http, bridge.url, OPEN))
     opened = await open_form(emulator, question, alice.id)
-    typed = {"Database": "PostgreSQL", "Features": "Caching", "Note": "Ask ops first.\nThanks"}
+    typed = {
+        "Database": "PostgreSQL",
+        "Features": "Caching",
+        "A note for the agent": "Ask ops first.\nThanks",
+    }
     await (await emulator.submit_modal(opened, typed)).response()
 
     final = await outcome(http, bridge.url, "ask_db")
@@ -133,13 +137,13 @@ async def test_empty_or_unfit_text_is_refused_with_a_note_and_nothing_recorded(
     )
 
     tabbed = await open_form(emulator, question, alice.id)
-    typed = {"Database": "MySQL\t8", "Features": "Caching", "Note": "ok\x07"}
+    typed = {"Database": "MySQL\t8", "Features": "Caching", "A note for the agent": "ok\x07"}
     sent = await emulator.submit_modal(tabbed, typed)
     reply = await sent.wait_for_ephemeral()
     assert reply.text == (
         "Nothing was recorded:\n"
         "- **Database**: Please remove the control characters.\n"
-        "- **Note**: Please remove the control characters."
+        "- **A note for the agent**: Please remove the control characters."
     )
 
     # Discord's field stops at askbridge's limit, so over-long text never leaves Discord.
@@ -147,7 +151,7 @@ async def test_empty_or_unfit_text_is_refused_with_a_note_and_nothing_recorded(
     with pytest.raises(CannotSubmit, match="takes 1-2000 characters"):
         await emulator.submit_modal(long, {"Database": "x" * 2001, "Features": "Caching"})
     with pytest.raises(CannotSubmit, match="takes 0-2000 characters"):
-        await emulator.submit_modal(long, {**typed, "Note": "x" * 2001})
+        await emulator.submit_modal(long, {**typed, "A note for the agent": "x" * 2001})
     with pytest.raises(CannotSubmit, match="'Features' is required"):
         await emulator.submit_modal(long, {"Database": "SQLite"})
 
@@ -195,8 +199,10 @@ async def test_a_note_alone_submits_the_picks(
     await picked.wait_for_ephemeral("Press **Submit**")  # the choice is kept
     opened = await emulator.click(question, alice.id, "Submit with a note…")
     form = await opened.modal()
-    assert (form.title, [f.label for f in form.fields]) == ("Submit with a note", ["Note"])
-    await (await emulator.submit_modal(opened, {"Note": "SQLite for now"})).response()
+    assert (form.title, [f.label for f in form.fields]) == ("Add a note", ["A note for the agent"])
+    await (
+        await emulator.submit_modal(opened, {"A note for the agent": "SQLite for now"})
+    ).response()
 
     final = await outcome(http, bridge.url, "ask_db")
     assert final["answers"] == {"Database": "SQLite", "Features": "Logging"}
@@ -216,9 +222,11 @@ async def test_where_one_click_answers_a_note_comes_with_an_option_typed(
     assert (deploy.label, deploy.placeholder, note.label) == (
         "Deploy",
         "One of Approve / Reject",
-        "Note",
+        "A note for the agent",
     )
-    refused = await emulator.submit_modal(opened, {"Deploy": "Later", "Note": "why not"})
+    refused = await emulator.submit_modal(
+        opened, {"Deploy": "Later", "A note for the agent": "why not"}
+    )
     assert (await refused.wait_for_ephemeral()).text == (
         "Nothing was recorded:\n"
         "- **Deploy**: Please choose one of the options; this question takes no other answer."
@@ -226,7 +234,7 @@ async def test_where_one_click_answers_a_note_comes_with_an_option_typed(
 
     again = await emulator.click(question, alice.id, "Submit with a note…")
     await again.modal()
-    typed = {"Deploy": "Approve", "Note": "the migration is reversible"}
+    typed = {"Deploy": "Approve", "A note for the agent": "the migration is reversible"}
     await (await emulator.submit_modal(again, typed)).response()
     final = await outcome(http, bridge.url, "ask_deploy")
     assert final["answers"] == {"Deploy": "Approve"}
@@ -257,7 +265,7 @@ async def test_hostile_words_and_notes_render_inert(
     words = f"<@{bob.id}> @everyone [x](https://e.example) ```py\n# not a heading"
     note = f"-# <@&{world.guild.id}> **b** ||s|| ``` <#{world.channel.id}>\n> quote"
     opened = await open_form(emulator, question, alice.id)
-    typed = {"Database": words, "Features": f"Caching, {words}", "Note": note}
+    typed = {"Database": words, "Features": f"Caching, {words}", "A note for the agent": note}
     await (await emulator.submit_modal(opened, typed)).response()
 
     final = await outcome(http, bridge.url, "ask_db")
@@ -289,7 +297,11 @@ async def test_a_form_opened_before_a_restart_still_counts(
     await server.kill()
     await server.start(port=server.port)
     await emulator.wait_gateway_ready(identifies=2)
-    typed = {"Database": "MariaDB", "Features": "Caching", "Note": "after the restart"}
+    typed = {
+        "Database": "MariaDB",
+        "Features": "Caching",
+        "A note for the agent": "after the restart",
+    }
     submitted = await emulator.submit_modal(opened, typed)
     await submitted.response()
     # Only the new process's session was there to receive it.

@@ -47,7 +47,7 @@ async def test_own_words_for_one_question_and_an_option_for_another(bridge: Brid
     await alice.tick_checkboxes(message, ["Caching"])
 
     form = await open_form(bridge, "U1", message, "Other…")
-    assert form.title == "Answer in your words"
+    assert form.title == "Answer in your own words"
     assert "Which database should we use?" in form.visible_text
     # Each field says what it takes, in the words Discord's form uses too.
     assert "One of PostgreSQL / SQLite, or your own answer" in form.visible_text
