@@ -102,6 +102,7 @@ UNCHECKED = (
 )
 """Added to NOT_ANSWERER when the platform could not say whether the person is in some of the
 groups that may answer."""
+CANCEL_HINT = "Cancel tells the agent not to wait."
 WHO_MAY_ANSWER = "Who may answer: {answerers}"
 """The policy's first line; `{answerers}`: the view's answerers, as the surface names them."""
 DECIDED_AT_DEADLINE = "If nobody decides by {deadline}, the answer is {answers}"
@@ -200,6 +201,11 @@ class RequestView:
         """The most matching votes any one answer has so far."""
         return max((row.count for row in self.tally), default=0)
 
+    def tally_line(self, row: TallyRow) -> str:
+        """How one distinct answer stands against the quorum; `{answers}` (its `summary`) and
+        `{voters}` are the surface's to show."""
+        return f"{{answers}} — {row.count}/{self.quorum} ({{voters}})"
+
     def unanswered(self, selections: Selections) -> list[str]:
         """Headers of the questions that have no selection yet, in order."""
         return [q.header for i, q in enumerate(self.questions) if not selections.get(i)]
@@ -245,6 +251,20 @@ class RequestView:
     def votes_needed(self) -> str:
         """How a message says that several people must agree."""
         return f"Needs {self.quorum} matching votes"
+
+    @property
+    def how_to_answer(self) -> str:
+        """How a message's controls work: whether one click answers (or votes), or Submit."""
+        if self.needs_votes:
+            if self.one_click:
+                return "One click votes; click another option to change your vote."
+            return (
+                "Your choices are yours alone until you press Submit, which casts your vote; "
+                "submit again to change it."
+            )
+        if self.one_click:
+            return "One click answers."
+        return "Your choices are yours alone until you press Submit."
 
     @property
     def escalation_line(self) -> str | None:
@@ -309,6 +329,11 @@ def duration(seconds: float) -> str:
     if hours >= 48 and not minutes and not hours % 24:
         return f"{hours // 24} days"
     return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+
+
+def more_answers(rest: int) -> str:
+    """What a tally cut short says of the `rest` of its rows."""
+    return f"and {rest} more {'answer' if rest == 1 else 'answers'}"
 
 
 def given(answers: Mapping[str, str]) -> str:

@@ -64,7 +64,7 @@ async def test_quorum_of_two(service: Service, http: aiohttp.ClientSession) -> N
     code, page = await answer_on_web(http, service.url, "ask_deploy", {"Deploy": ["Approve"]})
     assert code == 200
     assert "Your vote is counted: 1 of 2 matching votes so far, for Deploy: Approve." in page
-    assert "Deploy: Approve — 1/2 (Ada)" in page
+    assert "Approve — 1/2 (Ada)" in page
     assert "Needs 2 matching votes." in page
 
     # A different answer from someone else does not end it.

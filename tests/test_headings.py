@@ -18,7 +18,7 @@ from askbridge.adapters.slack.richtext import SLOT, mrkdwn
 from askbridge.adapters.web import render as web_render
 from askbridge.core.models import Person, Request, Status, Target, Vote
 from askbridge.core.questions import parse_questions
-from askbridge.core.view import HEADINGS, WHO_MAY_ANSWER, RequestView, State
+from askbridge.core.view import CANCEL_HINT, HEADINGS, WHO_MAY_ANSWER, RequestView, State
 from tests.conftest import DEPLOY
 from tests.emulators.discord.components import visible_text as discord_text
 from tests.emulators.slack.blocks import visible_text as slack_text
@@ -138,6 +138,11 @@ def test_every_surface_tells_the_policy_in_the_same_words(surface: str, on_timeo
     )
     assert WHO_MAY_ANSWER.format(answerers=MENTIONED[surface]) in shown
     assert view.votes_needed in shown
+    if surface != "web":  # the page always has Submit, and says so per question
+        assert f"{view.how_to_answer} {CANCEL_HINT}" in shown
+    [row] = view.tally
+    assert_worded(view.tally_line(row), shown)
+    assert " — 1/2 (" in view.tally_line(row)
     assert view.deadline_line is not None
     assert_worded(view.deadline_line, shown)
     if on_timeout == "answers":

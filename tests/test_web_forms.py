@@ -243,8 +243,8 @@ async def test_answered_by_names_those_who_agreed_and_the_tally_the_rest(
     async with http.get(f"{service.url}/q/ask_deploy") as response:
         page = await response.text()
     assert "Answered by Lin, Grace (2 matching votes) · 2030-01-01 00:03 UTC" in page
-    assert "Deploy: Approve — 2/2 (Lin, Grace)" in page
-    assert "Deploy: Reject — 1/2 (Ada)" in page
+    assert "Approve — 2/2 (Lin, Grace)" in page
+    assert "Reject — 1/2 (Ada)" in page
 
 
 async def test_late_and_unknown_answers(replica: StartReplica, http: aiohttp.ClientSession) -> None:

@@ -12,7 +12,7 @@ import discord
 
 from askbridge.adapters.discord.markdown import join_within, line, shorten
 from askbridge.core.models import Person
-from askbridge.core.view import RequestView, TallyRow, plain_name
+from askbridge.core.view import RequestView, TallyRow, more_answers, plain_name
 
 MAX_NAME = 100
 MAX_WHO = 300
@@ -45,11 +45,14 @@ def summary(view: RequestView, answers: Mapping[str, str]) -> str:
 def tally_lines(view: RequestView, rows: Sequence[TallyRow]) -> list[str]:
     """Each distinct answer with its count out of the quorum and its voters, most first."""
     lines = [
-        f"- **{summary(view, row.answers)}** — {row.count}/{view.quorum} ({names(row.voters)})"
+        "- "
+        + view.tally_line(row).format(
+            answers=f"**{summary(view, row.answers)}**", voters=names(row.voters)
+        )
         for row in rows[:MAX_TALLY_ROWS]
     ]
     if len(rows) > MAX_TALLY_ROWS:
-        lines.append(f"- and {len(rows) - MAX_TALLY_ROWS} more answers")
+        lines.append(f"- {more_answers(len(rows) - MAX_TALLY_ROWS)}")
     return lines
 
 

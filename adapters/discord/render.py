@@ -33,7 +33,7 @@ from askbridge.adapters.discord.lines import (
 )
 from askbridge.adapters.discord.markdown import clip, escape, fit, line, prose, shorten
 from askbridge.core.models import UserQuestion
-from askbridge.core.view import WHO_MAY_ANSWER, RequestView, State
+from askbridge.core.view import CANCEL_HINT, WHO_MAY_ANSWER, RequestView, State
 
 MAX_TEXT = 4000
 """All TextDisplays of a Components V2 message together."""
@@ -125,17 +125,7 @@ def _waiting_texts(view: RequestView, fields: Fields) -> list[str]:
 
 
 def _hint(view: RequestView) -> str:
-    cancel = "Cancel tells the agent not to wait."
-    if view.needs_votes:
-        if view.one_click:
-            return f"-# One click votes; click another option to change your vote. {cancel}"
-        return (
-            "-# Your choices are yours alone until you press Submit, which casts your vote; "
-            f"submit again to change it. {cancel}"
-        )
-    if view.one_click:
-        return f"-# One click answers. {cancel}"
-    return f"-# Your choices are yours alone until you press Submit. {cancel}"
+    return f"-# {view.how_to_answer} {CANCEL_HINT}"
 
 
 def _controls(view: RequestView, q: int, question: UserQuestion) -> Item:

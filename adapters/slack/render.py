@@ -46,7 +46,15 @@ from askbridge.adapters.slack.richtext import (
     section,
     shorten,
 )
-from askbridge.core.view import WHO_MAY_ANSWER, RequestView, State, TallyRow, given
+from askbridge.core.view import (
+    CANCEL_HINT,
+    WHO_MAY_ANSWER,
+    RequestView,
+    State,
+    TallyRow,
+    given,
+    more_answers,
+)
 
 CONTEXT_BUDGET = 2000
 QUESTION_BUDGET = 2500
@@ -107,13 +115,8 @@ def deadline_slots(view: RequestView) -> dict[str, Line]:
 
 def tally_row(view: RequestView, row: TallyRow) -> Line:
     voters = joined((person(p) for p in row.voters), VOTERS_BUDGET)
-    answers = shorten(given(row.answers), TALLY_ANSWER_BUDGET)
-    return [
-        Span(f"{answers} — "),
-        Span(f"{row.count}/{view.quorum}", bold=True),
-        Span(": "),
-        *voters,
-    ]
+    answers: Line = [Span(shorten(view.summary(row.answers), TALLY_ANSWER_BUDGET))]
+    return filled(view.tally_line(row), answers=answers, voters=voters)
 
 
 def outcome_line(view: RequestView) -> Line:
@@ -179,8 +182,8 @@ def _tally(view: RequestView, rev: str) -> list[Block]:
         return []
     rows = [tally_row(view, row) for row in view.tally[:MAX_TALLY_ROWS]]
     if len(view.tally) > MAX_TALLY_ROWS:
-        rows.append([Span(f"…and {len(view.tally) - MAX_TALLY_ROWS} other answers")])
-    head = section([Span("Votes", bold=True), Span(f" ({view.quorum} matching needed)")])
+        rows.append([Span(more_answers(len(view.tally) - MAX_TALLY_ROWS))])
+    head = section([Span("Votes", bold=True)])
     return [block(block_id(rev, "votes"), [head, bullets(rows)])]
 
 
@@ -202,7 +205,7 @@ def _waiting(view: RequestView, rev: str) -> list[Block]:
         buttons.extend(form_buttons(view))
         buttons.append(cancel(request_id))
         blocks.append(actions(rev, "q0-options", buttons))
-        return blocks
+        return [*blocks, _hint(view, rev)]
     for index, question in enumerate(view.questions):
         blocks.append(_question(view, rev, index, []))
         blocks.append(actions(rev, f"q{index}-options", [choices(request_id, index, question)]))
@@ -210,7 +213,13 @@ def _waiting(view: RequestView, rev: str) -> list[Block]:
     submit = button(ActionId(request_id, Kind.SUBMIT), "Submit", "submit")
     submit["style"] = "primary"
     blocks.append(actions(rev, "buttons", [submit, *form_buttons(view), cancel(request_id)]))
-    return blocks
+    return [*blocks, _hint(view, rev)]
+
+
+def _hint(view: RequestView, rev: str) -> ContextBlock:
+    """How the controls above work, and what Cancel does."""
+    hint = f"{view.how_to_answer} {CANCEL_HINT}"
+    return {"type": "context", "block_id": block_id(rev, "hint"), "elements": [plain(hint, 300)]}
 
 
 def _ended(view: RequestView, rev: str) -> list[Block]:

@@ -20,7 +20,6 @@ from askbridge.core.view import (
     WHO_MAY_ANSWER,
     RequestView,
     TallyRow,
-    given,
     missing_sentence,
     names,
 )
@@ -242,8 +241,8 @@ def more_line(more: int) -> str:
     return f"And {more} more {'question is' if more == 1 else 'questions are'} waiting."
 
 
-def tally_line(row: TallyRow, quorum: int) -> str:
-    return f"{given(row.answers)} — {row.count}/{quorum} ({names(row.voters)})"
+def tally_line(view: RequestView, row: TallyRow) -> str:
+    return view.tally_line(row).format(answers=view.summary(row.answers), voters=names(row.voters))
 
 
 # --- parts -------------------------------------------------------------------------------------
@@ -271,7 +270,7 @@ def _tally(view: RequestView) -> str:
     if not view.needs_votes or not view.tally:
         return ""
     rows = "".join(
-        f"<li{' class=decided' if row.decided else ''}>{escape(tally_line(row, view.quorum))}</li>"
+        f"<li{' class=decided' if row.decided else ''}>{escape(tally_line(view, row))}</li>"
         for row in view.tally
     )
     return f"<h2>Votes</h2><ul id='tally'>{rows}</ul>"

@@ -196,7 +196,7 @@ async def test_a_quorum_of_two_needs_two_matching_votes(bridge: Bridge) -> None:
         "U1", contains="Your vote is counted: 1 of 2 matching votes so far, for Deploy: Approve."
     )
     shown = await slack.wait_for_update(
-        message.channel, message.ts, lambda m: "Deploy: Approve — *1/2*: <@U1>" in m.visible_text
+        message.channel, message.ts, lambda m: "Approve — 1/2 (<@U1>)" in m.visible_text
     )
     assert shown.has_interactive_elements
     # Progress renders keep the block_ids, so nobody's unsubmitted choices are cleared.
@@ -208,9 +208,9 @@ async def test_a_quorum_of_two_needs_two_matching_votes(bridge: Bridge) -> None:
         "U2", contains="1 of 2 matching votes so far, for Deploy: Reject."
     )
     shown = await slack.wait_for_update(
-        message.channel, message.ts, lambda m: "Deploy: Reject — *1/2*: <@U2>" in m.visible_text
+        message.channel, message.ts, lambda m: "Reject — 1/2 (<@U2>)" in m.visible_text
     )
-    assert "Deploy: Approve — *1/2*: <@U1>" in shown.visible_text
+    assert "Approve — 1/2 (<@U1>)" in shown.visible_text
     assert (await bridge.status("ask_quorum"))["status"] == "waiting"
 
     # Bob changes his vote: now two people agree.
@@ -223,7 +223,7 @@ async def test_a_quorum_of_two_needs_two_matching_votes(bridge: Bridge) -> None:
 
     ended = await bridge.final(message)
     assert "Answered by <@U1>, <@U2> (2 matching votes)" in ended.visible_text
-    assert "Deploy: Approve — *2/2*: <@U1>, <@U2>" in ended.visible_text
+    assert "Approve — 2/2 (<@U1>, <@U2>)" in ended.visible_text
     assert block_ids(ended).isdisjoint(block_ids(message))
     assert "alice, bob" in ended.text
     # The deciding vote needs no note: the message says it all.
@@ -353,7 +353,7 @@ async def test_the_deadline_expires_a_request_without_default_answers(
     assert outcome["error"] == "Timed out waiting for an answer"
     final = await bridge.final(message)
     assert "Expired without an answer" in final.visible_text
-    assert "Deploy: Approve — *1/2*: <@U1>" in final.visible_text
+    assert "Approve — 1/2 (<@U1>)" in final.visible_text
     assert thread_replies(slack, message) == [reminder]
     assert await bridge.event_kinds("ask_lapse") == [
         "created",
@@ -540,7 +540,8 @@ async def test_a_permission_prompt_shows_the_input_as_code_and_allow_once_allows
         "PermissionResponse": {"tool_name": "Bash", "allowed": True, "remember": False}
     }
 
-    request_id = ActionId.unpack(message.blocks[-1]["elements"][0]["action_id"]).request_id
+    [buttons] = [b for b in message.blocks if b["type"] == "actions"]
+    request_id = ActionId.unpack(buttons["elements"][0]["action_id"]).request_id
     final = await bridge.final(message)
     assert "→ *Allow once*" in final.visible_text
     assert question_section(final).count(FENCE) == 2
