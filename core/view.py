@@ -103,6 +103,9 @@ UNCHECKED = (
 """Added to NOT_ANSWERER when the platform could not say whether the person is in some of the
 groups that may answer."""
 CANCEL_HINT = "Cancel tells the agent not to wait."
+CANCEL_QUESTION = "Cancel this question?"
+CANCEL_WARNING = "The agent will be interrupted, and nobody can answer it afterwards."
+"""What a surface asks before a Cancel counts."""
 WHO_MAY_ANSWER = "Who may answer: {answerers}"
 """The policy's first line; `{answerers}`: the view's answerers, as the surface names them."""
 DECIDED_AT_DEADLINE = "If nobody decides by {deadline}, the answer is {answers}"

@@ -128,7 +128,9 @@ async def test_cancel_in_the_browser(
     page.on("dialog", accept)
     await page.get_by_role("button", name="Cancel").click()
     await expect(page.locator("#outcome")).to_contain_text("Cancelled by web user")
-    assert dialogs == ["Cancel this question? The agent will be interrupted."]
+    assert dialogs == [
+        "Cancel this question? The agent will be interrupted, and nobody can answer it afterwards."
+    ]
     async with await poll as response:
         final = await response.json()
     assert final["status"] == "cancelled"
@@ -164,7 +166,9 @@ async def test_the_page_breaks_none_of_its_own_security_policy(
 
     page.on("dialog", dismiss)
     await page.get_by_role("button", name="Cancel").click()
-    assert asked == ["Cancel this question? The agent will be interrupted."]
+    assert asked == [
+        "Cancel this question? The agent will be interrupted, and nobody can answer it afterwards."
+    ]
     await expect(submit).to_be_visible()
     assert [c for c in complaints if "Content Security Policy" in c] == []
 

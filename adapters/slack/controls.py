@@ -20,9 +20,8 @@ from askbridge.adapters.slack.blockkit import (
 from askbridge.adapters.slack.ids import ActionId, BadActionId, Kind
 from askbridge.adapters.slack.richtext import shorten
 from askbridge.core.models import UserQuestion
-from askbridge.core.view import RequestView
+from askbridge.core.view import CANCEL_QUESTION, CANCEL_WARNING, RequestView
 
-CANCEL_WARNING = "The agent will be interrupted."
 OTHER_LABEL = "Other…"
 NOTE_LABEL = "Add a note"
 
@@ -103,8 +102,8 @@ def button(action: ActionId, label: str, value: str) -> Button:
 
 def cancel(request_id: str) -> Button:
     confirm: Confirm = {
-        "title": plain("Cancel this question?", MAX_CONFIRM_TITLE),
-        "text": plain(f"{CANCEL_WARNING} Nobody can answer it afterwards.", MAX_CONFIRM_TEXT),
+        "title": plain(CANCEL_QUESTION, MAX_CONFIRM_TITLE),
+        "text": plain(CANCEL_WARNING, MAX_CONFIRM_TEXT),
         "confirm": plain("Cancel question", MAX_CONFIRM_BUTTON),
         "deny": plain("Keep it", MAX_CONFIRM_BUTTON),
         "style": "danger",

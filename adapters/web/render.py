@@ -17,6 +17,8 @@ from aiohttp import web
 from askbridge.core.answers import MAX_TYPED_CHARS, NOTE_LABEL, NOTE_PLACEHOLDER
 from askbridge.core.intents import NOTE
 from askbridge.core.view import (
+    CANCEL_QUESTION,
+    CANCEL_WARNING,
     WHO_MAY_ANSWER,
     RequestView,
     TallyRow,
@@ -28,7 +30,7 @@ CSP = (
     "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
-CANCEL_CONFIRM = "Cancel this question? The agent will be interrupted."
+CANCEL_CONFIRM = f"{CANCEL_QUESTION} {CANCEL_WARNING}"
 
 
 def response(html: str, status: int = 200) -> web.Response:
@@ -160,7 +162,7 @@ def form(
         f"value='{escape(name)}' placeholder='shown to the agent'></label></p>"
         "<button class='primary' name='action' value='submit'>Submit</button>"
         "<button class='danger' name='action' value='cancel' "
-        f"data-confirm='{CANCEL_CONFIRM}'>Cancel</button></form>"
+        f"data-confirm='{escape(CANCEL_CONFIRM)}'>Cancel</button></form>"
     )
     title = view.questions[0].header
     return page(title, "".join(parts), version=version, watching=view.request_id)
