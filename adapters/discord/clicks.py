@@ -11,6 +11,10 @@ duplicate click is harmless.
 
 Who may answer is the broker's call: the click carries the member's roles (as
 `discord-role:<id>` groups), and a refusal names who may answer.
+
+Cancel acts only once confirmed: its click is answered with a private note asking whether to
+cancel, whose button names the question's message through Discord's own record of the click
+that made the note (`interacted_message_id`), so the broker checks it like any click on it.
 """
 
 from __future__ import annotations
@@ -24,8 +28,8 @@ from typing import Any, Protocol
 import discord
 from discord import ui
 
-from askbridge.adapters.discord.ids import Action, BadCustomId, CustomId
-from askbridge.adapters.discord.lines import answerers_text, name, summary
+from askbridge.adapters.discord.ids import Action, ActionButton, BadCustomId, CustomId
+from askbridge.adapters.discord.lines import answerers_text, name, names, summary
 from askbridge.adapters.discord.markdown import line, shorten
 from askbridge.core.answers import NOTE_LABEL
 from askbridge.core.broker import Broker
@@ -45,6 +49,9 @@ from askbridge.core.intents import (
 )
 from askbridge.core.models import MessageRef, Person
 from askbridge.core.view import (
+    CANCEL_QUESTION,
+    CANCEL_SURE,
+    CANCEL_WARNING,
     FAILED,
     FOREIGN_CLICK,
     NO_LONGER_AVAILABLE,
@@ -75,6 +82,9 @@ class First(Protocol):
     async def note(self, text: str) -> None:
         """Type 4, CHANNEL_MESSAGE_WITH_SOURCE: a private (ephemeral) note, pinging nobody."""
 
+    async def ask(self, text: str, buttons: ui.View) -> None:
+        """Type 4 as well: a private note with buttons under it."""
+
     async def delivered(self) -> None:
         """Return once Discord has the first response: a follow-up sent before that is
         refused (Unknown Webhook)."""
@@ -96,6 +106,11 @@ class Callback:
     async def note(self, text: str) -> None:
         await self._response.send_message(
             shorten(text, MAX_CONTENT), ephemeral=True, allowed_mentions=NO_PINGS
+        )
+
+    async def ask(self, text: str, buttons: ui.View) -> None:
+        await self._response.send_message(
+            shorten(text, MAX_CONTENT), view=buttons, ephemeral=True, allowed_mentions=NO_PINGS
         )
 
     async def delivered(self) -> None:
@@ -128,12 +143,16 @@ def parse(
             intent = Choose(question, tuple(int(v) for v in values))
         case Action.SUBMIT:
             intent = Submit()
-        case Action.CANCEL:
+        case Action.CONFIRM_CANCEL:
             intent = Cancel()
         case _:
             raise BadCustomId(f"{custom_id.pack()!r} is not a click that askbridge acts on")
-    person, origin = who(interaction), where(interaction)
-    return Click(custom_id.request_id, person, origin, intent, sent(interaction))
+    origin = where(interaction)
+    if custom_id.action is Action.CONFIRM_CANCEL:
+        # The button sits on the private question that the Cancel click was answered with;
+        # Discord names the message that click came from.
+        origin = asked_from(interaction)
+    return Click(custom_id.request_id, who(interaction), origin, intent, sent(interaction))
 
 
 def who(interaction: discord.Interaction[Any]) -> Person:
@@ -151,6 +170,17 @@ def where(interaction: discord.Interaction[Any]) -> MessageRef:
     """The message an interaction came from (a click's, or the one whose button opened a form);
     an interaction without one names message 0, which no request has."""
     message_id = interaction.message.id if interaction.message is not None else 0
+    return MessageRef(
+        platform="discord", channel=str(interaction.channel_id), message_id=str(message_id)
+    )
+
+
+def asked_from(interaction: discord.Interaction[Any]) -> MessageRef:
+    """The message whose component was clicked to make the private note `interaction` came
+    from; message 0 when Discord names none."""
+    note = interaction.message
+    metadata = note.interaction_metadata if note is not None else None
+    message_id = (metadata.interacted_message_id if metadata is not None else None) or 0
     return MessageRef(
         platform="discord", channel=str(interaction.channel_id), message_id=str(message_id)
     )
@@ -227,10 +257,42 @@ async def respond(
     custom_id: CustomId,
     values: Sequence[str],
 ) -> None:
-    """Acknowledge the click at once, act on it, and tell the person what they need to know."""
+    """Acknowledge the click at once, act on it, and tell the person what they need to know.
+    Cancel interrupts the agent for good, so it first asks the person, privately, whether they
+    are sure (as Slack and the web page do); their answer edits that question."""
+    if custom_id.action is Action.CANCEL:
+        await ask_to_cancel(first, custom_id)
+        return
+    confirming = custom_id.action is Action.CONFIRM_CANCEL
     await act_and_tell(
-        broker, interaction, first, custom_id, lambda: parse(interaction, custom_id, values), note
+        broker,
+        interaction,
+        first,
+        custom_id,
+        lambda: parse(interaction, custom_id, values),
+        cancel_note if confirming else note,
+        replace=confirming,
     )
+
+
+async def ask_to_cancel(first: First, custom_id: CustomId) -> None:
+    sure = ui.View(timeout=None)
+    confirm = CustomId.confirm_cancel(custom_id.request_id)
+    sure.add_item(ActionButton.make(confirm, CANCEL_SURE, discord.ButtonStyle.danger))
+    # Its clicks reach askbridge by the button's custom_id, like every other's (`ids`), not
+    # through a view kept in memory.
+    sure.stop()
+    try:
+        await first.ask(f"{CANCEL_QUESTION} {CANCEL_WARNING}", sure)
+    except discord.HTTPException:
+        log.warning("could not ask whether to cancel %s", custom_id.request_id, exc_info=True)
+
+
+def cancel_note(outcome: Outcome) -> str:
+    """What the private question about cancelling becomes once answered."""
+    if isinstance(outcome, Decided):
+        return f"{outcome.view.heading.format(deciders=names(outcome.view.deciders, bold=True))}."
+    return note(outcome) or NO_LONGER_AVAILABLE
 
 
 async def act_and_tell(
@@ -240,9 +302,12 @@ async def act_and_tell(
     custom_id: CustomId,
     read: Callable[[], Click],
     word: Callable[[Outcome], str | None],
+    *,
+    replace: bool = False,
 ) -> None:
     """Acknowledge an interaction at once (a click, or a form's submission), act on what
-    `read` makes of it, and tell the person privately what `word` makes of the outcome."""
+    `read` makes of it, and tell the person privately what `word` makes of the outcome: in a
+    note of its own, or (`replace`) in place of the private note that was clicked."""
     try:
         # Type 6: "got it", with no visible change; the broker's answer may take a moment.
         await first.defer()
@@ -269,7 +334,17 @@ async def act_and_tell(
     )
     if text:
         await first.delivered()
-        await tell(interaction, text)
+        await (replaced(interaction, text) if replace else tell(interaction, text))
+
+
+async def replaced(interaction: discord.Interaction[Any], text: str) -> None:
+    """The private note whose button was clicked, now saying `text`, without its buttons."""
+    try:
+        await interaction.edit_original_response(
+            content=shorten(text, MAX_CONTENT), view=None, allowed_mentions=NO_PINGS
+        )
+    except discord.HTTPException:
+        log.warning("could not tell %s: %s", interaction.user.id, text, exc_info=True)
 
 
 async def tell(interaction: discord.Interaction[Any], text: str) -> None:

@@ -136,6 +136,15 @@ class Inline:
         }
         self._answer({"type": MESSAGE, "data": data})
 
+    async def ask(self, text: str, buttons: ui.View) -> None:
+        data = {
+            "content": shorten(text, MAX_CONTENT),
+            "flags": EPHEMERAL,
+            "components": buttons.to_components(),
+            "allowed_mentions": NO_PINGS.to_dict(),
+        }
+        self._answer({"type": MESSAGE, "data": data})
+
     def _answer(self, body: dict[str, Any]) -> None:
         if self.body.done():
             raise RuntimeError(f"the interaction was already answered; not sending {body}")

@@ -3,7 +3,9 @@
     ab:<request_id>:o:<question>:<option>   PICK an option of a single-select question (button)
     ab:<request_id>:m:<question>            CHOOSE options of a multi-select question (select)
     ab:<request_id>:s                       SUBMIT
-    ab:<request_id>:c                       CANCEL
+    ab:<request_id>:c                       CANCEL: asks the person privately whether they
+                                            are sure
+    ab:<request_id>:k                       CONFIRM_CANCEL: the button of that question
     ab:<request_id>:w                       WORDS: open the form for an answer in one's own
                                             words and a note (button)
     ab:<request_id>:f                       FORM: that form (a modal), and its submission
@@ -44,9 +46,10 @@ _INDEX = r"\d{1,2}"
 
 BUTTON_TEMPLATE = (
     rf"{PREFIX}:{_REQUEST}:"
-    rf"(?:(?P<control>[scw])|(?P<kind>o):(?P<question>{_INDEX}):(?P<option>{_INDEX}))"
+    rf"(?:(?P<control>[sckw])|(?P<kind>o):(?P<question>{_INDEX}):(?P<option>{_INDEX}))"
 )
-"""Buttons: an option of a single-select question, Submit, Cancel, or the form's button."""
+"""Buttons: an option of a single-select question, Submit, Cancel (and the button that confirms
+it), or the form's button."""
 
 SELECT_TEMPLATE = rf"{PREFIX}:{_REQUEST}:(?P<kind>m):(?P<question>{_INDEX})"
 """The string select of a multi-select question."""
@@ -69,6 +72,7 @@ class Action(enum.StrEnum):
     CHOOSE = "m"
     SUBMIT = "s"
     CANCEL = "c"
+    CONFIRM_CANCEL = "k"
     WORDS = "w"
     FORM = "f"
     TYPED = "t"
@@ -103,6 +107,10 @@ class CustomId:
     @classmethod
     def cancel(cls, request_id: str) -> CustomId:
         return cls(request_id, Action.CANCEL)
+
+    @classmethod
+    def confirm_cancel(cls, request_id: str) -> CustomId:
+        return cls(request_id, Action.CONFIRM_CANCEL)
 
     @classmethod
     def words(cls, request_id: str) -> CustomId:
@@ -158,7 +166,7 @@ def unpack(custom_id: str) -> CustomId:
     raise BadCustomId(
         f"{custom_id!r} is not an askbridge custom_id; expected "
         "'ab:<request_id>:o:<question>:<option>', 'ab:<request_id>:m:<question>', "
-        "'ab:<request_id>:t:<question>', or 'ab:<request_id>:' and one of s, c, w, f, n"
+        "'ab:<request_id>:t:<question>', or 'ab:<request_id>:' and one of s, c, k, w, f, n"
     )
 
 

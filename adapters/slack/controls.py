@@ -20,7 +20,7 @@ from askbridge.adapters.slack.blockkit import (
 from askbridge.adapters.slack.ids import ActionId, BadActionId, Kind
 from askbridge.adapters.slack.richtext import shorten
 from askbridge.core.models import UserQuestion
-from askbridge.core.view import CANCEL_QUESTION, CANCEL_WARNING, RequestView
+from askbridge.core.view import CANCEL_QUESTION, CANCEL_SURE, CANCEL_WARNING, RequestView
 
 OTHER_LABEL = "Other…"
 NOTE_LABEL = "Add a note"
@@ -104,7 +104,7 @@ def cancel(request_id: str) -> Button:
     confirm: Confirm = {
         "title": plain(CANCEL_QUESTION, MAX_CONFIRM_TITLE),
         "text": plain(CANCEL_WARNING, MAX_CONFIRM_TEXT),
-        "confirm": plain("Cancel question", MAX_CONFIRM_BUTTON),
+        "confirm": plain(CANCEL_SURE, MAX_CONFIRM_BUTTON),
         "deny": plain("Keep it", MAX_CONFIRM_BUTTON),
         "style": "danger",
     }

@@ -11,7 +11,7 @@ from askbridge.bots.service import Service
 from askbridge.core.clock import ManualClock
 from askbridge.core.models import Request, Target
 from askbridge.core.questions import parse_questions
-from tests.conftest import DATABASE, EXPECTED
+from tests.conftest import DATABASE, EXPECTED, story
 from tests.emulators.discord import Message
 
 from .conftest import World, ask, outcome, posted
@@ -138,9 +138,20 @@ async def test_cancel_interrupts_the_agent(
         await socket.send_json({"AskUserQuestion": DATABASE})
         question = await emulator.wait_for_message(world.channel.id)
         cancel = await emulator.click(question, world.bob.id, "Cancel")
-        await cancel.response()
+        sure = await cancel.wait_for_ephemeral(
+            "Cancel this question? The agent will be interrupted"
+        )
+        # Asking does not cancel: the agent still waits, and the message still takes answers.
+        assert (await outcome(http, bridge.url, "ask_db", wait=0))["status"] == "waiting"
+        assert emulator.message(question.id).is_interactive
+        confirmed = await emulator.click(sure, world.bob.id, "Cancel question")
+        await confirmed.response()
         frame = await socket.receive(timeout=10)
     assert json.loads(frame.data) == "Interrupt"
+    # The private question becomes what came of it, without its button.
+    done = await emulator.wait_for_edit(sure.id, lambda m: not m.is_interactive)
+    assert done.text == "Cancelled by **Bob** — the agent was interrupted."
+    assert done.ephemeral_for == world.bob.id
 
     final = await outcome(http, bridge.url, "ask_db")
     assert final["status"] == "cancelled"
@@ -149,6 +160,39 @@ async def test_cancel_interrupts_the_agent(
     edited = await emulator.wait_for_edit(question.id, ended)
     assert "Cancelled by **Bob** — the agent was interrupted · <t:" in edited.text
     assert "**Database** · Which database should we use?" in edited.text
+
+
+async def test_a_cancel_confirmed_by_someone_who_may_not_answer_is_refused(
+    bridge: Service, world: World, http: aiohttp.ClientSession
+) -> None:
+    emulator, alice, bob = world.emulator, world.alice, world.bob
+    only_bob = {**DEPLOY, "answerers": [f"discord:@{bob.id}"]}
+    question = posted(emulator, await ask(http, bridge.url, only_bob))
+    asked = await emulator.click(question, alice.id, "Cancel")
+    sure = await asked.wait_for_ephemeral("Cancel this question?")
+    await (await emulator.click(sure, alice.id, "Cancel question")).response()
+    refused = await emulator.wait_for_edit(sure.id, lambda m: not m.is_interactive)
+    assert refused.text.startswith(f"Only these people may answer this question: <@{bob.id}>.")
+    assert (await outcome(http, bridge.url, "ask_deploy", wait=0))["status"] == "waiting"
+    assert await story(http, bridge.url, "ask_deploy") == [
+        ("created", None),
+        ("posted", None),
+        ("denied", "Alice"),
+    ]
+
+
+async def test_a_cancel_confirmed_too_late_says_how_the_question_ended(
+    bridge: Service, world: World, http: aiohttp.ClientSession
+) -> None:
+    emulator, alice, bob = world.emulator, world.alice, world.bob
+    question = posted(emulator, await ask(http, bridge.url, DEPLOY))
+    sure = await (await emulator.click(question, bob.id, "Cancel")).wait_for_ephemeral("Cancel")
+    await (await emulator.click(question, alice.id, "Yes")).response()
+    assert (await outcome(http, bridge.url, "ask_deploy"))["answers"] == {"Deploy": "Yes"}
+    await (await emulator.click(sure, bob.id, "Cancel question")).response()
+    late = await emulator.wait_for_edit(sure.id, lambda m: not m.is_interactive)
+    assert late.text == "This question was already answered by Alice."
+    assert (await outcome(http, bridge.url, "ask_deploy", wait=0))["status"] == "answered"
 
 
 async def test_withdrawing_edits_the_message(

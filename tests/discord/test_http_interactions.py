@@ -255,7 +255,10 @@ async def test_a_multi_select_and_submit(
 async def test_cancel(bridge: Service, world: World, http: aiohttp.ClientSession) -> None:
     emulator, bob = world.emulator, world.bob
     question = posted(emulator, await ask(http, bridge.url, DATABASE))
-    await answered(await emulator.click(question, bob.id, "Cancel"), 6)
+    asked = await emulator.click(question, bob.id, "Cancel")
+    await answered(asked, 4)
+    sure = await asked.wait_for_ephemeral("Cancel this question?")
+    await answered(await emulator.click(sure, bob.id, "Cancel question"), 6)
     final = await outcome(http, bridge.url, "ask_db")
     assert final["status"] == "cancelled"
     assert final["cancelled_by"]["name"] == "Bob"
