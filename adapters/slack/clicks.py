@@ -15,6 +15,7 @@ from typing import Any
 from askbridge.adapters.slack.blockkit import StateValues
 from askbridge.adapters.slack.form import picked, read
 from askbridge.adapters.slack.ids import (
+    CHOICE_KINDS,
     ActionId,
     BadActionId,
     FormMetadata,
@@ -167,7 +168,7 @@ def selections(request_id: str, state: StateValues) -> Selections:
                 action = ActionId.unpack(action_id)
             except BadActionId:
                 continue
-            if action.request_id != request_id or action.kind not in (Kind.RADIO, Kind.CHECK):
+            if action.request_id != request_id or action.kind not in CHOICE_KINDS:
                 continue
             if not isinstance(entry, dict) or action.question is None:
                 continue

@@ -60,8 +60,8 @@ def form_buttons(view: RequestView) -> list[Element]:
     own words, "Add a note" when it takes notes."""
     policy = view.request.policy
     wanted = [
-        (Kind.OTHER, OTHER_LABEL, policy.allow_other),
-        (Kind.NOTE, NOTE_LABEL, policy.allow_notes),
+        (Kind.WORDS, OTHER_LABEL, policy.allow_other),
+        (Kind.ADD_NOTE, NOTE_LABEL, policy.allow_notes),
     ]
     return [
         button(ActionId(view.request_id, kind), label, kind.value)
@@ -77,9 +77,9 @@ def actions(rev: str, name: str, elements: list[Element]) -> ActionsBlock:
 def choices(request_id: str, index: int, question: UserQuestion) -> Element:
     options = [option(o, opt.label, opt.description) for o, opt in enumerate(question.options)]
     if question.multi_select:
-        action = ActionId(request_id, Kind.CHECK, index)
+        action = ActionId(request_id, Kind.CHOOSE_ANY, index)
         return {"type": "checkboxes", "action_id": action.pack(), "options": options}
-    action = ActionId(request_id, Kind.RADIO, index)
+    action = ActionId(request_id, Kind.CHOOSE_ONE, index)
     return {"type": "radio_buttons", "action_id": action.pack(), "options": options}
 
 

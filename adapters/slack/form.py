@@ -42,7 +42,7 @@ from askbridge.core.intents import NOTE, Refusal, Refused
 from askbridge.core.models import Selections, UserQuestion
 from askbridge.core.view import RequestView
 
-TITLES = {Kind.OTHER: OWN_WORDS_TITLE, Kind.NOTE: NOTE_TITLE}
+TITLES = {Kind.WORDS: OWN_WORDS_TITLE, Kind.ADD_NOTE: NOTE_TITLE}
 SUBMIT = "Submit"
 CLOSE = "Close"
 NOTE_BLOCK = "note"
@@ -67,7 +67,7 @@ def question_of(block_id: str) -> int | None:
 def form(view: RequestView, picks: Selections, kind: Kind, metadata: FormMetadata) -> ModalView:
     """The form `kind`'s button opens, prefilled with what the person picked (`picks`)."""
     policy = view.request.policy
-    own_words = kind is Kind.OTHER and policy.allow_other
+    own_words = kind is Kind.WORDS and policy.allow_other
     blocks: list[InputBlock] = [
         _text_field(index, q, picks.get(index, ()), focus=index == 0)
         if own_words

@@ -24,29 +24,33 @@ ANY_ACTION = re.compile(r".*")
 
 
 class Kind(enum.StrEnum):
+    """What an element does, named as `core.intents` and the Discord adapter name it; the
+    value is what its action_ids say, which never changes, so old messages keep working."""
+
     PICK = "pick"
     """A button that answers a one-question request in one click: question, option."""
-    RADIO = "radio"
+    CHOOSE_ONE = "radio"
     """The radio buttons of a single-select question: question."""
-    CHECK = "check"
+    CHOOSE_ANY = "check"
     """The checkboxes of a multi-select question: question."""
     SUBMIT = "submit"
     CANCEL = "cancel"
-    OTHER = "other"
+    WORDS = "other"
     """"Other…": opens the answer form with a text input per question."""
-    NOTE = "note"
+    ADD_NOTE = "note"
     """"Add a note": opens the answer form with the options and a note."""
 
 
-FORM_KINDS = frozenset({Kind.OTHER, Kind.NOTE})
+FORM_KINDS = frozenset({Kind.WORDS, Kind.ADD_NOTE})
+CHOICE_KINDS = frozenset({Kind.CHOOSE_ONE, Kind.CHOOSE_ANY})
 _INDICES = {
     Kind.PICK: 2,
-    Kind.RADIO: 1,
-    Kind.CHECK: 1,
+    Kind.CHOOSE_ONE: 1,
+    Kind.CHOOSE_ANY: 1,
     Kind.SUBMIT: 0,
     Kind.CANCEL: 0,
-    Kind.OTHER: 0,
-    Kind.NOTE: 0,
+    Kind.WORDS: 0,
+    Kind.ADD_NOTE: 0,
 }
 _FORMAT = "ab|<request_id>|<kind>[|<question>[|<option>]]"
 

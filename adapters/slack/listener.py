@@ -138,7 +138,7 @@ class Clicks:
             line = note(Refused(Refusal.UNKNOWN_REQUEST))
         except Exception as error:
             log.warning("could not open the answer form of %s: %r", action.request_id, error)
-            label = OTHER_LABEL if action.kind is Kind.OTHER else NOTE_LABEL
+            label = OTHER_LABEL if action.kind is Kind.WORDS else NOTE_LABEL
             line = [Span(FORM_NOT_OPENED.format(label=f'"{label}"'))]
         if line is not None:
             await self.surface.tell(person, origin, line, interaction.response_url)

@@ -19,7 +19,7 @@ def action_ids(draw: st.DrawFn) -> ActionId:
     request_id = draw(request_ids)
     if kind is Kind.PICK:
         return ActionId(request_id, kind, draw(indices), draw(indices))
-    if kind in (Kind.RADIO, Kind.CHECK):
+    if kind in (Kind.CHOOSE_ONE, Kind.CHOOSE_ANY):
         return ActionId(request_id, kind, draw(indices))
     return ActionId(request_id, kind)
 
@@ -35,10 +35,10 @@ def test_pack_and_unpack_round_trip(action: ActionId) -> None:
 def test_the_format_is_stable() -> None:
     # Messages already posted carry these; changing the format would orphan them.
     assert ActionId("ask_1", Kind.PICK, 0, 2).pack() == "ab|ask_1|pick|0|2"
-    assert ActionId("ask_1", Kind.CHECK, 1).pack() == "ab|ask_1|check|1"
+    assert ActionId("ask_1", Kind.CHOOSE_ANY, 1).pack() == "ab|ask_1|check|1"
     assert ActionId("ask_1", Kind.SUBMIT).pack() == "ab|ask_1|submit"
-    assert ActionId("ask_1", Kind.OTHER).pack() == "ab|ask_1|other"
-    assert ActionId("ask_1", Kind.NOTE).pack() == "ab|ask_1|note"
+    assert ActionId("ask_1", Kind.WORDS).pack() == "ab|ask_1|other"
+    assert ActionId("ask_1", Kind.ADD_NOTE).pack() == "ab|ask_1|note"
     assert ActionId("ask_1", Kind.PICK, 0, 2).choice() == (0, 2)
 
 
@@ -68,7 +68,7 @@ def test_what_cannot_be_packed_is_refused() -> None:
     with pytest.raises(BadActionId, match="'pick' action_id takes 2"):
         ActionId("ask_1", Kind.PICK, 0)
     with pytest.raises(BadActionId, match="must not be negative"):
-        ActionId("ask_1", Kind.RADIO, -1)
+        ActionId("ask_1", Kind.CHOOSE_ONE, -1)
     with pytest.raises(BadActionId, match="300 characters; Slack allows 255"):
         ActionId("r" * 290, Kind.SUBMIT).pack()
     with pytest.raises(BadActionId, match="names no option"):

@@ -105,7 +105,7 @@ def requests_in_own_words(draw: st.DrawFn) -> Request:
 
 
 @EXAMPLES
-@given(requests_in_own_words(), st.sampled_from([Kind.OTHER, Kind.NOTE]))
+@given(requests_in_own_words(), st.sampled_from([Kind.WORDS, Kind.ADD_NOTE]))
 def test_own_words_and_notes_are_inert_in_messages_and_forms(request: Request, kind: Kind) -> None:
     view = RequestView.of(request)
     payload = render(view, "r1")
