@@ -59,17 +59,18 @@ def ended(surface: str, ending: str) -> RequestView:
         fields.update(answers=answers)  # answered, by nobody: the deadline's answers
     if ending == "cancelled":
         fields.update(cancelled_by=alice)
-    return RequestView.of(
-        Request.model_validate(
-            {
-                "request_id": "ask_heading",
-                "questions": parse_questions([DEPLOY]),
-                "targets": (Target(platform=surface, channel="C1"),),
-                "created_at": WHEN,
-                **fields,
-            }
-        )
-    )
+    return view_of(surface, fields)
+
+
+def view_of(surface: str, fields: dict[str, Any]) -> RequestView:
+    """The view of a request posted on `surface`, asking DEPLOY, with these fields."""
+    asked = {
+        "request_id": "ask_heading",
+        "questions": parse_questions([DEPLOY]),
+        "targets": (Target(platform=surface, channel="C1"),),
+        "created_at": WHEN,
+    }
+    return RequestView.of(Request.model_validate({**asked, **fields}))
 
 
 def shown_on(surface: str, view: RequestView) -> str:
@@ -103,19 +104,8 @@ def waiting(surface: str, on_timeout: str) -> RequestView:
     policy: dict[str, Any] = {"answerers": (ANSWERERS[surface],), "quorum": 2}
     if on_timeout == "answers":
         policy["timeout_answers"] = {"Deploy": "Reject"}
-    return RequestView.of(
-        Request.model_validate(
-            {
-                "request_id": "ask_policy",
-                "questions": parse_questions([DEPLOY]),
-                "targets": (Target(platform=surface, channel="C1"),),
-                "created_at": WHEN,
-                "expires_at": WHEN,
-                "policy": policy,
-                "votes": (Vote(person=alice, answers={"Deploy": "Approve"}, at=WHEN),),
-            }
-        )
-    )
+    vote = Vote(person=alice, answers={"Deploy": "Approve"}, at=WHEN)
+    return view_of(surface, {"expires_at": WHEN, "policy": policy, "votes": (vote,)})
 
 
 def assert_worded(template: str, text: str) -> None:
