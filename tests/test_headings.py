@@ -109,7 +109,10 @@ def waiting(surface: str, on_timeout: str) -> RequestView:
 
 
 def assert_worded(template: str, text: str) -> None:
-    """Every word of `template` outside its slots is in `text`, in order."""
+    """Every word of `template` outside its slots is in `text`, in order, and every one of its
+    slots was filled."""
+    for slot in SLOT.findall(template):
+        assert f"{{{slot}}}" not in text, f"{{{slot}}} of {template!r} is left in {text!r}"
     at = 0
     for words in SLOT.split(template)[::2]:
         found = text.find(words, at)
