@@ -259,6 +259,8 @@ async def test_cancel(bridge: Service, world: World, http: aiohttp.ClientSession
     await answered(asked, 4)
     sure = await asked.wait_for_ephemeral("Cancel this question?")
     await answered(await emulator.click(sure, bob.id, "Cancel question"), 6)
+    done = await emulator.wait_for_edit(sure.id, ended)
+    assert done.text == "Cancelled by **Bob** — the agent was interrupted."
     final = await outcome(http, bridge.url, "ask_db")
     assert final["status"] == "cancelled"
     assert final["cancelled_by"]["name"] == "Bob"
