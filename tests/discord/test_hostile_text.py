@@ -16,13 +16,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from askbridge.adapters.discord import forms
-from askbridge.adapters.discord.clicks import note
+from askbridge.adapters.discord.clicks import cancel_note, note
 from askbridge.adapters.discord.lines import DISCORD_ANSWERER, reminder
 from askbridge.adapters.discord.markdown import escape, line, prose, shorten
 from askbridge.adapters.discord.render import render, words_label
 from askbridge.adapters.discord.surface import NO_PINGS
 from askbridge.core.answers import MULTI_SELECT_SEPARATOR, typed_problem
-from askbridge.core.intents import NOTE, Counted, Drafted, Outcome, Refusal, Refused
+from askbridge.core.intents import NOTE, Counted, Decided, Drafted, Outcome, Refusal, Refused
 from askbridge.core.models import Person, Policy, Request, Selections, Status, Target, Vote
 from askbridge.core.questions import parse_questions
 from askbridge.core.view import RequestView, State
@@ -207,6 +207,10 @@ def test_hostile_text_is_shown_as_written(view: RequestView) -> None:
     ]
     notes = [text for outcome in outcomes(view) if (text := note(outcome)) is not None]
     notes += [text for outcome in outcomes(view) if (text := forms.note(outcome)) is not None]
+    # What the private question about cancelling becomes: the ending, or why not.
+    notes += [cancel_note(outcome) for outcome in outcomes(view)]
+    if not view.waiting:
+        notes.append(cancel_note(Decided(view)))
     if view.waiting:
         notes.append(reminder(view))
         notes += form_notes(view)
