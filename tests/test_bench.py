@@ -11,13 +11,19 @@ import json
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from askbridge.adapters.slack.render import render
+from askbridge.core.models import Request, Target, UserQuestion
+from askbridge.core.view import RequestView
+from tests.bench.floor import MESSAGE_KEY, message
 from tests.bench.report import latency_ratios, latency_summary, percentile, table
 from tests.bench.run import parse
+from tests.conftest import DEPLOY
 
 ROOT = Path(__file__).resolve().parent.parent
 PERCENTILES = ("p50_ms", "p90_ms", "p99_ms", "max_ms")
@@ -129,3 +135,17 @@ def test_options_that_cannot_work_are_refused(capsys: pytest.CaptureFixture[str]
     assert json_to == "-"
     assert options.rounds == 2
     assert options.startup_waiting in options.waiting_sizes
+
+
+def test_the_floor_posts_the_message_askbridge_posts() -> None:
+    """Both sides then get the same `block_actions` for a click, byte for byte but the ids.
+    After a change to Slack's rendering, write `render(...)` below to deploy_message.json."""
+    request = Request(
+        request_id="click1-7",
+        questions=(UserQuestion.model_validate(DEPLOY),),
+        targets=(Target(platform="slack", channel="C1"),),
+        created_at=datetime(2030, 1, 1, tzinfo=UTC),
+    )
+    rendered = json.loads(json.dumps(render(RequestView.of(request), "bench-rev")))
+    assert message("click1-7") == rendered
+    assert MESSAGE_KEY not in json.dumps(rendered)

@@ -8,20 +8,25 @@ one listener for every action_id, the same aiohttp adapter in HTTP mode and the 
 `AsyncSocketModeHandler` in Socket Mode, one shared Web API session) and its agents wait the
 way askbridge's do, with an HTTP long-poll on the same kind of aiohttp server:
 
-    POST /ask {"key"}       post a message with an Approve button → {"channel", "ts"}
+    POST /ask {"key"}       post askbridge's message for the same question → {"channel", "ts"}
     GET  /wait/{key}?wait=s the agent's long-poll: returns the answer once the button is clicked
     GET  /waiting           {"waiting": n}: long-polls now held
 
-What it leaves out is everything askbridge adds: storing the answer durably, checking who may
-answer, updating the message, the audit trail. A click is acked, then wakes its long-poll.
+The message is askbridge's own for `DEPLOY` (`deploy_message.json`, which `tests/test_bench.py`
+keeps equal to what askbridge renders), so a click on Approve sends both sides the same signed
+`block_actions`, of the same size. What it leaves out is everything askbridge adds: storing the
+answer durably, checking who may answer, updating the message, the audit trail. A click is
+acked, then wakes the long-poll of the key its action_id names, as askbridge's does.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import re
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -35,6 +40,15 @@ from tests.bench.children import serve_until_told_to_stop
 
 ANY_ACTION = re.compile(".*")
 MAX_WAIT_S = 300.0
+MESSAGE = (Path(__file__).parent / "deploy_message.json").read_text()
+MESSAGE_KEY = "bench-key"
+"""The request id in `MESSAGE`'s action_ids, where each message has its own key."""
+
+
+def message(key: str) -> dict[str, Any]:
+    """askbridge's message for `DEPLOY`, its action_ids naming `key`."""
+    found: dict[str, Any] = json.loads(MESSAGE.replace(MESSAGE_KEY, key))
+    return found
 
 
 class Waiters:
@@ -85,8 +99,9 @@ class Floor:
     async def on_action(self, ack: Any, body: dict[str, Any]) -> None:
         await ack()
         action = body["actions"][0]
-        answer = {"key": action["value"], "answer": action["action_id"], "by": body["user"]["id"]}
-        self.waiters.wake(str(action["value"]), answer)
+        key = action["action_id"].split("|")[1]
+        answer = {"key": key, "answer": action["value"], "by": body["user"]["id"]}
+        self.waiters.wake(key, answer)
 
     async def events(self, request: web.Request) -> web.Response:
         incoming = await to_bolt_request(request)
@@ -96,22 +111,9 @@ class Floor:
     async def ask(self, request: web.Request) -> web.Response:
         body: dict[str, Any] = await request.json()
         key = str(body["key"])
-        blocks = [
-            {
-                "type": "actions",
-                "block_id": "decide",
-                "elements": [
-                    {
-                        "type": "button",
-                        "action_id": "approve",
-                        "value": key,
-                        "text": {"type": "plain_text", "text": "Approve"},
-                    }
-                ],
-            }
-        ]
+        payload = message(key)
         posted = await self.client.chat_postMessage(
-            channel=str(body["channel"]), text="Deploy?", blocks=blocks
+            channel=str(body["channel"]), text=payload["text"], blocks=payload["blocks"]
         )
         return web.json_response({"channel": posted["channel"], "ts": posted["ts"]}, status=201)
 
