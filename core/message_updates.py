@@ -205,11 +205,12 @@ class MessageUpdates:
     async def _turn(self, surface: Surface) -> bool:
         """Wait for the platform's rate limit to allow one more edit; meanwhile newer states
         of the message replace the one queued, and nothing is claimed, so a stop cancels
-        this wait at once and leaves the update to the sweep. False: stopping, do not wait."""
+        this wait at once and leaves the update to the sweep. False: stopping, and the turn
+        is not there yet (one that is goes out within the stop's grace, as any in hand)."""
         pace = pace_of(surface)
         if pace is None:
             return True
-        if self._stopping:
+        if self._stopping and not pace.free(asyncio.get_running_loop().time()):
             return False
         task = asyncio.current_task()
         assert task is not None

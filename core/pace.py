@@ -25,6 +25,10 @@ class Pace:
         self._due = float("-inf")
         """When the latest turn handed out would have been due at an even pace."""
 
+    def free(self, now: float) -> bool:
+        """Whether a turn taken at `now` would start at once."""
+        return max(self._due, now) - self._slack <= now
+
     def reserve(self, now: float) -> float:
         """Take the next turn; how many seconds from `now` it starts."""
         due = max(self._due, now)

@@ -37,6 +37,19 @@ def test_a_quiet_spell_earns_a_whole_burst_again_and_no_more() -> None:
     assert [pace.reserve(200.0) for _ in range(4)] == [0.0, 0.0, 0.0, 1.0]
 
 
+def test_a_turn_is_free_while_the_burst_lasts_and_again_once_its_time_has_come() -> None:
+    pace = Pace(per_minute=60, burst=2)
+    assert pace.free(100.0)
+    pace.reserve(100.0)
+    assert pace.free(100.0)
+    pace.reserve(100.0)
+    # Asking takes nothing: the next turn is a second away, however often it is asked.
+    assert not pace.free(100.0)
+    assert not pace.free(100.9)
+    assert pace.free(101.0)
+    assert pace.reserve(101.0) == 0.0
+
+
 @pytest.mark.parametrize(("per_minute", "burst"), [(0, 1), (-5, 1), (60, 0)])
 def test_a_pace_that_lets_nothing_through_is_refused(per_minute: float, burst: int) -> None:
     with pytest.raises(ValueError, match="per_minute > 0 and burst >= 1"):
@@ -121,6 +134,18 @@ async def test_a_stop_does_not_wait_for_a_far_turn_and_leaves_it_to_the_sweep(
         assert surface.updated.empty()
         left = await store.unrendered(datetime.now(UTC))
         assert [request_id for request_id, _ in left] == [ids[1]]
+
+
+async def test_a_stop_right_after_a_click_sends_the_update_whose_turn_is_there(
+    tmp_path: Path,
+) -> None:
+    """Stopped while the update has yet to reach the pace (it starts a few milliseconds after
+    the click), with turns to spare: it is in hand, and goes out within the stop's grace."""
+    async with paced_broker(tmp_path, Pace(per_minute=1, burst=2)) as (broker, surface, store):
+        await answered(broker, 1)
+        await broker.stop(grace_s=30)
+        assert surface.updated.qsize() == 1
+        assert await store.unrendered(datetime.now(UTC)) == []
 
 
 async def test_a_stop_also_leaves_an_update_that_had_not_yet_come_to_wait_for_its_turn(
