@@ -25,13 +25,17 @@ class Pace:
         self._due = float("-inf")
         """When the latest turn handed out would have been due at an even pace."""
 
+    def _next(self, now: float) -> float:
+        """When the next turn would be due at an even pace, asked at `now`."""
+        return max(self._due, now)
+
     def free(self, now: float) -> bool:
         """Whether a turn taken at `now` would start at once."""
-        return max(self._due, now) - self._slack <= now
+        return self._next(now) - self._slack <= now
 
     def reserve(self, now: float) -> float:
         """Take the next turn; how many seconds from `now` it starts."""
-        due = max(self._due, now)
+        due = self._next(now)
         self._due = due + self._interval
         return max(0.0, due - self._slack - now)
 
