@@ -25,7 +25,7 @@ class Actor(Body):
 
     @classmethod
     def of(cls, person: Person) -> Actor:
-        return cls(platform=person.platform, id=person.id, name=person.name)
+        return cls.model_construct(platform=person.platform, id=person.id, name=person.name)
 
 
 class Ballot(Body):
@@ -104,7 +104,9 @@ class StatusObject(Body):
         answers = request.answers
         policy = request.policy
         notes = RequestView.of(request).notes if answers is not None else {}
-        return cls(
+        # Built from a stored request, whose every value its own model already checked: an
+        # agent's long-poll is on the click's path, and checking again would double its cost.
+        return cls.model_construct(
             request_id=request.request_id,
             status=request.status,
             questions=request.questions,
@@ -121,7 +123,7 @@ class StatusObject(Body):
             notes=notes or None,
             # The shape Claude Code takes its answers' notes in.
             annotations={
-                q.question: Annotation(notes=notes[q.header])
+                q.question: Annotation.model_construct(notes=notes[q.header])
                 for q in request.questions
                 if q.header in notes
             }
@@ -136,7 +138,7 @@ class StatusObject(Body):
             allow_notes=True if policy.allow_notes else None,
             on_timeout=None
             if policy.timeout_answers is None
-            else TimeoutAnswers(answers=policy.timeout_answers),
+            else TimeoutAnswers.model_construct(answers=policy.timeout_answers),
             remind_at=request.remind_at,
             reminded_at=request.reminded_at,
             escalation_step=request.escalation_step or None,
@@ -145,11 +147,15 @@ class StatusObject(Body):
             subject_sha256=policy.subject_sha256,
             requested_by=policy.requested_by,
             votes=[
-                Ballot(voter=Actor.of(v.person), answers=v.answers, at=v.at, notes=v.notes or None)
+                Ballot.model_construct(
+                    voter=Actor.of(v.person), answers=v.answers, at=v.at, notes=v.notes or None
+                )
                 for v in request.votes
             ],
             messages=[
-                PostedMessage(platform=m.platform, channel=m.channel, message_id=m.message_id)
+                PostedMessage.model_construct(
+                    platform=m.platform, channel=m.channel, message_id=m.message_id
+                )
                 for m in request.messages
             ],
         )
