@@ -162,6 +162,8 @@ REQUEST_COLUMNS = (
     " answers, ended_by, policy, remind_at, reminded_at, posted_at,"
     " escalation_step, escalate_at, escalated_at"
 )
+REQUEST_COLUMNS_POLICY = [name.strip() for name in REQUEST_COLUMNS.split(",")].index("policy")
+"""Where `policy` stands in a row of REQUEST_COLUMNS."""
 
 
 NEWER_CLICK = (

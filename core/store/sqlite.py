@@ -408,31 +408,39 @@ class SQLiteStore:
                     request_id,
                 ),
             )
-            outcome = VoteOutcome.CLOSED
-            if cursor.rowcount == 0 and _status(db, request_id) == Status.WAITING.value:
-                outcome = VoteOutcome.REPLAYED
-            if cursor.rowcount == 1:
+            if cursor.rowcount == 0:
+                replayed = _status(db, request_id) == Status.WAITING.value
+                stored = _load(db, request_id)
+                if stored is None:
+                    raise KeyError(request_id)
+                return stored, VoteOutcome.REPLAYED if replayed else VoteOutcome.CLOSED
+            data = codec.vote_data(answers, notes)
+            voted = _insert_event(db, Event(request_id, at, "vote", person, data))
+            # The request's votes are read once: they are counted here, and they are part of
+            # the request the waiting agents get, as is the row the ending returns.
+            votes = _all(
+                db,
+                f"SELECT {codec.VOTE_COLUMNS} FROM votes WHERE request_id = ? ORDER BY at",
+                (request_id,),
+            )
+            row: tuple[Any, ...] | None
+            if sum(1 for vote in votes if vote[1] == encoded) >= quorum:
+                outcome = VoteOutcome.DECIDED
+                ending = Ending(Status.ANSWERED, at, answers=answers, by=person)
+                # The ending moves the revision on, and it follows the vote in the chain.
+                row = self._end(db, request_id, ending, after=voted)
+            else:
                 outcome = VoteOutcome.COUNTED
-                data = codec.vote_data(answers, notes)
-                voted = _insert_event(db, Event(request_id, at, "vote", person, data))
                 row = _one(
                     db,
-                    "SELECT count(*) FROM votes WHERE request_id = ? AND answers = ?",
-                    (request_id, encoded),
+                    "UPDATE requests SET revision = revision + 1 WHERE request_id = ?"
+                    f" RETURNING {codec.REQUEST_COLUMNS}",
+                    (request_id,),
                 )
-                if row is not None and row[0] >= quorum:
-                    outcome = VoteOutcome.DECIDED
-                    ending = Ending(Status.ANSWERED, at, answers=answers, by=person)
-                    # The ending moves the revision on, and it follows the vote in the chain.
-                    self._end(db, request_id, ending, after=voted)
-                else:
-                    db.execute(
-                        "UPDATE requests SET revision = revision + 1 WHERE request_id = ?",
-                        (request_id,),
-                    )
-            stored = _load(db, request_id)
-        if stored is None:
-            raise KeyError(request_id)
+            if row is None:
+                raise KeyError(request_id)
+            messages = _messages(db, [request_id]).get(request_id, [])
+            stored = codec.load_request(row, messages, [codec.load_vote(v) for v in votes])
         return stored, outcome
 
     async def finish(self, request_id: str, ending: Ending) -> tuple[Request, bool]:
@@ -440,7 +448,7 @@ class SQLiteStore:
 
     def _finish(self, request_id: str, ending: Ending) -> tuple[Request, bool]:
         with self._transaction() as db:
-            won = self._end(db, request_id, ending)
+            won = self._end(db, request_id, ending) is not None
             stored = _load(db, request_id)
         if stored is None:
             raise KeyError(request_id)
@@ -448,12 +456,13 @@ class SQLiteStore:
 
     def _end(
         self, db: sqlite3.Connection, request_id: str, ending: Ending, after: str | None = None
-    ) -> bool:
-        """End a waiting request; `after`: the hash of the event just written for it."""
+    ) -> tuple[Any, ...] | None:
+        """End a waiting request; `after`: the hash of the event just written for it. The
+        request's row as the ending left it, or None when it was not waiting."""
         rows = db.execute(
             "UPDATE requests SET status = ?, ended_at = ?, answers = ?, ended_by = ?,"
             " revision = revision + 1 WHERE request_id = ? AND status = 'waiting'"
-            " RETURNING policy",
+            f" RETURNING {codec.REQUEST_COLUMNS}",
             (
                 ending.status.value,
                 codec.epoch(ending.at),
@@ -463,8 +472,9 @@ class SQLiteStore:
             ),
         ).fetchall()
         if len(rows) != 1:
-            return False
-        policy = rows[0][0]
+            return None
+        row = tuple(rows[0])
+        policy = row[codec.REQUEST_COLUMNS_POLICY]
         data = codec.ending_data(ending, policy)
         event = Event(request_id, ending.at, ending.status.value, ending.by, data)
         _insert_event(db, event, after)
@@ -476,7 +486,7 @@ class SQLiteStore:
                 " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (f"dlv_{uuid.uuid4().hex}", request_id, url, *[codec.epoch(ending.at)] * 2),
             )
-        return True
+        return row
 
     # --- time and rendering -------------------------------------------------------------
 
