@@ -1,7 +1,7 @@
 """A click on one of askbridge's components (or a form's submission): one `Broker.act` call,
 and a private note.
 
-`parse` reads who clicked, on which message, meaning what; `note` words each outcome once;
+`parse` reads who clicked, on which message, meaning what; `notes` words each outcome once;
 `respond` wires both to Discord: acknowledge first (Discord allows 3 seconds), then act, then
 reply ephemerally if there is something to say. The first response goes through a `First`:
 over the gateway it is a REST callback (`Callback`); in HTTP interactions mode it is the
@@ -20,7 +20,7 @@ that made the note (`interacted_message_id`), so the broker checks it like any c
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -29,22 +29,15 @@ import discord
 from discord import ui
 
 from askbridge.adapters.discord.ids import Action, ActionButton, BadCustomId, CustomId
-from askbridge.adapters.discord.lines import answerers_text, name, names, summary
-from askbridge.adapters.discord.markdown import line, shorten
-from askbridge.core.answers import NOTE_LABEL
+from askbridge.adapters.discord.markdown import shorten
+from askbridge.adapters.discord.notes import cancel_note, note
 from askbridge.core.broker import Broker
 from askbridge.core.intents import (
-    NOTE,
     Cancel,
     Choose,
-    Counted,
-    Decided,
-    Drafted,
     Intent,
     Outcome,
     Pick,
-    Refusal,
-    Refused,
     Submit,
 )
 from askbridge.core.models import MessageRef, Person
@@ -54,13 +47,6 @@ from askbridge.core.view import (
     CANCEL_WARNING,
     FAILED,
     FOREIGN_CLICK,
-    NO_LONGER_AVAILABLE,
-    NOT_ANSWERER,
-    SELF_APPROVAL,
-    RequestView,
-    counted_sentence,
-    end_sentence,
-    missing_sentence,
 )
 
 log = logging.getLogger("askbridge.discord")
@@ -205,51 +191,6 @@ def groups(user: discord.User | discord.Member, guild_id: int | None) -> tuple[s
     return tuple(f"{ROLE_KIND}:{i}" for i in sorted(ids))
 
 
-def note(outcome: Outcome) -> str | None:
-    """What the person who clicked is told privately; None when the message itself shows it."""
-    match outcome:
-        case Decided() | Refused(reason=Refusal.REPLAYED):
-            return None
-        case Counted(view=view, receipt=receipt):
-            return counted_sentence(receipt, f"**{summary(view, receipt.answers)}**")
-        case Drafted(view=view, question=q, draft=draft):
-            asked = view.questions[q]
-            picked = ", ".join(line(asked.options[o].label) for o in draft.get(q, ()))
-            chosen = f"**{line(asked.header)}**: {picked}."
-            if missing := outcome.unanswered:
-                rest = ", ".join(f"**{line(h)}**" for h in missing)
-                return f"{chosen} Still to answer: {rest}; then press **Submit**."
-            return f"{chosen} Press **Submit** to send your answers."
-        case Refused(reason=Refusal.NOT_ANSWERER, view=view) if view is not None:
-            return NOT_ANSWERER.format(answerers=answerers_text(view.answerers))
-        case Refused(reason=Refusal.ALREADY_ENDED, view=view) if view is not None:
-            return end_sentence(view, name)
-        case Refused(reason=Refusal.MISSING_ANSWERS, missing=missing):
-            return missing_sentence(missing, line)
-        case Refused(reason=Refusal.BAD_TEXT, view=view, problems=problems, missing=missing):
-            return typed_problems(view, problems, missing)
-        case Refused(reason=Refusal.FOREIGN_MESSAGE):
-            return FOREIGN_CLICK
-        case Refused(reason=Refusal.SELF_APPROVAL):
-            return SELF_APPROVAL
-    return NO_LONGER_AVAILABLE
-
-
-def typed_problems(
-    view: RequestView | None, problems: Mapping[int, str], missing: Sequence[str]
-) -> str:
-    """Why what a person typed was not taken, field by field, and what is still unanswered."""
-    headers = [q.header for q in view.questions] if view is not None else []
-    lines = ["Nothing was recorded:"]
-    # The questions' fields in order, then the note's, as the form shows them.
-    for index, problem in sorted(problems.items(), key=lambda p: (p[0] == NOTE, p[0])):
-        field = NOTE_LABEL if index == NOTE else headers[index] if index < len(headers) else "?"
-        lines.append(f"- **{line(field)}**: {line(problem)}")
-    if missing:
-        lines.append(missing_sentence(missing, line))
-    return "\n".join(lines)
-
-
 async def respond(
     broker: Broker,
     interaction: discord.Interaction[Any],
@@ -286,13 +227,6 @@ async def ask_to_cancel(first: First, custom_id: CustomId) -> None:
         await first.ask(f"{CANCEL_QUESTION} {CANCEL_WARNING}", sure)
     except discord.HTTPException:
         log.warning("could not ask whether to cancel %s", custom_id.request_id, exc_info=True)
-
-
-def cancel_note(outcome: Outcome) -> str:
-    """What the private question about cancelling becomes once answered."""
-    if isinstance(outcome, Decided):
-        return f"{outcome.view.heading.format(deciders=names(outcome.view.deciders, bold=True))}."
-    return note(outcome) or NO_LONGER_AVAILABLE
 
 
 async def act_and_tell(

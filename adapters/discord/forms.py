@@ -28,7 +28,7 @@ from typing import Any
 import discord
 from discord import ui
 
-from askbridge.adapters.discord import clicks
+from askbridge.adapters.discord import clicks, notes
 from askbridge.adapters.discord.clicks import Click
 from askbridge.adapters.discord.ids import Action, BadCustomId, CustomId, unpack
 from askbridge.adapters.discord.lines import name
@@ -160,7 +160,7 @@ def why_no_form(view: RequestView, draft: Selections, person: Person) -> str | N
     if words_label(view) is None:
         return FOREIGN_CLICK
     if not view.accepts(person):
-        return clicks.note(Refused(Refusal.NOT_ANSWERER, view))
+        return notes.note(Refused(Refusal.NOT_ANSWERER, view))
     missing = [] if typed_questions(view) else view.unanswered(draft)
     if missing:
         shown = ", ".join(f"**{line(h)}**" for h in missing)
@@ -233,5 +233,5 @@ def note(outcome: Outcome) -> str | None:
         case Refused(reason=Refusal.ALREADY_ENDED, view=view) if view is not None:
             return f"{end_sentence(view, name)} {NOT_RECORDED}"
         case Refused(reason=Refusal.MISSING_ANSWERS):
-            return f"{clicks.note(outcome)} {NOT_RECORDED}"
-    return clicks.note(outcome)
+            return f"{notes.note(outcome)} {NOT_RECORDED}"
+    return notes.note(outcome)

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from askbridge.adapters.discord import forms
-from askbridge.adapters.discord.clicks import note
+from askbridge.adapters.discord.notes import note
 from askbridge.adapters.discord.render import render
 from askbridge.core.intents import NOTE, Refusal, Refused
 from askbridge.core.models import Person, Policy, Request, Status, Target, Vote

@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from askbridge.adapters.discord import forms
-from askbridge.adapters.discord.clicks import cancel_note, note
 from askbridge.adapters.discord.lines import DISCORD_ANSWERER, reminder
 from askbridge.adapters.discord.markdown import escape, line, prose, shorten
+from askbridge.adapters.discord.notes import cancel_note, note
 from askbridge.adapters.discord.render import render, words_label
 from askbridge.adapters.discord.surface import NO_PINGS
 from askbridge.core.answers import MULTI_SELECT_SEPARATOR, typed_problem
