@@ -191,7 +191,7 @@ class SQLiteStore:
             )
             created = cursor.rowcount == 1
             if created:
-                _insert_event(db, Event(request.request_id, request.created_at, "created"))
+                _insert_events(db, Event(request.request_id, request.created_at, "created"))
             stored = _load(db, request.request_id)
         assert stored is not None
         return stored, created
@@ -203,7 +203,7 @@ class SQLiteStore:
         with self._transaction() as db:
             for table in ("drafts", "votes", "messages", "requests"):
                 db.execute(f"DELETE FROM {table} WHERE request_id = ?", (request_id,))
-            _insert_event(db, Event(request_id, at, "post_failed", data={"error": reason}))
+            _insert_events(db, Event(request_id, at, "post_failed", data={"error": reason}))
 
     async def get(self, request_id: str) -> Request | None:
         return await self._run(_load, self.db, request_id)
@@ -305,7 +305,7 @@ class SQLiteStore:
                 "channel": message.channel,
                 "message_id": message.message_id,
             }
-            _insert_event(db, Event(request_id, at, "posted", data=where))
+            _insert_events(db, Event(request_id, at, "posted", data=where))
 
     async def mark_posted(self, request_id: str, at: datetime) -> None:
         await self._run(self._mark_posted, request_id, at)
@@ -414,23 +414,27 @@ class SQLiteStore:
                 if stored is None:
                     raise KeyError(request_id)
                 return stored, VoteOutcome.REPLAYED if replayed else VoteOutcome.CLOSED
-            data = codec.vote_data(answers, notes)
-            voted = _insert_event(db, Event(request_id, at, "vote", person, data))
-            # The request's votes are read once: they are counted here, and they are part of
-            # the request the waiting agents get, as is the row the ending returns.
-            votes = _all(
+            # The request's votes, the new one among them, and the head of its audit chain, in
+            # one read: the votes are counted here and are part of the request the waiting
+            # agents get; the vote's event (and the ending's) chain from the head.
+            found = _all(
                 db,
-                f"SELECT {codec.VOTE_COLUMNS} FROM votes WHERE request_id = ? ORDER BY at",
+                "SELECT (SELECT hash FROM events WHERE request_id = ?1 ORDER BY seq DESC LIMIT 1),"
+                f" {codec.VOTE_COLUMNS} FROM votes WHERE request_id = ?1 ORDER BY at",
                 (request_id,),
             )
+            head = found[0][0] or audit_log.GENESIS
+            votes = [row[1:] for row in found]
+            vote = Event(request_id, at, "vote", person, codec.vote_data(answers, notes))
             row: tuple[Any, ...] | None
-            if sum(1 for vote in votes if vote[1] == encoded) >= quorum:
+            if sum(1 for v in votes if v[1] == encoded) >= quorum:
                 outcome = VoteOutcome.DECIDED
                 ending = Ending(Status.ANSWERED, at, answers=answers, by=person)
                 # The ending moves the revision on, and it follows the vote in the chain.
-                row = self._end(db, request_id, ending, after=voted)
+                row = self._end(db, request_id, ending, vote, head)
             else:
                 outcome = VoteOutcome.COUNTED
+                _insert_events(db, vote, prev=head)
                 row = _one(
                     db,
                     "UPDATE requests SET revision = revision + 1 WHERE request_id = ?"
@@ -455,10 +459,16 @@ class SQLiteStore:
         return stored, won
 
     def _end(
-        self, db: sqlite3.Connection, request_id: str, ending: Ending, after: str | None = None
+        self,
+        db: sqlite3.Connection,
+        request_id: str,
+        ending: Ending,
+        cause: Event | None = None,
+        head: str | None = None,
     ) -> tuple[Any, ...] | None:
-        """End a waiting request; `after`: the hash of the event just written for it. The
-        request's row as the ending left it, or None when it was not waiting."""
+        """End a waiting request: the request's row as the ending left it, or None when it was
+        not waiting. `cause` (the vote that decided it) is written with the ending's event,
+        before it in the chain, whose head is `head` when the caller has read it."""
         rows = db.execute(
             "UPDATE requests SET status = ?, ended_at = ?, answers = ?, ended_by = ?,"
             " revision = revision + 1 WHERE request_id = ? AND status = 'waiting'"
@@ -477,7 +487,7 @@ class SQLiteStore:
         policy = row[codec.REQUEST_COLUMNS_POLICY]
         data = codec.ending_data(ending, policy)
         event = Event(request_id, ending.at, ending.status.value, ending.by, data)
-        _insert_event(db, event, after)
+        _insert_events(db, *filter(None, (cause, event)), prev=head)
         db.execute("DELETE FROM drafts WHERE request_id = ?", (request_id,))
         url = codec.callback_url(policy)
         if url is not None:
@@ -530,7 +540,7 @@ class SQLiteStore:
                 (codec.epoch(at), request_id),
             )
             if cursor.rowcount == 1:
-                _insert_event(db, Event(request_id, at, "reminder"))
+                _insert_events(db, Event(request_id, at, "reminder"))
                 return True
             return False
 
@@ -579,7 +589,7 @@ class SQLiteStore:
                 ),
             )
             data = codec.escalation_data(step, taken)
-            _insert_event(db, Event(request_id, at, "escalated", data=data))
+            _insert_events(db, Event(request_id, at, "escalated", data=data))
             return True
 
     async def expired(self, now: datetime, limit: int = 100) -> list[str]:
@@ -713,7 +723,7 @@ class SQLiteStore:
 
     def _add_event(self, event: Event) -> None:
         with self._transaction() as db:
-            _insert_event(db, event)
+            _insert_events(db, event)
 
     async def events(
         self,
@@ -784,7 +794,7 @@ class SQLiteStore:
                 ),
             )
             data = codec.attempt_data(delivery, attempt)
-            _insert_event(db, Event(delivery.request_id, attempt.at, "webhook", data=data))
+            _insert_events(db, Event(delivery.request_id, attempt.at, "webhook", data=data))
         return cursor.rowcount == 1
 
     async def next_delivery(self) -> datetime | None:
@@ -890,23 +900,28 @@ def _draft(db: sqlite3.Connection, request_id: str, person: Person) -> Selection
     return codec.load_selections(row[0] if row else None)
 
 
-def _insert_event(db: sqlite3.Connection, event: Event, prev: str | None = None) -> str:
-    """Append `event` to its request's hash chain (writers are serialised: BEGIN IMMEDIATE)
-    and return its hash; `prev`: the chain's last hash, when the caller just wrote it."""
+def _insert_events(db: sqlite3.Connection, *events: Event, prev: str | None = None) -> str:
+    """Append `events`, in order, to their request's hash chain in one statement (writers are
+    serialised: BEGIN IMMEDIATE) and return the last hash; `prev`: the chain's head, when the
+    caller has read it."""
     if prev is None:
         row = _one(
             db,
             "SELECT hash FROM events WHERE request_id = ? ORDER BY seq DESC LIMIT 1",
-            (event.request_id,),
+            (events[0].request_id,),
         )
         prev = row[0] if row and row[0] else audit_log.GENESIS
-    at, actor, data, digest = codec.event_row(event, prev)
+    values: list[Any] = []
+    for event in events:
+        at, actor, data, digest = codec.event_row(event, prev)
+        values += (event.request_id, at, event.kind, actor, data, prev, digest)
+        prev = digest
+    rows = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(events))
     db.execute(
-        "INSERT INTO events (request_id, at, kind, actor, data, prev_hash, hash)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (event.request_id, at, event.kind, actor, data, prev, digest),
+        f"INSERT INTO events (request_id, at, kind, actor, data, prev_hash, hash) VALUES {rows}",
+        values,
     )
-    return digest
+    return prev
 
 
 def _chain_unchained(db: sqlite3.Connection) -> None:
