@@ -509,9 +509,8 @@ class Broker:
             notes=vote.notes,
         )
         self._hold(voted)
-        now = RequestView.of(voted)
         if outcome is VoteOutcome.CLOSED:
-            return Refused(Refusal.ALREADY_ENDED, now)
+            return Refused(Refusal.ALREADY_ENDED, RequestView.of(voted))
         if outcome is VoteOutcome.REPLAYED:
             log.info(
                 "ignored a replayed click by %s on %s",
@@ -519,9 +518,13 @@ class Broker:
                 request_id,
                 extra={"request_id": request_id, "surface": person.platform, "person": person.key},
             )
-            return Refused(Refusal.REPLAYED, now)
+            return Refused(Refusal.REPLAYED, RequestView.of(voted))
         self._crash("vote.recorded")
         self.hub.publish(request_id, voted if voted.status.is_terminal else None)
+        # One turn of the loop for the agents just woken: their answers go out before the
+        # rest of the click (the person's note, the message update, metrics) is worked out.
+        await asyncio.sleep(0)
+        now = RequestView.of(voted)
         self.messages.changed(voted)
         if outcome is VoteOutcome.DECIDED:
             self.metrics.record_ended(voted)

@@ -269,3 +269,16 @@ async def test_a_late_click_hears_how_the_request_ended(broker: Broker) -> None:
     ended = await broker.wait("ask_10", 10)
     assert ended.decided_by_timeout
     assert "already decided by timeout" in refused(await broker.act("ask_10", lin, Cancel()))[1]
+
+
+async def test_the_woken_agent_is_answered_before_the_click_finishes(broker: Broker) -> None:
+    """The agent's answer goes out first; the person's note, the message update and the
+    metrics are worked out after it, off the click→agent path."""
+    request, _ = await broker.ask(asking("ask_first"))
+    waiting = asyncio.create_task(broker.wait("ask_first", 30))
+    for _ in range(10):
+        await asyncio.sleep(0)  # the waiter reads the status (a turn of the store) and parks
+    assert not waiting.done()
+    decided(await broker.act("ask_first", ADA, Submit({0: (1,), 1: (0,)}), request.messages[0]))
+    assert waiting.done()
+    assert waiting.result().answers == {"Database": "SQLite", "Features": "Caching"}

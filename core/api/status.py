@@ -103,7 +103,9 @@ class StatusObject(Body):
     def of(cls, request: Request) -> StatusObject:
         answers = request.answers
         policy = request.policy
-        notes = RequestView.of(request).notes if answers is not None else {}
+        # Only a vote can carry a note: the view is worked out when one does.
+        noted = answers is not None and any(vote.notes for vote in request.votes)
+        notes = RequestView.of(request).notes if noted else {}
         # Built from a stored request, whose every value its own model already checked: an
         # agent's long-poll is on the click's path, and checking again would double its cost.
         return cls.model_construct(
