@@ -321,6 +321,14 @@ class RequestView:
         return given(answers)
 
 
+def deciding_notes(request: Request) -> dict[str, str]:
+    """`RequestView.of(request).notes`, for an agent's status object (on the click's path):
+    only votes carry notes, so the view is worked out only when one of them does."""
+    if request.answers is None or not any(vote.notes for vote in request.votes):
+        return {}
+    return RequestView.of(request).notes
+
+
 def duration(seconds: float) -> str:
     """A delay in words: `45 s`, `30 min`, `2 h`, `1 h 30 min`, `3 days`."""
     whole = round(seconds)

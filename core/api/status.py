@@ -13,7 +13,7 @@ from askbridge.core.ask import TimeoutAnswers
 from askbridge.core.models import Person, Request, Status, Target, UserQuestion
 from askbridge.core.policy import answerers_now
 from askbridge.core.store.base import Event
-from askbridge.core.view import AGENT_ERRORS, RequestView
+from askbridge.core.view import AGENT_ERRORS, deciding_notes
 
 
 class Actor(Body):
@@ -103,9 +103,7 @@ class StatusObject(Body):
     def of(cls, request: Request) -> StatusObject:
         answers = request.answers
         policy = request.policy
-        # Only a vote can carry a note: the view is worked out when one does.
-        noted = answers is not None and any(vote.notes for vote in request.votes)
-        notes = RequestView.of(request).notes if noted else {}
+        notes = deciding_notes(request)
         # Built from a stored request, whose every value its own model already checked: an
         # agent's long-poll is on the click's path, and checking again would double its cost.
         return cls.model_construct(
