@@ -37,6 +37,7 @@ from askbridge.core.intents import (
     Counted,
     Decided,
     Drafted,
+    FormOpens,
     Intent,
     Outcome,
     Pick,
@@ -352,13 +353,25 @@ class Broker:
     def platforms(self) -> list[str]:
         return sorted(self._surfaces)
 
-    async def answer_form(self, request_id: str, person: Person) -> tuple[RequestView, Selections]:
-        """The request and what `person` has chosen so far: what a form for typing an answer
-        (a Slack or Discord modal) is prefilled with. NotFound when there is no such request."""
+    async def answer_form(
+        self, request_id: str, person: Person, origin: MessageRef | None = None
+    ) -> FormOpens | Refused:
+        """What a form for typing an answer (a Slack or Discord modal), opened by `person` from
+        `origin`, is prefilled with: the request and what they have chosen so far. Or why it
+        does not open, checked as a click is (a person who may not answer is recorded as
+        denied): a form nobody could submit is not shown."""
         request, draft = await self.store.get_with_draft(request_id, person)
         if request is None:
-            raise NotFound(f"no request with request_id {request_id!r}")
-        return RequestView.of(request), draft
+            return Refused(Refusal.UNKNOWN_REQUEST)
+        self._hold(request)
+        view = RequestView.of(request)
+        refused = self._claimed(view, person, origin)
+        if refused is not None:
+            return refused
+        answering = await self._answerer(view, person, origin)
+        if isinstance(answering, Refused):
+            return answering
+        return FormOpens(view, draft)
 
     async def list_requests(
         self, status: Status | None = None, limit: int = 100, older_than: str | None = None
@@ -432,7 +445,35 @@ class Broker:
         if request is None:
             return Refused(Refusal.UNKNOWN_REQUEST)
         view = RequestView.of(request)
-        if not _from(origin, request):
+        refused = self._claimed(view, person, origin)
+        if refused is not None:
+            return refused
+        chosen = _checked(request.questions, intent)
+        if chosen is None:
+            return Refused(Refusal.FOREIGN_MESSAGE, await self._view(view))
+        answering = await self._answerer(
+            view, person, origin, cancelling=isinstance(intent, Cancel)
+        )
+        if isinstance(answering, Refused):
+            return answering
+        person = answering
+        match intent:
+            case Cancel():
+                ending = Ending(Status.CANCELLED, self.clock.now(), by=person)
+                return await self._decide(request_id, ending)
+            case Pick() | Choose() if not (view.one_click and isinstance(intent, Pick)):
+                question = intent.question
+                saved = await self.store.save_draft(request_id, person, chosen, self.clock.now())
+                return Drafted(view, question, saved)
+        return await self._vote(view, person, merge(draft, chosen), intent, sent_at)
+
+    def _claimed(
+        self, view: RequestView, person: Person, origin: MessageRef | None
+    ) -> Refused | None:
+        """Why a click cannot count whoever made it: it did not come from one of the request's
+        messages, or the request has ended; None when it may."""
+        if not _from(origin, view.request):
+            request_id = view.request_id
             log.warning(
                 "refused a click by %s on %s: it did not come from one of its messages (%s)",
                 person.key,
@@ -443,28 +484,31 @@ class Broker:
             return Refused(Refusal.FOREIGN_MESSAGE, view)
         if not view.waiting:
             return Refused(Refusal.ALREADY_ENDED, view)
-        chosen = _checked(request.questions, intent)
-        if chosen is None:
-            return Refused(Refusal.FOREIGN_MESSAGE, await self._view(view))
-        if _own_request(request, person) and not isinstance(intent, Cancel):
+        return None
+
+    async def _answerer(
+        self,
+        view: RequestView,
+        person: Person,
+        origin: MessageRef | None,
+        *,
+        cancelling: bool = False,
+    ) -> Person | Refused:
+        """`person`, with the groups of theirs that the answerers name, when they may answer
+        the request (`cancelling`: the requester may cancel their own); else why not, recorded
+        in the audit trail as denied."""
+        request_id = view.request_id
+        if _own_request(view.request, person) and not cancelling:
             data = {"origin": _where(origin), "reason": Refusal.SELF_APPROVAL.value}
             await self.store.add_event(Event(request_id, self.clock.now(), "denied", person, data))
             return Refused(Refusal.SELF_APPROVAL, await self._view(view))
-        person, unchecked = await self._with_groups(person, request)
+        person, unchecked = await self._with_groups(person, view.request)
         if not view.accepts(person):
             await self.store.add_event(
                 Event(request_id, self.clock.now(), "denied", person, {"origin": _where(origin)})
             )
             return Refused(Refusal.NOT_ANSWERER, await self._view(view), unchecked=unchecked)
-        match intent:
-            case Cancel():
-                ending = Ending(Status.CANCELLED, self.clock.now(), by=person)
-                return await self._decide(request_id, ending)
-            case Pick() | Choose() if not (view.one_click and isinstance(intent, Pick)):
-                question = intent.question
-                saved = await self.store.save_draft(request_id, person, chosen, self.clock.now())
-                return Drafted(view, question, saved)
-        return await self._vote(view, person, merge(draft, chosen), intent, sent_at)
+        return person
 
     async def _view(self, held: RequestView) -> RequestView:
         """The request as it is now, for a refusal that shows it: a click answered from what

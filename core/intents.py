@@ -113,4 +113,13 @@ NOTE = -1
 """The key of the note in `Refused.problems`."""
 
 
+@dataclass(frozen=True)
+class FormOpens:
+    """The person may fill in an answer form (see `Broker.answer_form`): the request, and what
+    they have chosen so far, which the form is prefilled with."""
+
+    view: RequestView
+    draft: Selections
+
+
 Outcome = Decided | Counted | Drafted | Refused

@@ -17,6 +17,7 @@ from askbridge.core.intents import (
     Choose,
     Counted,
     Decided,
+    FormOpens,
     Outcome,
     Refusal,
     Refused,
@@ -86,8 +87,9 @@ async def broker(store: SQLiteStore, chat: ChatSurface) -> AsyncIterator[Broker]
     await made.stop()
 
 
-def refused(outcome: Outcome) -> tuple[Refusal, str]:
-    """Why a click was refused, and the sentence a person reads when it came too late."""
+def refused(outcome: Outcome | FormOpens) -> tuple[Refusal, str]:
+    """Why a click (or a form's button) was refused, and the sentence a person reads when it
+    came too late."""
     assert isinstance(outcome, Refused), outcome
     return outcome.reason, end_sentence(outcome.view) if outcome.view else ""
 
@@ -282,3 +284,44 @@ async def test_the_woken_agent_is_answered_before_the_click_finishes(broker: Bro
     decided(await broker.act("ask_first", ADA, Submit({0: (1,), 1: (0,)}), request.messages[0]))
     assert waiting.done()
     assert waiting.result().answers == {"Database": "SQLite", "Features": "Caching"}
+
+
+async def test_an_answer_form_opens_only_for_someone_who_could_submit_it(broker: Broker) -> None:
+    """A form refused when it is opened, as its submission would be: nobody types an answer
+    that cannot count. A person who may not answer is recorded as denied, as for a click."""
+    grace = Person(platform="chat", id="U2", name="Grace")
+    request, _ = await broker.ask(
+        asking(
+            "ask_form",
+            answerers=["chat:U1", "chat:U2"],
+            requested_by="chat:U2",
+            no_self_approval=True,
+        )
+    )
+    origin = request.messages[0]
+    await broker.act("ask_form", ADA, Choose(0, (1,)), origin)
+    opened = await broker.answer_form("ask_form", ADA, origin)
+    assert isinstance(opened, FormOpens)
+    assert opened.draft == {0: (1,)}
+    assert opened.view.request_id == "ask_form"
+
+    lin = Person(platform="chat", id="U3", name="Lin")
+    assert refused(await broker.answer_form("ask_form", lin, origin))[0] is Refusal.NOT_ANSWERER
+    assert refused(await broker.answer_form("ask_form", grace, origin))[0] is (
+        Refusal.SELF_APPROVAL
+    )
+    elsewhere = MessageRef(platform="chat", channel="C1", message_id="999")
+    assert refused(await broker.answer_form("ask_form", ADA, elsewhere))[0] is (
+        Refusal.FOREIGN_MESSAGE
+    )
+    assert refused(await broker.answer_form("ask_gone", ADA))[0] is Refusal.UNKNOWN_REQUEST
+    story = [
+        (e.kind, e.actor.id if e.actor else None) for e in await broker.store.events("ask_form")
+    ]
+    assert story == [("created", None), ("posted", None), ("denied", "U3"), ("denied", "U2")]
+
+    await broker.withdraw("ask_form")
+    assert refused(await broker.answer_form("ask_form", ADA, origin)) == (
+        Refusal.ALREADY_ENDED,
+        "The agent withdrew this question.",
+    )

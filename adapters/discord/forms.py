@@ -45,13 +45,11 @@ from askbridge.core.answers import (
     typing_hint,
 )
 from askbridge.core.broker import Broker
-from askbridge.core.errors import NotFound
 from askbridge.core.intents import Outcome, Refusal, Refused, Submit
-from askbridge.core.models import Person, Selections
+from askbridge.core.models import Selections
 from askbridge.core.view import (
     FAILED,
     FOREIGN_CLICK,
-    NO_LONGER_AVAILABLE,
     RequestView,
     end_sentence,
 )
@@ -125,15 +123,14 @@ async def open_form(
     person = clicks.who(interaction)
     modal: Modal | None = None
     try:
-        view, draft = await broker.answer_form(custom_id.request_id, person)
-        text = why_no_form(view, draft, person)
-        if text is None:
-            modal = form(view, draft)
+        opening = await broker.answer_form(custom_id.request_id, person, clicks.where(interaction))
+        if isinstance(opening, Refused):
+            text = notes.note(opening)
+        elif (text := why_no_form(opening.view, opening.draft)) is None:
+            modal = form(opening.view, opening.draft)
             # Submissions are read from the raw interaction (see the module's docstring): a
             # stopped modal is not kept in discord.py's memory.
             modal.stop()
-    except NotFound:
-        text = NO_LONGER_AVAILABLE
     except Exception:
         log.exception("opening the form of %s failed", custom_id.request_id)
         text = FAILED
@@ -152,15 +149,12 @@ async def open_form(
     )
 
 
-def why_no_form(view: RequestView, draft: Selections, person: Person) -> str | None:
-    """Why `person` gets no form for `view` (the broker would refuse what they typed); None
-    when they may fill it in."""
-    if not view.waiting:
-        return end_sentence(view, name)
+def why_no_form(view: RequestView, draft: Selections) -> str | None:
+    """Why a person whom the broker lets answer (`Broker.answer_form`) still gets no form for
+    `view`: its message has no such button, or the form holds a note but no picks and they
+    have not picked every answer yet. None when they may fill it in."""
     if words_label(view) is None:
         return FOREIGN_CLICK
-    if not view.accepts(person):
-        return notes.note(Refused(Refusal.NOT_ANSWERER, view))
     missing = [] if typed_questions(view) else view.unanswered(draft)
     if missing:
         shown = ", ".join(f"**{line(h)}**" for h in missing)

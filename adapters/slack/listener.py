@@ -40,13 +40,7 @@ from askbridge.adapters.slack.richtext import Line, Span
 from askbridge.adapters.slack.surface import SlackSurface
 from askbridge.core.answers import merge
 from askbridge.core.broker import Broker
-from askbridge.core.errors import NotFound
-from askbridge.core.intents import (
-    Intent,
-    Outcome,
-    Refusal,
-    Refused,
-)
+from askbridge.core.intents import FormOpens, Intent, Outcome, Refused
 from askbridge.core.view import FAILED, NO_LONGER_AVAILABLE
 
 log = logging.getLogger("askbridge.slack")
@@ -84,7 +78,8 @@ class Clicks:
             return
         if action.kind in FORM_KINDS:
             # The click's trigger id opens a modal only within 3 s: nothing comes before it but
-            # the acknowledgement and one read of the request.
+            # the acknowledgement, one read of the request and, when Slack user groups may
+            # answer it, one look at their members (kept for a minute).
             await ack()
             self._spawn(
                 self._open_form(interaction, action), f"askbridge-slack-form-{action.request_id}"
@@ -123,19 +118,17 @@ class Clicks:
         person, origin = interaction.person, interaction.origin
         line: Line | None
         try:
-            view, draft = await self.broker.answer_form(action.request_id, person)
-            if view.waiting:
-                picks = merge(draft, selections(action.request_id, interaction.state))
+            opening = await self.broker.answer_form(action.request_id, person, origin)
+            if isinstance(opening, FormOpens):
+                picks = merge(opening.draft, selections(action.request_id, interaction.state))
                 claims = {k: str(v) for k, v in origin.data.items()}
                 metadata = FormMetadata(
                     action.request_id, origin.channel, origin.message_id, claims
                 )
-                opened = form(view, picks, action.kind, metadata)
+                opened = form(opening.view, picks, action.kind, metadata)
                 await self.surface.open_form(interaction.trigger_id, opened)
                 return
-            line = note(Refused(Refusal.ALREADY_ENDED, view))
-        except NotFound:
-            line = note(Refused(Refusal.UNKNOWN_REQUEST))
+            line = note(opening)
         except Exception as error:
             log.warning("could not open the answer form of %s: %r", action.request_id, error)
             label = OTHER_LABEL if action.kind is Kind.WORDS else NOTE_LABEL

@@ -88,10 +88,10 @@ def test_four_by_four_with_the_forms_button_uses_32_of_40_components() -> None:
 
 
 def test_who_gets_no_form_and_why() -> None:
-    plain = view()
-    assert forms.why_no_form(plain, {}, ALICE) == FOREIGN_CLICK
+    # Whoever could not submit the form is refused by the broker (`Broker.answer_form`) and
+    # told as for any click; what is left to Discord's form is its button and its picks.
     gated = view(allow_other=True, answerers=("discord:@1",))
-    assert forms.why_no_form(gated, {}, ALICE) == (
+    assert note(Refused(Refusal.NOT_ANSWERER, gated)) == (
         "Only these people may answer this question: <@1>. Your click was not counted."
     )
     ended = RequestView.of(
@@ -99,11 +99,12 @@ def test_who_gets_no_form_and_why() -> None:
             update={"status": Status.CANCELLED, "ended_at": WHEN, "cancelled_by": ALICE}
         )
     )
-    assert forms.why_no_form(ended, {}, ALICE) == "This question was cancelled by Alice."
-    assert forms.why_no_form(view(allow_notes=True), {0: (0,)}, ALICE) == (
+    assert note(Refused(Refusal.ALREADY_ENDED, ended)) == "This question was cancelled by Alice."
+    assert forms.why_no_form(view(), {}) == FOREIGN_CLICK
+    assert forms.why_no_form(view(allow_notes=True), {0: (0,)}) == (
         "Please answer **Features** first; then add your note."
     )
-    assert forms.why_no_form(view(allow_notes=True), {0: (0,), 1: (1,)}, ALICE) is None
+    assert forms.why_no_form(view(allow_notes=True), {0: (0,), 1: (1,)}) is None
 
 
 def test_a_refusal_names_each_field_in_the_forms_order() -> None:

@@ -286,10 +286,9 @@ def form_notes(view: RequestView) -> list[str]:
     """What a click on the form's button tells a person instead of opening the form; and the
     form, which must be one Discord takes (its texts are plain, never markdown)."""
     found = []
-    stranger = Person(platform="discord", id="999", name="<@1> **x**")
     drafts: list[Selections] = [{}, {0: (0, 1)}, dict.fromkeys(range(len(view.questions)), (1,))]
     for draft in drafts:
-        if (why := forms.why_no_form(view, draft, stranger)) is not None:
+        if (why := forms.why_no_form(view, draft)) is not None:
             found.append(why)
         elif words_label(view) is not None:
             modal = forms.form(view, draft).to_dict()

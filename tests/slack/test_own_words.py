@@ -277,3 +277,19 @@ async def test_a_form_opened_before_a_restart_still_counts(
     )
     assert "Approve, after the backup" in final.visible_text
     assert slack.unacked == []
+
+
+async def test_who_may_not_answer_gets_no_form(bridge: Bridge) -> None:
+    slack = bridge.slack
+    message = await bridge.ask(deploy_body("ask_form_gated", answerers=["slack:U2"], **OWN_WORDS))
+    (await slack.person("U1").click_button(message, "Other…")).assert_acked()
+    note = await slack.wait_for_ephemeral(
+        "U1", contains="Only these people may answer this question: <@U2>."
+    )
+    assert note.channel == message.channel
+    assert slack.open_views("U1") == []
+    assert slack.call_count("views.open") == 0
+    assert await bridge.event_kinds("ask_form_gated") == ["created", "posted", "denied"]
+    # Who may answer gets the form.
+    form = await open_form(bridge, "U2", message, "Other…")
+    assert form.title == "Answer in your own words"
