@@ -378,12 +378,12 @@ def end_sentence(view: RequestView, name: Callable[[Person], str] = plain_name) 
             return "This question is still waiting for an answer."
 
 
-def counted_sentence(receipt: Receipt, answers: str) -> str:
-    """What a voter is told when their vote counted toward a quorum not reached yet; `answers`:
-    the answers they gave, as their surface shows them."""
+def counted_sentence(receipt: Receipt, quote: Callable[[str], str] = str) -> str:
+    """What a voter is told when their vote counted toward a quorum not reached yet; `quote`:
+    how their surface shows the answers they gave (`Header: label; …`)."""
     return (
         f"Your vote is counted: {receipt.matching} of {receipt.quorum} matching votes so far, "
-        f"for {answers}. You can change it until the question is decided."
+        f"for {quote(given(receipt.answers))}. You can change it until the question is decided."
     )
 
 

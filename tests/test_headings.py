@@ -11,14 +11,25 @@ from typing import Any, cast
 import pytest
 
 from askbridge.adapters.discord.lines import reminder as discord_reminder
+from askbridge.adapters.discord.notes import note as discord_note
 from askbridge.adapters.discord.render import render as discord_render
+from askbridge.adapters.slack.notes import note as slack_note
 from askbridge.adapters.slack.notes import reminder_line
 from askbridge.adapters.slack.render import render as slack_render
 from askbridge.adapters.slack.richtext import SLOT, mrkdwn
 from askbridge.adapters.web import render as web_render
+from askbridge.adapters.web.clicks import vote_note as web_vote_note
+from askbridge.core.intents import Counted
 from askbridge.core.models import Person, Request, Status, Target, Vote
 from askbridge.core.questions import parse_questions
-from askbridge.core.view import CANCEL_HINT, HEADINGS, WHO_MAY_ANSWER, RequestView, State
+from askbridge.core.view import (
+    CANCEL_HINT,
+    HEADINGS,
+    WHO_MAY_ANSWER,
+    Receipt,
+    RequestView,
+    State,
+)
 from tests.conftest import DEPLOY
 from tests.emulators.discord.components import visible_text as discord_text
 from tests.emulators.slack.blocks import visible_text as slack_text
@@ -152,3 +163,17 @@ def test_every_surface_reminds_in_the_same_words(surface: str, on_timeout: str) 
     assert "It has 1 of 2 matching votes so far." in view.reminder
     assert_worded(view.reminder, shown)
     assert f"Reminder for {MENTIONED[surface]}: " in shown
+
+
+def test_every_surface_tells_a_counted_vote_in_the_same_words() -> None:
+    receipt = Receipt(answers={"Deploy": "Approve"}, matching=1, quorum=2)
+    told = {
+        "slack": mrkdwn(slack_note(Counted(view_of("slack", {}), receipt)) or []),
+        "discord": (discord_note(Counted(view_of("discord", {}), receipt)) or "").replace("**", ""),
+        "web": web_vote_note(receipt),
+    }
+    words = (
+        "Your vote is counted: 1 of 2 matching votes so far, for Deploy: Approve. "
+        "You can change it until the question is decided."
+    )
+    assert told == dict.fromkeys(told, words)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from askbridge.adapters.discord.lines import answerers_text, name, names, summary
-from askbridge.adapters.discord.markdown import line
+from askbridge.adapters.discord.lines import MAX_SUMMARY, answerers_text, name, names
+from askbridge.adapters.discord.markdown import line, shorten
 from askbridge.core.answers import NOTE_LABEL
 from askbridge.core.intents import (
     NOTE,
@@ -34,8 +34,8 @@ def note(outcome: Outcome) -> str | None:
     match outcome:
         case Decided() | Refused(reason=Refusal.REPLAYED):
             return None
-        case Counted(view=view, receipt=receipt):
-            return counted_sentence(receipt, f"**{summary(view, receipt.answers)}**")
+        case Counted(receipt=receipt):
+            return counted_sentence(receipt, lambda a: f"**{shorten(line(a), MAX_SUMMARY)}**")
         case Drafted(view=view, question=q, draft=draft):
             asked = view.questions[q]
             picked = ", ".join(line(asked.options[o].label) for o in draft.get(q, ()))

@@ -15,7 +15,6 @@ from askbridge.core.view import (
     RequestView,
     counted_sentence,
     end_sentence,
-    given,
     missing_sentence,
 )
 
@@ -26,8 +25,7 @@ NOTE_ANSWER_BUDGET = 300
 def note(outcome: Outcome) -> Line | None:
     """What the person who clicked is told privately; None when the message says it all."""
     if isinstance(outcome, Counted):
-        answers = shorten(given(outcome.receipt.answers), NOTE_ANSWER_BUDGET)
-        return [Span(counted_sentence(outcome.receipt, answers))]
+        return [Span(counted_sentence(outcome.receipt, lambda a: shorten(a, NOTE_ANSWER_BUDGET)))]
     if isinstance(outcome, Drafted) or (
         isinstance(outcome, Refused) and outcome.reason is Refusal.REPLAYED
     ):

@@ -30,7 +30,6 @@ from askbridge.core.view import (
     RequestView,
     counted_sentence,
     end_sentence,
-    given,
 )
 
 NAME_COOKIE = "askbridge_name"
@@ -125,7 +124,7 @@ def respond(
 
 
 def vote_note(receipt: Receipt) -> str:
-    return counted_sentence(receipt, given(receipt.answers))
+    return counted_sentence(receipt)
 
 
 def not_answerer_note(view: RequestView, unchecked: tuple[str, ...]) -> str:

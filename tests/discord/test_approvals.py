@@ -201,7 +201,7 @@ async def test_a_quorum_of_two_shows_the_tally_and_ends_on_two_matching_votes(
     first = await emulator.click(question, alice.id, "Approve")
     note = await first.wait_for_ephemeral()
     assert note.text == (
-        "Your vote is counted: 1 of 2 matching votes so far, for **Approve**. "
+        "Your vote is counted: 1 of 2 matching votes so far, for **Deploy: Approve**. "
         "You can change it until the question is decided."
     )
     tallied = await emulator.wait_for_edit(question.id, lambda m: "1/2" in m.text)
@@ -210,7 +210,7 @@ async def test_a_quorum_of_two_shows_the_tally_and_ends_on_two_matching_votes(
 
     # A different answer from someone else does not end it; both answers are on the message.
     second = await emulator.click(question, bob.id, "Reject")
-    await second.wait_for_ephemeral("1 of 2 matching votes so far, for **Reject**")
+    await second.wait_for_ephemeral("1 of 2 matching votes so far, for **Deploy: Reject**")
     both = await emulator.wait_for_edit(question.id, lambda m: "(Bob)" in m.text)
     assert "- **Approve** — 1/2 (Alice)\n- **Reject** — 1/2 (Bob)" in both.text
     assert both.is_interactive
