@@ -10,6 +10,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from askbridge.core.answers import NOTE_LABEL
 from askbridge.core.models import Selections
 from askbridge.core.view import Receipt, RequestView
 
@@ -48,6 +49,10 @@ class Cancel:
 
 
 Intent = Pick | Choose | Submit | Cancel
+
+
+NOTE = -1
+"""The key of the note in `Refused.problems`."""
 
 
 class Refusal(enum.StrEnum):
@@ -108,9 +113,15 @@ class Refused:
     problems: Mapping[int, str] = field(default_factory=dict)
     """BAD_TEXT: question index (NOTE for the note) -> what is wrong with what was typed."""
 
-
-NOTE = -1
-"""The key of the note in `Refused.problems`."""
+    def fields(self) -> list[tuple[str, str]]:
+        """BAD_TEXT: each field whose text was not taken, named as a form names it (the
+        question's header, or the note's label), and what is wrong with it, in a form's
+        order: the questions', then the note's."""
+        headers = [q.header for q in self.view.questions] if self.view is not None else []
+        return [
+            (NOTE_LABEL if i == NOTE else headers[i] if i < len(headers) else "?", problem)
+            for i, problem in sorted(self.problems.items(), key=lambda p: (p[0] == NOTE, p[0]))
+        ]
 
 
 @dataclass(frozen=True)

@@ -387,6 +387,10 @@ def counted_sentence(receipt: Receipt, quote: Callable[[str], str] = str) -> str
     )
 
 
+NOT_RECORDED = "Nothing was recorded:"
+"""What heads the list of typed answers that could not be taken (`Refused.fields`)."""
+
+
 def missing_sentence(headers: Sequence[str], quote: Callable[[str], str] = str) -> str:
     shown = ", ".join(f'"{quote(h)}"' for h in headers)
     return f"Please answer {shown} before submitting."

@@ -19,7 +19,7 @@ from askbridge.adapters.slack.render import render as slack_render
 from askbridge.adapters.slack.richtext import SLOT, mrkdwn
 from askbridge.adapters.web import render as web_render
 from askbridge.adapters.web.clicks import vote_note as web_vote_note
-from askbridge.core.intents import Counted
+from askbridge.core.intents import NOTE, Counted, Refusal, Refused
 from askbridge.core.models import Person, Request, Status, Target, Vote
 from askbridge.core.questions import parse_questions
 from askbridge.core.view import (
@@ -176,4 +176,21 @@ def test_every_surface_tells_a_counted_vote_in_the_same_words() -> None:
         "Your vote is counted: 1 of 2 matching votes so far, for Deploy: Approve. "
         "You can change it until the question is decided."
     )
+    assert told == dict.fromkeys(told, words)
+
+
+def test_slack_and_discord_name_what_was_not_taken_in_the_same_words() -> None:
+    problems = {NOTE: "This question takes no notes.", 0: "Please remove the control characters."}
+    words = (
+        "Nothing was recorded: Deploy: Please remove the control characters. A note for the "
+        "agent: This question takes no notes."
+    )
+    told = {}
+    for surface in ("slack", "discord"):
+        refused = Refused(Refusal.BAD_TEXT, view_of(surface, {}), problems=problems)
+        if surface == "slack":
+            told[surface] = mrkdwn(slack_note(refused) or [])
+        else:
+            shown = (discord_note(refused) or "").replace("**", "").replace("\n- ", " ")
+            told[surface] = shown
     assert told == dict.fromkeys(told, words)

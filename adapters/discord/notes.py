@@ -3,13 +3,9 @@ Discord's markdown, with every user text escaped (`markdown.line`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
 from askbridge.adapters.discord.lines import MAX_SUMMARY, answerers_text, name, names
 from askbridge.adapters.discord.markdown import line, shorten
-from askbridge.core.answers import NOTE_LABEL
 from askbridge.core.intents import (
-    NOTE,
     Counted,
     Decided,
     Drafted,
@@ -21,8 +17,8 @@ from askbridge.core.view import (
     FOREIGN_CLICK,
     NO_LONGER_AVAILABLE,
     NOT_ANSWERER,
+    NOT_RECORDED,
     SELF_APPROVAL,
-    RequestView,
     counted_sentence,
     end_sentence,
     missing_sentence,
@@ -50,8 +46,8 @@ def note(outcome: Outcome) -> str | None:
             return end_sentence(view, name)
         case Refused(reason=Refusal.MISSING_ANSWERS, missing=missing):
             return missing_sentence(missing, line)
-        case Refused(reason=Refusal.BAD_TEXT, view=view, problems=problems, missing=missing):
-            return typed_problems(view, problems, missing)
+        case Refused(reason=Refusal.BAD_TEXT):
+            return typed_problems(outcome)
         case Refused(reason=Refusal.FOREIGN_MESSAGE):
             return FOREIGN_CLICK
         case Refused(reason=Refusal.SELF_APPROVAL):
@@ -59,18 +55,12 @@ def note(outcome: Outcome) -> str | None:
     return NO_LONGER_AVAILABLE
 
 
-def typed_problems(
-    view: RequestView | None, problems: Mapping[int, str], missing: Sequence[str]
-) -> str:
+def typed_problems(outcome: Refused) -> str:
     """Why what a person typed was not taken, field by field, and what is still unanswered."""
-    headers = [q.header for q in view.questions] if view is not None else []
-    lines = ["Nothing was recorded:"]
-    # The questions' fields in order, then the note's, as the form shows them.
-    for index, problem in sorted(problems.items(), key=lambda p: (p[0] == NOTE, p[0])):
-        field = NOTE_LABEL if index == NOTE else headers[index] if index < len(headers) else "?"
-        lines.append(f"- **{line(field)}**: {line(problem)}")
-    if missing:
-        lines.append(missing_sentence(missing, line))
+    lines = [NOT_RECORDED]
+    lines += (f"- **{line(field)}**: {line(problem)}" for field, problem in outcome.fields())
+    if outcome.missing:
+        lines.append(missing_sentence(outcome.missing, line))
     return "\n".join(lines)
 
 

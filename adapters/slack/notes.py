@@ -10,6 +10,7 @@ from askbridge.core.view import (
     FOREIGN_CLICK,
     NO_LONGER_AVAILABLE,
     NOT_ANSWERER,
+    NOT_RECORDED,
     SELF_APPROVAL,
     UNCHECKED,
     RequestView,
@@ -42,8 +43,9 @@ def note(outcome: Outcome) -> Line | None:
         case Refusal.MISSING_ANSWERS:
             return [Span(missing_sentence(outcome.missing))]
         case Refusal.BAD_TEXT:
-            problems = "; ".join(outcome.problems.values())
-            return [Span(f"Your answer was not counted: {problems}")]
+            fields = " ".join(f"{field}: {problem}" for field, problem in outcome.fields())
+            missing = f" {missing_sentence(outcome.missing)}" if outcome.missing else ""
+            return [Span(f"{NOT_RECORDED} {fields}{missing}")]
         case Refusal.ALREADY_ENDED if outcome.view is not None:
             return [Span(end_sentence(outcome.view, lambda p: p.name or p.id))]
     return not_answerer(outcome)
