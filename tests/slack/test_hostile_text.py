@@ -15,7 +15,7 @@ from askbridge.adapters.slack.ids import FormMetadata, Kind
 from askbridge.adapters.slack.notes import note, reminder_line
 from askbridge.adapters.slack.render import render
 from askbridge.adapters.slack.richtext import Line, block, mrkdwn, section
-from askbridge.core.intents import Counted, Refusal, Refused
+from askbridge.core.intents import NOTE, Counted, Refusal, Refused
 from askbridge.core.models import Person, Request, Selections
 from askbridge.core.view import Receipt, RequestView
 from tests.emulators.slack import (
@@ -72,7 +72,10 @@ def test_every_message_is_inert(request: Request) -> None:
 @given(requests(), people(), st.sampled_from(list(Refusal)))
 def test_every_note_is_inert(request: Request, person: Person, reason: Refusal) -> None:
     view = RequestView.of(request)
-    assert_note_inert(note(Refused(reason, view, missing=(request.questions[0].header,))), request)
+    missing = (request.questions[0].header,)
+    # BAD_TEXT names each refused field by its header (or the note's label).
+    problems = {0: "Please remove the control characters.", NOTE: "This question takes no notes."}
+    assert_note_inert(note(Refused(reason, view, missing, problems=problems)), request)
     receipt = Receipt(request.answers or {"h": person.name}, 1, 2)
     assert_note_inert(note(Counted(view, receipt)), request)
 
