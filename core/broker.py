@@ -13,6 +13,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -455,7 +456,7 @@ class Broker:
             view, person, origin, cancelling=isinstance(intent, Cancel)
         )
         if isinstance(answering, Refused):
-            return answering
+            return replace(answering, view=await self._view(view))
         person = answering
         match intent:
             case Cancel():
@@ -496,18 +497,18 @@ class Broker:
     ) -> Person | Refused:
         """`person`, with the groups of theirs that the answerers name, when they may answer
         the request (`cancelling`: the requester may cancel their own); else why not, recorded
-        in the audit trail as denied."""
+        in the audit trail as denied, showing `view` as it was given."""
         request_id = view.request_id
         if _own_request(view.request, person) and not cancelling:
             data = {"origin": _where(origin), "reason": Refusal.SELF_APPROVAL.value}
             await self.store.add_event(Event(request_id, self.clock.now(), "denied", person, data))
-            return Refused(Refusal.SELF_APPROVAL, await self._view(view))
+            return Refused(Refusal.SELF_APPROVAL, view)
         person, unchecked = await self._with_groups(person, view.request)
         if not view.accepts(person):
             await self.store.add_event(
                 Event(request_id, self.clock.now(), "denied", person, {"origin": _where(origin)})
             )
-            return Refused(Refusal.NOT_ANSWERER, await self._view(view), unchecked=unchecked)
+            return Refused(Refusal.NOT_ANSWERER, view, unchecked=unchecked)
         return person
 
     async def _view(self, held: RequestView) -> RequestView:
