@@ -297,16 +297,17 @@ def _hook(settings: Settings, args: argparse.Namespace, parser: argparse.Argumen
 
 
 def _serve(settings: Settings, args: argparse.Namespace) -> int:
-    from askbridge.bots.service import (
-        Service,  # loaded only here: the hook and the client start fast
-    )
+    # Loaded only here: the hook and the client start fast.
+    from askbridge.bots.event_loop import loop_factory
+    from askbridge.bots.service import Service
 
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
     settings = settings.model_copy(update=overrides)
     configure_logging(settings.log_level, settings.secrets(), settings.log_format)
     try:
         crash_point = crash_point_from(os.environ)
-        asyncio.run(_run_until_signalled(Service(settings, crash_point=crash_point)))
+        with asyncio.Runner(loop_factory=loop_factory(settings.event_loop)) as runner:
+            runner.run(_run_until_signalled(Service(settings, crash_point=crash_point)))
     except StartupError as error:
         log.error("cannot start: %s", error)
         return EXIT_ERROR

@@ -11,6 +11,7 @@ from datetime import timedelta
 from aiohttp import web
 
 from askbridge.adapters.web import WebSurface, add_web_routes, form_key
+from askbridge.bots.event_loop import running_loop
 from askbridge.bots.platforms import HINTS, platform_runtimes
 from askbridge.bots.settings import Settings
 from askbridge.core.api import add_api_routes, add_health_routes, api_middlewares
@@ -156,10 +157,11 @@ class Service:
 
     def _log_ready(self, lines: list[str], token: str | None) -> None:
         log.info(
-            "askbridge %s is listening on %s (store: %s)",
+            "askbridge %s is listening on %s (store: %s; event loop: %s)",
             VERSION,
             self.url,
             shown_url(self.settings.database_url),
+            running_loop(),
         )
         auth = "Bearer token required" if token else "no token: loopback only"
         log.info(

@@ -11,6 +11,7 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from askbridge.bots.event_loop import EventLoop
 from askbridge.core.ask import MAX_SECONDS
 from askbridge.core.election import CHECK_S
 from askbridge.core.escalation import EXAMPLE, read_ladder
@@ -37,6 +38,7 @@ class Settings(BaseSettings):
     api_token: SecretStr | None = None
     database_url: str = "sqlite:///askbridge.db"
     sqlite_sync: Literal["normal", "full"] = "normal"
+    event_loop: EventLoop = "auto"
     default_target: str = "web"
     default_timeout_s: float | None = Field(default=None, gt=0, le=MAX_SECONDS)
     web_ui: Literal["auto", "on", "off"] = "auto"

@@ -166,6 +166,29 @@ async def test_serve_stops_cleanly_on_a_signal(server: ServerProcess, signum: in
     assert not any("Traceback" in line for line in server.log)
 
 
+@pytest.mark.parametrize(("choice", "runs_on"), [("auto", "uvloop"), ("asyncio", "asyncio")])
+async def test_serve_runs_on_the_event_loop_it_is_told_and_says_which(
+    server: ServerProcess, http: aiohttp.ClientSession, choice: str, runs_on: str
+) -> None:
+    server.env["ASKBRIDGE_EVENT_LOOP"] = choice
+    await server.start()
+    assert any(f"event loop: {runs_on})" in line for line in server.log), server.log
+    ask = await run_ask(server.url, *DEPLOY_FLAGS)
+    (request_id,) = await waiting_ids(http, server.url)
+    await answer_on_web(http, server.url, request_id, {"Deploy": ["Approve"]})
+    out, err = await asyncio.wait_for(ask.communicate(), 60)
+    assert ask.returncode == 0, err.decode()
+    assert json.loads(out) == {"Deploy": "Approve"}
+
+
+async def test_an_unknown_event_loop_is_refused_naming_the_setting(server: ServerProcess) -> None:
+    server.env["ASKBRIDGE_EVENT_LOOP"] = "trio"
+    with pytest.raises(AssertionError, match="ASKBRIDGE_EVENT_LOOP"):
+        await server.start()
+    assert server.process is not None
+    assert await server.process.wait() != 0
+
+
 async def test_no_server_exits_1_naming_the_setting() -> None:
     ask = await run_ask("http://127.0.0.1:9", *DEPLOY_FLAGS)
     _, err = await asyncio.wait_for(ask.communicate(), 60)
