@@ -90,12 +90,28 @@ class Clicks:
             await ack()
             return
         name = f"askbridge-slack-{action.kind.value}-{action.request_id}"
-        acting = self._spawn(self._act(interaction, action.request_id, meant), name)
         # Slack never redelivers a click it saw acknowledged, so the vote is recorded first
-        # (it takes milliseconds); only a store slower than ACK_WITHIN_S is acknowledged first.
-        await asyncio.wait({acting}, timeout=ACK_WITHIN_S)
-        await ack()
-        self._spawn(self._tell(interaction, acting), f"{name}-note")
+        # (it takes milliseconds), in this task: a task of its own and a wait for it cost the
+        # click a turn of the loop. Only a store slower than ACK_WITHIN_S is acknowledged first.
+        late: list[asyncio.Task[Any]] = []
+        timer = asyncio.get_running_loop().call_later(
+            ACK_WITHIN_S, lambda: late.append(self._spawn(ack(), f"{name}-late-ack"))
+        )
+        this = asyncio.current_task()
+        assert this is not None
+        self._tasks.add(this)  # `close` lets it finish
+        try:
+            line = await self._act(interaction, action.request_id, meant)
+        finally:
+            timer.cancel()
+            self._tasks.discard(this)
+        if not late:
+            await ack()
+        if line is not None:
+            told = self.surface.tell(
+                interaction.person, interaction.origin, line, interaction.response_url
+            )
+            self._spawn(told, f"{name}-note")
 
     async def _act(self, interaction: Interaction, request_id: str, meant: Intent) -> Line | None:
         """Record the click; the note for the person who made it."""
@@ -196,13 +212,6 @@ class Clicks:
         line: Line | None = [Span(FAILED)] if outcome is None else note(outcome)
         if line is not None:
             await self.surface.tell(submission.person, submission.origin, line)
-
-    async def _tell(self, interaction: Interaction, acting: asyncio.Task[Line | None]) -> None:
-        line = await acting
-        if line is not None:
-            await self.surface.tell(
-                interaction.person, interaction.origin, line, interaction.response_url
-            )
 
     def _spawn(self, work: Coroutine[Any, Any, T], name: str) -> asyncio.Task[T]:
         task = asyncio.create_task(work, name=name)

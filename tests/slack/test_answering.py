@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
+import aiohttp
+import asyncpg
+import pytest
+
+from askbridge.adapters.slack.listener import ACK_WITHIN_S
 from askbridge.core.clock import ManualClock
 from askbridge.core.models import Person
-from tests.conftest import EXPECTED
-from tests.slack.conftest import Bridge, ask_body
+from tests.conftest import DEPLOY, EXPECTED, StartService
+from tests.emulators.slack import SlackEmulator
+from tests.slack.conftest import Bridge, Mode, ask_body, start_bridge
+from tests.stores import postgres_schema
 
 
 def answered_by(user_id: str, name: str) -> Person:
@@ -167,3 +176,42 @@ async def test_a_thread_target_asks_in_the_thread(bridge: Bridge) -> None:
     assert (await bridge.outcome("ask_thread"))["answers"] == EXPECTED
     final = await bridge.final(message)
     assert final.thread_ts == parent.ts
+
+
+@pytest.fixture
+async def postgres_url() -> AsyncIterator[str]:
+    """Set up before (so torn down after) the service that uses it."""
+    async with postgres_schema() as url:
+        yield url
+
+
+async def test_a_click_the_store_holds_up_is_acknowledged_in_time_and_still_counts(
+    postgres_url: str,
+    slack: SlackEmulator,
+    mode: Mode,
+    start_service: StartService,
+    http: aiohttp.ClientSession,
+) -> None:
+    """Slack gives up on a click unacknowledged after 3 s: a store that cannot record it at
+    once (here a row lock held elsewhere) gets it acknowledged after ACK_WITHIN_S, and the vote
+    is recorded and reaches the agent once the store can take it."""
+    bridge = await start_bridge(slack, mode, start_service, http, database_url=postgres_url)
+    message = await bridge.ask(ask_body("ask_held", questions=[DEPLOY]))
+    holder = await asyncpg.connect(postgres_url.split("?")[0])
+    try:
+        schema = postgres_url.split("search_path=")[1]
+        held = holder.transaction()
+        await held.start()
+        await holder.execute(
+            f"SELECT 1 FROM {schema}.requests WHERE request_id = $1 FOR UPDATE", "ask_held"
+        )
+        clicked = await slack.person("U1").click_button(message, "Approve")
+        clicked.assert_acked()
+        assert ACK_WITHIN_S <= clicked.elapsed < 3.0
+        assert (await bridge.status("ask_held"))["status"] == "waiting"
+        await held.rollback()
+    finally:
+        await holder.close()
+    outcome = await bridge.outcome("ask_held")
+    assert outcome["answers"] == {"Deploy": "Approve"}
+    assert outcome["answered_by"]["id"] == "U1"
