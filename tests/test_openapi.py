@@ -7,13 +7,15 @@ from typing import Any
 
 import aiohttp
 import jsonschema_rs
+import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 
 from askbridge.bots.service import Service
+from askbridge.core.api.bodies import built
 from askbridge.core.api.errors import ErrorBody, ProblemDetail
 from askbridge.core.api.openapi import openapi_document
-from askbridge.core.api.status import StatusObject
+from askbridge.core.api.status import Actor, StatusObject
 from askbridge.core.ask import ask_schema
 from askbridge.core.models import Request
 from tests.hostile import requests
@@ -85,6 +87,18 @@ def test_status_objects_in_every_state_validate(request: Request) -> None:
     # voted on, reminded, decided by a deadline, with hostile text everywhere.
     body = StatusObject.of(request).model_dump(mode="json")
     STATUS_OBJECT.validate(body)
+    # Built without pydantic's checks (`built`): the same body as the checked model gives.
+    assert StatusObject.model_validate(body).model_dump(mode="json") == body
+
+
+def test_a_body_is_built_only_from_every_one_of_its_fields() -> None:
+    with pytest.raises(TypeError, match="Actor needs exactly"):
+        built(Actor, platform="slack", id="U1")
+    with pytest.raises(TypeError, match="Actor needs exactly"):
+        built(Actor, platform="slack", id="U1", name="Ann", role="admin")
+    made = built(Actor, platform="slack", id="U1", name="Ann")
+    assert made == Actor(platform="slack", id="U1", name="Ann")
+    assert made.model_dump_json() == '{"platform":"slack","id":"U1","name":"Ann"}'
 
 
 def test_error_bodies_validate_with_and_without_details() -> None:

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
-from askbridge.core.api.bodies import Body, Timestamp, omitted
+from askbridge.core.api.bodies import Body, Timestamp, built, omitted
 from askbridge.core.ask import TimeoutAnswers
 from askbridge.core.models import Person, Request, Status, Target, UserQuestion
 from askbridge.core.policy import answerers_now
@@ -25,7 +25,7 @@ class Actor(Body):
 
     @classmethod
     def of(cls, person: Person) -> Actor:
-        return cls.model_construct(platform=person.platform, id=person.id, name=person.name)
+        return built(cls, platform=person.platform, id=person.id, name=person.name)
 
 
 class Ballot(Body):
@@ -106,7 +106,8 @@ class StatusObject(Body):
         notes = deciding_notes(request)
         # Built from a stored request, whose every value its own model already checked: an
         # agent's long-poll is on the click's path, and checking again would double its cost.
-        return cls.model_construct(
+        return built(
+            cls,
             request_id=request.request_id,
             status=request.status,
             questions=request.questions,
@@ -123,7 +124,7 @@ class StatusObject(Body):
             notes=notes or None,
             # The shape Claude Code takes its answers' notes in.
             annotations={
-                q.question: Annotation.model_construct(notes=notes[q.header])
+                q.question: built(Annotation, notes=notes[q.header])
                 for q in request.questions
                 if q.header in notes
             }
@@ -138,7 +139,7 @@ class StatusObject(Body):
             allow_notes=True if policy.allow_notes else None,
             on_timeout=None
             if policy.timeout_answers is None
-            else TimeoutAnswers.model_construct(answers=policy.timeout_answers),
+            else built(TimeoutAnswers, answers=policy.timeout_answers),
             remind_at=request.remind_at,
             reminded_at=request.reminded_at,
             escalation_step=request.escalation_step or None,
@@ -147,14 +148,18 @@ class StatusObject(Body):
             subject_sha256=policy.subject_sha256,
             requested_by=policy.requested_by,
             votes=[
-                Ballot.model_construct(
-                    voter=Actor.of(v.person), answers=v.answers, at=v.at, notes=v.notes or None
+                built(
+                    Ballot,
+                    voter=Actor.of(v.person),
+                    answers=v.answers,
+                    at=v.at,
+                    notes=v.notes or None,
                 )
                 for v in request.votes
             ],
             messages=[
-                PostedMessage.model_construct(
-                    platform=m.platform, channel=m.channel, message_id=m.message_id
+                built(
+                    PostedMessage, platform=m.platform, channel=m.channel, message_id=m.message_id
                 )
                 for m in request.messages
             ],
