@@ -310,4 +310,113 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             "CREATE INDEX requests_unrendered ON requests (request_id) WHERE rendered < revision",
         ),
     ),
+    (
+        12,
+        (
+            # `askbridge_vote` (version 9) with one update of the request's row where it made
+            # two when a vote decides (the revision for the vote, then the ending), and the
+            # request it returns taken from that update rather than read again.
+            """
+            CREATE OR REPLACE FUNCTION askbridge_vote(
+                p_request_id TEXT, p_person TEXT, p_voter TEXT, p_answers TEXT,
+                p_at DOUBLE PRECISION, p_sent_at DOUBLE PRECISION, p_notes TEXT,
+                p_quorum INTEGER, p_lock_seed BIGINT, p_genesis TEXT,
+                p_vote_data TEXT, p_vote_head BYTEA, p_vote_tail BYTEA,
+                p_ended_answers TEXT, p_end_data TEXT, p_end_before BYTEA, p_end_after BYTEA,
+                p_end_tail BYTEA,
+                p_delivery_id TEXT, p_channel TEXT, p_notice TEXT,
+                OUT o_outcome TEXT, OUT o_request JSON, OUT o_messages JSON, OUT o_votes JSON
+            ) LANGUAGE plpgsql SET extra_float_digits = 1 AS $body$
+            DECLARE
+                v_status TEXT;
+                v_written INTEGER;
+                v_agreeing BIGINT;
+                v_prev TEXT;
+                v_hash TEXT;
+                v_policy TEXT;
+                v_digest TEXT;
+                v_url TEXT;
+                v_row requests;
+            BEGIN
+                o_outcome := 'closed';
+                SELECT status INTO v_status FROM requests
+                    WHERE request_id = p_request_id FOR UPDATE;
+                IF v_status = 'waiting' THEN
+                    INSERT INTO votes (request_id, person, voter, answers, at, sent_at, notes)
+                        VALUES (p_request_id, p_person, p_voter, p_answers, p_at, p_sent_at,
+                                p_notes)
+                        ON CONFLICT (request_id, person) DO UPDATE SET voter = excluded.voter,
+                            answers = excluded.answers, at = excluded.at,
+                            sent_at = excluded.sent_at, notes = excluded.notes
+                        WHERE excluded.sent_at IS NULL OR votes.sent_at IS NULL
+                            OR excluded.sent_at > votes.sent_at;
+                    GET DIAGNOSTICS v_written = ROW_COUNT;
+                    o_outcome := CASE WHEN v_written = 0 THEN 'replayed' ELSE 'counted' END;
+                END IF;
+                IF o_outcome = 'counted' THEN
+                    PERFORM pg_advisory_xact_lock(
+                        hashtextextended(current_schema() || ':' || p_request_id, p_lock_seed));
+                    SELECT hash INTO v_prev FROM events WHERE request_id = p_request_id
+                        ORDER BY seq DESC LIMIT 1;
+                    v_prev := coalesce(nullif(v_prev, ''), p_genesis);
+                    v_hash := encode(
+                        sha256(p_vote_head || convert_to(v_prev, 'UTF8') || p_vote_tail), 'hex');
+                    INSERT INTO events (request_id, at, kind, actor, data, prev_hash, hash)
+                        VALUES (p_request_id, p_at, 'vote', p_voter, p_vote_data, v_prev, v_hash);
+                    SELECT count(*) INTO v_agreeing FROM votes
+                        WHERE request_id = p_request_id AND answers = p_answers;
+                    IF v_agreeing < p_quorum THEN
+                        UPDATE requests SET revision = revision + 1
+                            WHERE request_id = p_request_id RETURNING * INTO v_row;
+                    ELSE
+                        o_outcome := 'decided';
+                        -- The vote's change and the ending's, in one update of the row.
+                        UPDATE requests SET status = 'answered', ended_at = p_at,
+                                answers = p_ended_answers, ended_by = p_voter,
+                                revision = revision + 2
+                            WHERE request_id = p_request_id RETURNING * INTO v_row;
+                        v_policy := v_row.policy;
+                        -- The digest of what was approved joins the ending's data, after
+                        -- its answers (codec.ending_data); it is hex, so it needs no escaping.
+                        v_digest := v_policy::json ->> 'subject_sha256';
+                        IF v_digest IS NOT NULL AND v_digest !~ '^[0-9a-f]{64}$' THEN
+                            RAISE EXCEPTION 'subject_sha256 of % is not a SHA-256', p_request_id;
+                        END IF;
+                        v_prev := v_hash;
+                        v_hash := encode(sha256(
+                            p_end_before
+                            || CASE WHEN v_digest IS NULL THEN ''::bytea ELSE convert_to(
+                                   ',"subject_sha256":"' || v_digest || '"', 'UTF8') END
+                            || p_end_after || convert_to(v_prev, 'UTF8') || p_end_tail), 'hex');
+                        INSERT INTO events (request_id, at, kind, actor, data, prev_hash, hash)
+                            VALUES (p_request_id, p_at, 'answered', p_voter,
+                                    CASE WHEN v_digest IS NULL THEN p_end_data
+                                    ELSE left(p_end_data, -1) || ', "subject_sha256": "'
+                                         || v_digest || '"}' END,
+                                    v_prev, v_hash);
+                        DELETE FROM drafts WHERE request_id = p_request_id;
+                        v_url := v_policy::json ->> 'callback_url';
+                        IF v_url IS NOT NULL THEN
+                            INSERT INTO deliveries (delivery_id, request_id, url, created_at,
+                                                    next_at)
+                                VALUES (p_delivery_id, p_request_id, v_url, p_at, p_at)
+                                ON CONFLICT DO NOTHING;
+                        END IF;
+                    END IF;
+                    PERFORM pg_notify(p_channel, p_notice);
+                    o_request := row_to_json(v_row);
+                ELSE
+                    SELECT row_to_json(r) INTO o_request FROM requests r
+                        WHERE r.request_id = p_request_id;
+                END IF;
+                SELECT json_agg(json_build_array(platform, channel, message_id, data, target)
+                                ORDER BY posted_at, seq)
+                    INTO o_messages FROM messages WHERE request_id = p_request_id;
+                SELECT json_agg(json_build_array(voter, answers, at, notes) ORDER BY at)
+                    INTO o_votes FROM votes WHERE request_id = p_request_id;
+            END
+            $body$
+            """,
+        ),
+    ),
 )
