@@ -93,6 +93,7 @@ class PostgresStore:
         self._channel = CHANNEL
         self._on_change: OnChange | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._giving_back: set[asyncio.Task[None]] = set()
         # Posting claims: session advisory locks held on a connection of their own, so that
         # they end with this process; the set keeps two tasks of this process apart.
         self._claims: asyncpg.Connection[Any] | None = None
@@ -144,6 +145,7 @@ class PostgresStore:
             with contextlib.suppress(Exception):
                 await self._claims.close(timeout=CONNECT_TIMEOUT_S)
             self._claims = None
+        await asyncio.gather(*self._giving_back, return_exceptions=True)
         if self._pool is not None:
             await self._pool.close()
             self._pool = None
@@ -493,7 +495,8 @@ class PostgresStore:
         vote_head, vote_tail = codec.event_parts(vote_event)[3:]
         end_head, end_tail = codec.event_parts(end_event)[3:]
         end_before, end_after = _digest_slot(end_head)
-        async with self.pool.acquire() as db:
+        db = await self.pool.acquire()
+        try:
             row = await db.fetchrow(
                 "SELECT o_outcome, o_request, o_messages, o_votes FROM askbridge_vote("
                 "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
@@ -520,6 +523,8 @@ class PostgresStore:
                 self._channel,
                 f"{self._instance}:{request_id}",
             )
+        finally:
+            self._give_back(db)
         assert row is not None
         outcome, stored, messages, votes = row
         if stored is None:
@@ -530,6 +535,13 @@ class PostgresStore:
             [codec.load_message(fields) for fields in json.loads(messages or "[]")],
             [codec.load_vote(fields) for fields in json.loads(votes or "[]")],
         ), VoteOutcome(outcome)
+
+    def _give_back(self, db: PoolConnectionProxy[Any]) -> None:
+        """Return `db` to the pool off the click's path: the pool's release is a task of its
+        own (shielded from cancellation), which the click would wait a turn of the loop for."""
+        task = asyncio.create_task(self.pool.release(db), name="askbridge-pg-release")
+        self._giving_back.add(task)
+        task.add_done_callback(self._giving_back.discard)
 
     async def finish(self, request_id: str, ending: Ending) -> tuple[Request, bool]:
         async with self.pool.acquire() as db, db.transaction():
