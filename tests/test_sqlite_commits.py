@@ -103,11 +103,15 @@ async def test_a_call_whose_task_is_cancelled_before_its_turn_never_runs(
     store = SQLiteStore(tmp_path / "cancel.db")
     await store.open()
     try:
+        # A call after a quiet spell runs at once; one right behind another waits its turn,
+        # which another call may take before the cancelled task hears of its cancellation.
+        first = asyncio.create_task(store.create(request(2)))
         cancelled = asyncio.create_task(store.create(request(1)))
-        await asyncio.sleep(0)  # it has reached the store and waits for its turn
+        await asyncio.sleep(0)  # both have reached the store; the second waits for its turn
         cancelled.cancel()
         with pytest.raises(asyncio.CancelledError):
             await cancelled
+        assert (await first)[1]
         await store.create(request(0))
         assert await store.get("ask_0") is not None
         assert await store.get("ask_1") is None

@@ -2,7 +2,9 @@
 
 With sync="normal" (commits never wait for the disk) a call runs on the event loop's own
 thread, after a turn of the loop, as any await of the store always was: a task that calls the
-store again and again lets the others run in between. With "full" (every commit waits for the
+store again and again lets the others run in between. A call that comes after a quiet spell
+(no call for QUIET_S, none queued) runs at once instead: a lone click, the usual case, does not
+wait a turn for others that are not coming. With "full" (every commit waits for the
 disk) it runs on a database thread of its own.
 
 Either way, the calls queued together commit together: on the loop's thread, those that reach
@@ -30,6 +32,9 @@ Sync = Literal["normal", "full"]
 GROUP_MAX = 64
 """At most this many transactions share one commit on the database thread (sync="full")."""
 Outcome = tuple[Any, BaseException | None]
+QUIET_S = 0.002
+"""On the loop's thread (sync="normal"), a call with none before it for this long, and none
+queued, runs without waiting a turn of the loop for others to join its commit."""
 
 
 @dataclass(frozen=True)
@@ -47,11 +52,18 @@ class _Turn:
     """A call waiting for its turn on the loop's thread (sync="normal")."""
 
     call: Callable[[], Any]
+    task: asyncio.Task[Any] | None
     result: Any = None
     error: BaseException | None = None
     done: bool = False
     dropped: bool = False
     """Its task was cancelled before it ran: it never runs."""
+
+    @property
+    def wanted(self) -> bool:
+        """Not dropped, and its task not being cancelled either: a task cancelled while it
+        waits hears of it only when it resumes, perhaps after another has taken the turn."""
+        return not (self.dropped or (self.task is not None and self.task.cancelling()))
 
 
 class GroupCommit:
@@ -69,6 +81,9 @@ class GroupCommit:
         self.grouped = False
         """A group's transaction is open: each call's savepoint is its transaction."""
         self._turns: list[_Turn] = []
+        self._busy = False
+        """A call ran less than QUIET_S ago (reset by a timer, so that calls made in one turn
+        of the loop all see it)."""
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._worker: threading.Thread | None = None
 
@@ -94,10 +109,14 @@ class GroupCommit:
     # --- the loop's thread (sync="normal") ------------------------------------------------
 
     async def _in_turn(self, call: Callable[[], T], alone: bool) -> T:
+        if not (self._busy or self._turns):
+            self._busy = True
+            asyncio.get_running_loop().call_later(QUIET_S, self._quiet)
+            return call()
         if alone:
             await asyncio.sleep(0)
             return call()
-        turn = _Turn(call)
+        turn = _Turn(call, asyncio.current_task())
         self._turns.append(turn)
         try:
             await asyncio.sleep(0)
@@ -110,8 +129,11 @@ class GroupCommit:
             raise turn.error
         return turn.result  # type: ignore[no-any-return]
 
+    def _quiet(self) -> None:
+        self._busy = False
+
     def _run_turns(self) -> None:
-        turns = [turn for turn in self._turns if not turn.dropped]
+        turns = [turn for turn in self._turns if turn.wanted]
         self._turns = []
         outcomes = self._together([turn.call for turn in turns])
         for turn, (result, error) in zip(turns, outcomes, strict=True):
