@@ -4,6 +4,7 @@ the power-loss durable setting, whose transactions queued together share one com
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 from datetime import UTC, datetime
 from pathlib import Path
@@ -115,6 +116,31 @@ async def test_a_call_whose_task_is_cancelled_before_its_turn_never_runs(
         await store.create(request(0))
         assert await store.get("ask_0") is not None
         assert await store.get("ask_1") is None
+    finally:
+        await store.close()
+
+
+async def test_a_task_that_outlived_a_cancellation_still_has_its_calls_run(
+    tmp_path: Path,
+) -> None:
+    """A task that caught a cancellation without `uncancel()` still counts as being cancelled;
+    its own calls, when it resumes normally, run all the same."""
+    store = SQLiteStore(tmp_path / "outlived.db")
+    await store.open()
+
+    async def outlives() -> bool:
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.Event().wait()  # until cancelled
+        # A call right behind another waits its turn, which this task then takes itself.
+        await store.get("ask_0")
+        return (await store.create(request(3)))[1]
+
+    try:
+        task = asyncio.create_task(outlives())
+        await asyncio.sleep(0)
+        task.cancel()
+        assert await task
+        assert await store.get("ask_3") is not None
     finally:
         await store.close()
 

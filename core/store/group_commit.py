@@ -124,7 +124,7 @@ class GroupCommit:
             turn.dropped = True
             raise
         if not turn.done:
-            self._run_turns()
+            self._run_turns(turn)
         if turn.error is not None:
             raise turn.error
         return turn.result  # type: ignore[no-any-return]
@@ -132,8 +132,10 @@ class GroupCommit:
     def _quiet(self) -> None:
         self._busy = False
 
-    def _run_turns(self) -> None:
-        turns = [turn for turn in self._turns if turn.wanted]
+    def _run_turns(self, mine: _Turn) -> None:
+        """Run the queued turns, `mine` (the running task's, so wanted whatever its
+        cancellation count says) among them."""
+        turns = [turn for turn in self._turns if turn is mine or turn.wanted]
         self._turns = []
         outcomes = self._together([turn.call for turn in turns])
         for turn, (result, error) in zip(turns, outcomes, strict=True):
