@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -154,4 +155,29 @@ async def test_the_default_survives_a_crash_of_the_process_not_a_power_loss(
         # NORMAL (1): commits reach the WAL file, which the OS keeps when the process dies.
         assert await store._run(_one, store.db, "PRAGMA synchronous") == (1,)
     finally:
+        await store.close()
+
+
+async def test_a_lock_held_by_another_process_holds_up_no_other_call(tmp_path: Path) -> None:
+    """`askbridge prune` beside a running server takes the write lock a batch at a time: a
+    write that finds it taken waits without holding up the event loop, then goes through."""
+    path = tmp_path / "busy.db"
+    store = SQLiteStore(path)
+    await store.open()
+    elsewhere = sqlite3.connect(path, isolation_level=None)
+    try:
+        await store.create(request(0))
+        elsewhere.execute("BEGIN IMMEDIATE")
+        creating = asyncio.create_task(store.create(request(1)))
+        await asyncio.sleep(0)  # its first try, which finds the lock taken
+        # A read meanwhile: on the loop's thread too, so it answers only if the loop runs on.
+        found = await asyncio.wait_for(store.get("ask_0"), 2.0)
+        assert found is not None
+        assert not creating.done()
+        elsewhere.execute("COMMIT")
+        stored, created = await asyncio.wait_for(creating, 5.0)
+        assert created
+        assert stored.request_id == "ask_1"
+    finally:
+        elsewhere.close()
         await store.close()

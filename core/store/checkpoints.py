@@ -12,7 +12,9 @@ this thread may fall behind (it shares the interpreter lock with the event loop 
 thread, and each checkpoint waits for the disk): the commit that finds the WAL past
 `limit_bytes` waits for the checkpoint in progress, if any, then runs a TRUNCATE checkpoint
 itself, on the store's own connection and thread, which empties the file. That is the bound; it
-costs the one commit that crosses it, which passive checkpoints make rare.
+costs the one commit that crosses it, which passive checkpoints make rare. (While another
+process reads or writes the file, as `askbridge prune` does, that checkpoint answers "busy"
+rather than wait on the loop's thread, and the next commit tries again.)
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import os
 import sqlite3
 import threading
 
+from askbridge.core.store.group_commit import BUSY_TIMEOUT_MS
+
 log = logging.getLogger("askbridge.store")
 
 CHECKPOINT_S = 1.0
@@ -29,7 +33,6 @@ WAL_SOFT_BYTES = 4 * 1024 * 1024
 """A passive checkpoint is asked for once the WAL is this big (SQLite's own default is ~4 MB)."""
 WAL_LIMIT_BYTES = 64 * 1024 * 1024
 """Past this, the WAL is checkpointed and truncated even if that makes a writer wait."""
-BUSY_TIMEOUT_MS = 5000
 
 
 class Checkpoints:

@@ -13,12 +13,21 @@ resumes first; on the database thread, those that queued up while it waited for 
 runs in a savepoint of its own, so one that fails leaves the others; none is answered before
 the commit, so every answer a caller gets is durable; the commit's locks and WAL pages are paid
 once. A call on its own runs as it is: its own transaction, no savepoint.
+
+On the loop's thread a call never waits inside SQLite for a lock that another process holds
+(`askbridge prune` beside the server takes the write lock a batch at a time): SQLite's busy
+handler would sleep on the loop's thread and hold up every click, long-poll and page with it.
+The connection answers "busy" at once instead, and the call is tried again after a short wait
+that lets the loop run, for as long as SQLite's busy timeout would have waited. Only a call that
+found the lock taken is tried again: a write finds it so at its first statement (`BEGIN
+IMMEDIATE`), before it has changed anything, and a read changes nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import queue
 import sqlite3
 import threading
@@ -29,6 +38,13 @@ from typing import Any, Literal, TypeVar
 
 T = TypeVar("T")
 Sync = Literal["normal", "full"]
+BUSY_TIMEOUT_MS = 5000
+"""How long a call waits for a lock another process holds before it fails "database is
+locked": in SQLite's busy handler on the database thread (sync="full"), in waits between tries
+on the loop's thread (sync="normal")."""
+BUSY_WAITS_S = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05)
+"""The waits between tries on the loop's thread; the last one repeats (SQLite's own busy
+handler waits much the same)."""
 GROUP_MAX = 64
 """At most this many transactions share one commit on the database thread (sync="full")."""
 Outcome = tuple[Any, BaseException | None]
@@ -87,10 +103,22 @@ class GroupCommit:
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._worker: threading.Thread | None = None
 
+    @property
+    def busy_timeout_ms(self) -> int:
+        """The connection's own busy timeout once open: none on the loop's thread, which must
+        not sleep (`run` waits between tries instead)."""
+        return 0 if self.sync == "normal" else BUSY_TIMEOUT_MS
+
     async def run(self, call: Callable[[], T], alone: bool = False) -> T:
-        """`call()`, with the calls queued beside it (`alone`: never with others)."""
+        """`call()`, with the calls queued beside it (`alone`: never with others, and never
+        tried twice: opening and closing, which may wait in SQLite's busy handler)."""
         if self.sync == "normal":
-            return await self._in_turn(call, alone)
+            try:
+                return await self._in_turn(call, alone)
+            except sqlite3.OperationalError as error:
+                if alone or not _busy(error):
+                    raise
+                return await self._busy_retries(call)
         if self._worker is None:
             self._worker = threading.Thread(target=self._work, name="askbridge-sqlite", daemon=True)
             self._worker.start()
@@ -107,6 +135,20 @@ class GroupCommit:
             self._worker = None
 
     # --- the loop's thread (sync="normal") ------------------------------------------------
+
+    async def _busy_retries(self, call: Callable[[], T]) -> T:
+        """`call()` again, after its first try found a lock that another process holds taken,
+        until it gets through or SQLite's busy timeout has passed."""
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + BUSY_TIMEOUT_MS / 1000
+        for wait in itertools.chain(BUSY_WAITS_S, itertools.repeat(BUSY_WAITS_S[-1])):
+            await asyncio.sleep(min(wait, max(0.0, give_up - loop.time())))
+            try:
+                return await self._in_turn(call, False)
+            except sqlite3.OperationalError as error:
+                if not _busy(error) or loop.time() >= give_up:
+                    raise
+        raise AssertionError("unreachable: the waits never end")
 
     async def _in_turn(self, call: Callable[[], T], alone: bool) -> T:
         if not (self._busy or self._turns):
@@ -200,6 +242,11 @@ class GroupCommit:
             return [(None, lost)] * len(calls)
         self._committed()
         return results
+
+
+def _busy(error: sqlite3.Error) -> bool:
+    """Another connection holds a lock this one needs (SQLITE_BUSY, with any extended code)."""
+    return error.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY
 
 
 def _attempt(call: Callable[[], Any]) -> Outcome:

@@ -36,7 +36,7 @@ from askbridge.core.models import MessageRef, Person, Request, Selections, Statu
 from askbridge.core.store import codec
 from askbridge.core.store.base import Attempt, Delivery, Ending, Event, Render, VoteOutcome
 from askbridge.core.store.checkpoints import Checkpoints
-from askbridge.core.store.group_commit import GroupCommit, Sync
+from askbridge.core.store.group_commit import BUSY_TIMEOUT_MS, GroupCommit, Sync
 from askbridge.core.store.migrations import MIGRATIONS
 
 T = TypeVar("T")
@@ -46,7 +46,8 @@ PRUNE_BATCH = 500
 
 PRAGMAS = (
     "PRAGMA journal_mode = WAL",
-    "PRAGMA busy_timeout = 5000",
+    # While it opens; then the group commit's own (`busy_timeout_ms`).
+    f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}",
     "PRAGMA foreign_keys = ON",
     # Checkpoints run from their own connection and thread (see `checkpoints`), never inside
     # a click's commit.
@@ -122,6 +123,7 @@ class SQLiteStore:
             if self.serving:
                 # This process owns the file: message claims in it are a dead process's.
                 db.execute("UPDATE messages SET claimed_by = NULL, claimed_until = NULL")
+        self._db.execute(f"PRAGMA busy_timeout = {self._calls.busy_timeout_ms}")
         if self._checkpoints is not None:
             self._checkpoints.start()
 
