@@ -12,6 +12,7 @@ from pydantic import ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from askbridge.core.api.bodies import Body, json_body, omitted
+from askbridge.core.api.keys import BROKER
 from askbridge.core.errors import (
     AlreadyEnded,
     AskbridgeError,
@@ -23,6 +24,8 @@ from askbridge.core.errors import (
 )
 
 log = logging.getLogger("askbridge.api")
+RETRY_AFTER_S = 5
+"""What a 503 asks the agent to wait before trying again: the database cannot serve for now."""
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -87,6 +90,15 @@ def json_error(request: web.Request, error: Exception) -> web.StreamResponse:
         for name in ("WWW-Authenticate", "Allow", "Location"):
             if name in error.headers:
                 response.headers[name] = error.headers[name]
+        return response
+    broker = request.app.get(BROKER)
+    why = None if broker is None else broker.store.unavailable(error)
+    if why is not None:
+        log.warning("%s %s: the database is unavailable: %s", request.method, request.path, why)
+        response = error_response(
+            503, f"the database is unavailable: {why}; try again in {RETRY_AFTER_S} s"
+        )
+        response.headers["Retry-After"] = str(RETRY_AFTER_S)
         return response
     log.error("unexpected error on %s %s", request.method, request.path, exc_info=error)
     return error_response(500, "internal error; see the askbridge log")

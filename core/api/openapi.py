@@ -53,9 +53,13 @@ ERRORS = {
     415: "the body is not sent as application/json",
     422: "the ask breaks a rule; `error` is written for the agent's model to fix its call",
     502: "the platform could not be reached",
+    503: "the database cannot serve for now (down, unreachable, full, or its SQLite file held by "
+    "another process); `error` says which, and `Retry-After` when to try again",
 }
 GUARDS = (401, 403)
 """What every route under /v1/ may answer, whatever it does."""
+STORE_DOWN = (503,)
+"""What every route that reads or writes the database may answer."""
 
 
 def openapi_document() -> Schema:
@@ -111,9 +115,13 @@ def _paths(ref: Callable[[type[BaseModel]], Schema]) -> Schema:
                 ),
             }
         },
-        "/v1/openapi.json": {"get": _operation("openapi", "This document", {200: "object"})},
+        "/v1/openapi.json": {
+            "get": _operation("openapi", "This document", {200: "object"}, store=False)
+        },
         "/v1/schema": {
-            "get": _operation("askSchema", "The JSON schema of an ask", {200: "object"})
+            "get": _operation(
+                "askSchema", "The JSON schema of an ask", {200: "object"}, store=False
+            )
         },
         "/v1/questions": {
             "post": _operation(
@@ -250,13 +258,16 @@ def _operation(
     summary: str,
     answers: Answers,
     errors: tuple[int, ...] = (),
+    *,
+    store: bool = True,
     **more: Any,
 ) -> Schema:
+    """`store`: the route reads or writes the database."""
     return {
         "operationId": operation_id,
         "summary": summary,
         **more,
-        "responses": _responses(answers, (*errors, *GUARDS)),
+        "responses": _responses(answers, (*errors, *GUARDS, *(STORE_DOWN if store else ()))),
     }
 
 

@@ -102,6 +102,11 @@ class Store(Protocol):
     async def ping(self) -> None:
         """Raise when the database cannot be reached or does not answer (for `/readyz`)."""
 
+    def unavailable(self, error: BaseException) -> str | None:
+        """Why `error`, raised by a call of this store, means the database cannot serve for
+        now (down, unreachable, full, or held by another process), in words for whoever asked;
+        None for an error that says nothing of the kind."""
+
     async def listen(self, on_change: Callable[[str], Coroutine[Any, Any, None]]) -> None:
         """Call `on_change(request_id)` when another process changes a request (if the store
         can tell), so that waiters on this replica wake for answers given elsewhere.

@@ -62,6 +62,13 @@ CONNECT_TIMEOUT_S = 10.0
 MAX_CHANNEL_BYTES = 63
 SECRET_BYTES = 32
 LISTENER_NAME = "askbridge-listener"
+UNAVAILABLE = (
+    OSError,  # the server refuses or drops the connection
+    asyncpg.PostgresConnectionError,  # class 08: the connection failed or went away
+    asyncpg.exceptions.OperatorInterventionError,  # class 57: shutting down, starting up
+    asyncpg.exceptions.InsufficientResourcesError,  # class 53: disk full, too many connections
+)
+"""What a store call raises when the database cannot serve for now, not because of the call."""
 REQUEST_FIELDS = tuple(codec.REQUEST_COLUMNS.replace(" ", "").split(","))
 """The request's columns in the order `codec.load_request` takes them, by name."""
 Connection: TypeAlias = "asyncpg.Connection[Any] | PoolConnectionProxy[Any]"
@@ -153,6 +160,11 @@ class PostgresStore:
     async def ping(self) -> None:
         async with self.pool.acquire(timeout=CONNECT_TIMEOUT_S) as db:
             await db.fetchval("SELECT max(version) FROM schema_version")
+
+    def unavailable(self, error: BaseException) -> str | None:
+        if isinstance(error, UNAVAILABLE):
+            return f"PostgreSQL cannot serve now ({type(error).__name__}: {error})"
+        return None
 
     async def listen(self, on_change: OnChange) -> None:
         self._on_change = on_change

@@ -144,6 +144,19 @@ class SQLiteStore:
     async def ping(self) -> None:
         await self._run(_one, self.db, "SELECT max(version) FROM schema_version")
 
+    def unavailable(self, error: BaseException) -> str | None:
+        if not isinstance(error, sqlite3.OperationalError):
+            return None
+        code = error.sqlite_errorcode & 0xFF
+        if code == sqlite3.SQLITE_BUSY:
+            seconds = BUSY_TIMEOUT_MS // 1000
+            return f"another process has held the SQLite database for over {seconds} s"
+        if code == sqlite3.SQLITE_FULL:
+            return "the disk that holds the SQLite database is full"
+        if code in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN):
+            return f"the SQLite database cannot be written ({error})"
+        return None
+
     @property
     def db(self) -> sqlite3.Connection:
         if self._db is None:
