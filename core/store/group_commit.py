@@ -141,14 +141,14 @@ class GroupCommit:
         until it gets through or SQLite's busy timeout has passed."""
         loop = asyncio.get_running_loop()
         give_up = loop.time() + BUSY_TIMEOUT_MS / 1000
-        for wait in itertools.chain(BUSY_WAITS_S, itertools.repeat(BUSY_WAITS_S[-1])):
-            await asyncio.sleep(min(wait, max(0.0, give_up - loop.time())))
+        waits = itertools.chain(BUSY_WAITS_S, itertools.repeat(BUSY_WAITS_S[-1]))
+        while True:
+            await asyncio.sleep(min(next(waits), max(0.0, give_up - loop.time())))
             try:
                 return await self._in_turn(call, False)
             except sqlite3.OperationalError as error:
                 if not _busy(error) or loop.time() >= give_up:
                     raise
-        raise AssertionError("unreachable: the waits never end")
 
     async def _in_turn(self, call: Callable[[], T], alone: bool) -> T:
         if not (self._busy or self._turns):
@@ -244,9 +244,15 @@ class GroupCommit:
         return results
 
 
+def primary_code(error: sqlite3.Error) -> int:
+    """SQLite's result code for `error`, without the extended part (SQLITE_BUSY for any of
+    SQLITE_BUSY_RECOVERY, _SNAPSHOT, _TIMEOUT)."""
+    return error.sqlite_errorcode & 0xFF
+
+
 def _busy(error: sqlite3.Error) -> bool:
-    """Another connection holds a lock this one needs (SQLITE_BUSY, with any extended code)."""
-    return error.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY
+    """Another connection holds a lock this one needs."""
+    return primary_code(error) == sqlite3.SQLITE_BUSY
 
 
 def _attempt(call: Callable[[], Any]) -> Outcome:

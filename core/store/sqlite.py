@@ -36,7 +36,7 @@ from askbridge.core.models import MessageRef, Person, Request, Selections, Statu
 from askbridge.core.store import codec
 from askbridge.core.store.base import Attempt, Delivery, Ending, Event, Render, VoteOutcome
 from askbridge.core.store.checkpoints import Checkpoints
-from askbridge.core.store.group_commit import BUSY_TIMEOUT_MS, GroupCommit, Sync
+from askbridge.core.store.group_commit import BUSY_TIMEOUT_MS, GroupCommit, Sync, primary_code
 from askbridge.core.store.migrations import MIGRATIONS
 
 T = TypeVar("T")
@@ -147,7 +147,7 @@ class SQLiteStore:
     def unavailable(self, error: BaseException) -> str | None:
         if not isinstance(error, sqlite3.OperationalError):
             return None
-        code = error.sqlite_errorcode & 0xFF
+        code = primary_code(error)
         if code == sqlite3.SQLITE_BUSY:
             seconds = BUSY_TIMEOUT_MS // 1000
             return f"another process has held the SQLite database for over {seconds} s"
