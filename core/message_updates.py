@@ -36,7 +36,7 @@ from askbridge.core.clock import Clock, SystemClock
 from askbridge.core.crash_points import CrashPoint, no_crash
 from askbridge.core.errors import RetryLater
 from askbridge.core.models import MessageRef, Request, Status
-from askbridge.core.store.base import Render, Store
+from askbridge.core.store.base import Render, RenderClaims
 from askbridge.core.surface import Reminding, Surface, pace_of
 
 log = logging.getLogger("askbridge.messages")
@@ -63,7 +63,7 @@ MessageKey = tuple[str, str, str, str]
 class MessageUpdates:
     def __init__(
         self,
-        store: Store,
+        store: RenderClaims,
         surfaces: Mapping[str, Surface],
         *,
         backoff_s: Sequence[float] = BACKOFF_S,

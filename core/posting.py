@@ -28,7 +28,7 @@ from askbridge.core.crash_points import CrashPoint
 from askbridge.core.errors import AskbridgeError, SurfaceUnavailable
 from askbridge.core.message_updates import BACKOFF_S, SWEEP_S, MessageUpdates, backoff
 from askbridge.core.models import MessageRef, Request
-from askbridge.core.store.base import Store
+from askbridge.core.store.base import Postings
 from askbridge.core.surface import Finding, Surface
 
 log = logging.getLogger("askbridge.posting")
@@ -37,7 +37,7 @@ log = logging.getLogger("askbridge.posting")
 class Posting:
     def __init__(
         self,
-        store: Store,
+        store: Postings,
         surfaces: Mapping[str, Surface],
         messages: MessageUpdates,
         clock: Clock,

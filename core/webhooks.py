@@ -32,7 +32,7 @@ import aiohttp
 
 from askbridge.core.clock import Clock
 from askbridge.core.models import Request
-from askbridge.core.store.base import Attempt, Delivery, Store
+from askbridge.core.store.base import Attempt, Delivery, Outbox
 from askbridge.core.version import VERSION
 
 log = logging.getLogger("askbridge.webhooks")
@@ -82,7 +82,7 @@ def shown_url(url: str) -> str:
 class Webhooks:
     def __init__(
         self,
-        store: Store,
+        store: Outbox,
         clock: Clock,
         options: WebhookOptions,
         *,

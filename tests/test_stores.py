@@ -121,7 +121,7 @@ async def test_drafts_messages_rendering_and_the_audit_trail(
     await one.add_message("r6", message, NOW)
     await one.save_draft("r6", person(1), {0: (1,)}, NOW)
     assert await two.save_draft("r6", person(1), {1: (0, 2)}, NOW) == {0: (1,), 1: (0, 2)}
-    assert await two.draft("r6", person(2)) == {}
+    assert (await two.get_with_draft("r6", person(2)))[1] == {}
     await two.finish("r6", Ending(Status.CANCELLED, NOW + timedelta(seconds=1), by=person(1)))
     [(stale, stale_message)] = await one.unrendered()
     assert stale == "r6"

@@ -93,7 +93,9 @@ class VoteOutcome(enum.Enum):
     REPLAYED = "replayed"  # the person has a vote from a newer click; nothing was recorded
 
 
-class Store(Protocol):
+class Lifecycle(Protocol):
+    """Opening, closing and watching the database: what the service itself calls."""
+
     async def open(self) -> None:
         """Connect and bring the schema up to date."""
 
@@ -115,26 +117,21 @@ class Store(Protocol):
         unheard, for instance while the store was reconnecting: any request may have changed.
         The store keeps listening until `close()`, through lost connections."""
 
-    async def create(self, request: Request) -> tuple[Request, bool]:
-        """Insert `request` unless its id exists; return the stored one and whether it is new."""
 
-    async def discard(self, request_id: str, at: datetime, reason: str) -> None:
-        """Forget a request that was never shown to anyone (its posting failed)."""
+class Reading(Protocol):
+    """Reading one request: what every role that acts on a request needs."""
 
     async def get(self, request_id: str) -> Request | None: ...
 
     async def status(self, request_id: str) -> Status | None:
         """Only the request's status (None: no such request): what a waiting agent holds."""
 
-    async def prune(self, ended_before: datetime) -> int:
-        """Delete requests that ended before `ended_before`, with their votes, drafts, messages
-        and audit events (and the events of requests whose posting failed by then); never a
-        waiting request. Returns how many requests went."""
 
-    async def get_with_draft(
-        self, request_id: str, person: Person
-    ) -> tuple[Request | None, Selections]:
-        """The request and `person`'s draft of it, in one read."""
+class Requests(Reading, Protocol):
+    """Making, listing and forgetting requests (the agent API, retention)."""
+
+    async def create(self, request: Request) -> tuple[Request, bool]:
+        """Insert `request` unless its id exists; return the stored one and whether it is new."""
 
     async def list_requests(
         self, status: Status | None = None, limit: int = 100, older_than: str | None = None
@@ -146,28 +143,24 @@ class Store(Protocol):
         """How many requests `list_requests(status, older_than=older_than)` would list without
         a limit."""
 
-    async def add_message(self, request_id: str, message: MessageRef, at: datetime) -> None:
-        """Record a message posted for the request (for its target `message.target`)."""
+    async def prune(self, ended_before: datetime) -> int:
+        """Delete requests that ended before `ended_before`, with their votes, drafts, messages
+        and audit events (and the events of requests whose posting failed by then); never a
+        waiting request. Returns how many requests went."""
 
-    async def mark_posted(self, request_id: str, at: datetime) -> None:
-        """Every target of the request has its message: it needs no more posting."""
 
-    async def unposted(self, limit: int = 100) -> list[Request]:
-        """Requests whose posting was never finished, oldest first; those that have ended
-        since may still have a message that was posted but not recorded."""
+class Answers(Protocol):
+    """What a click writes: a draft, a vote, an ending."""
 
-    def posting(self, request_id: str) -> AbstractAsyncContextManager[bool]:
-        """Hold the right to post `request_id`'s messages: the context gives True when this
-        task has it, False when another task or replica holds it. It is let go on exit, and
-        when the process holding it dies, so that a request is never posted twice at once
-        and a crash never leaves it unpostable."""
+    async def get_with_draft(
+        self, request_id: str, person: Person
+    ) -> tuple[Request | None, Selections]:
+        """The request and `person`'s draft of it, in one read."""
 
     async def save_draft(
         self, request_id: str, person: Person, selections: Selections, at: datetime
     ) -> Selections:
         """Merge `selections` into the person's draft and return the whole draft."""
-
-    async def draft(self, request_id: str, person: Person) -> Selections: ...
 
     async def vote(
         self,
@@ -189,16 +182,43 @@ class Store(Protocol):
     async def finish(self, request_id: str, ending: Ending) -> tuple[Request, bool]:
         """Move a waiting request to a terminal state; return the request and whether we won."""
 
+
+class Postings(Reading, Protocol):
+    """Posting a request's messages, once, and finishing a posting a crash left (`Posting`)."""
+
+    async def add_message(self, request_id: str, message: MessageRef, at: datetime) -> None:
+        """Record a message posted for the request (for its target `message.target`)."""
+
+    async def mark_posted(self, request_id: str, at: datetime) -> None:
+        """Every target of the request has its message: it needs no more posting."""
+
+    async def unposted(self, limit: int = 100) -> list[Request]:
+        """Requests whose posting was never finished, oldest first; those that have ended
+        since may still have a message that was posted but not recorded."""
+
+    def posting(self, request_id: str) -> AbstractAsyncContextManager[bool]:
+        """Hold the right to post `request_id`'s messages: the context gives True when this
+        task has it, False when another task or replica holds it. It is let go on exit, and
+        when the process holding it dies, so that a request is never posted twice at once
+        and a crash never leaves it unpostable."""
+
+    async def discard(self, request_id: str, at: datetime, reason: str) -> None:
+        """Forget a request that was never shown to anyone (its posting failed)."""
+
+
+class Deadlines(Protocol):
+    """Expiry, reminders and escalation steps, each claimed once by any replica."""
+
     async def next_deadline(self) -> datetime | None:
         """The earliest expiry, pending reminder or escalation step among waiting requests."""
+
+    async def expired(self, now: datetime, limit: int = 100) -> list[str]:
+        """Ids of waiting requests whose deadline has passed."""
 
     async def due_reminders(self, now: datetime, limit: int = 100) -> list[str]: ...
 
     async def mark_reminded(self, request_id: str, at: datetime) -> bool:
         """Claim a request's one reminder; False when it was already sent (by any replica)."""
-
-    async def expired(self, now: datetime, limit: int = 100) -> list[str]:
-        """Ids of waiting requests whose deadline has passed."""
 
     async def due_escalations(self, now: datetime, limit: int = 100) -> list[str]:
         """Ids of waiting requests whose next escalation step is due."""
@@ -211,6 +231,10 @@ class Store(Protocol):
         `at` with an audit event, the step's target is added to the request's targets to
         be posted, and the next step is due at `next_at`); False when any process took it
         already."""
+
+
+class RenderClaims(Protocol):
+    """Who brings which message up to date (`MessageUpdates`), with leases that run out."""
 
     async def unrendered(self, now: datetime | None = None) -> list[tuple[str, MessageRef]]:
         """Messages (with their request's id) whose last render does not show their request's
@@ -238,23 +262,9 @@ class Store(Protocol):
     async def release_claims(self, owner: str) -> None:
         """Let go of every message claim `owner` holds (a clean shutdown)."""
 
-    async def add_event(self, event: Event) -> None: ...
 
-    async def secret(self, name: str) -> bytes:
-        """A random 32-byte secret kept under `name`, made on first use; the same for every
-        replica on this store and after every restart."""
-
-    async def events(
-        self,
-        request_id: str | None = None,
-        since: datetime | None = None,
-        limit: int = 1000,
-        *,
-        until: datetime | None = None,
-        after: int = 0,
-    ) -> list[Event]:
-        """Audit events in order (by `seq`), for one request or all of them: at or after
-        `since`, before `until`, and with a `seq` above `after` (the next page)."""
+class Outbox(Reading, Protocol):
+    """The webhook outbox (`Webhooks`): deliveries claimed with a lease, attempts recorded."""
 
     async def claim_deliveries(
         self, owner: str, now: datetime, lease_until: datetime, limit: int
@@ -269,3 +279,31 @@ class Store(Protocol):
 
     async def next_delivery(self) -> datetime | None:
         """When the earliest open delivery is due or its holder's lease ends."""
+
+
+class Audit(Protocol):
+    """The audit trail, and the secrets that sign what leaves it."""
+
+    async def add_event(self, event: Event) -> None: ...
+
+    async def events(
+        self,
+        request_id: str | None = None,
+        since: datetime | None = None,
+        limit: int = 1000,
+        *,
+        until: datetime | None = None,
+        after: int = 0,
+    ) -> list[Event]:
+        """Audit events in order (by `seq`), for one request or all of them: at or after
+        `since`, before `until`, and with a `seq` above `after` (the next page)."""
+
+    async def secret(self, name: str) -> bytes:
+        """A random 32-byte secret kept under `name`, made on first use; the same for every
+        replica on this store and after every restart."""
+
+
+class Store(
+    Lifecycle, Requests, Answers, Postings, Deadlines, RenderClaims, Outbox, Audit, Protocol
+):
+    """Every role at once: what the broker holds. Each part of it takes only its role."""

@@ -482,10 +482,6 @@ class PostgresStore:
             )
         return draft
 
-    async def draft(self, request_id: str, person: Person) -> Selections:
-        async with self.pool.acquire() as db:
-            return await _draft(db, request_id, person)
-
     async def vote(
         self,
         request_id: str,

@@ -375,9 +375,6 @@ class SQLiteStore:
             )
         return draft
 
-    async def draft(self, request_id: str, person: Person) -> Selections:
-        return await self._run(_draft, self.db, request_id, person)
-
     async def vote(
         self,
         request_id: str,

@@ -45,7 +45,8 @@ async def test_the_spec_example_is_answered_in_slack(bridge: Bridge) -> None:
         tick.assert_acked()
     # Choices stay in alice's client: nothing is stored or sent until she presses Submit.
     assert await bridge.event_kinds("ask_spec") == ["created", "posted"]
-    assert await bridge.service.store.draft("ask_spec", answered_by("U1", "alice")) == {}
+    _, draft = await bridge.service.store.get_with_draft("ask_spec", answered_by("U1", "alice"))
+    assert draft == {}
     (await alice.click_button(message, "Submit")).assert_acked()
 
     outcome = await bridge.outcome("ask_spec")
