@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from aiohttp import web
+from aiohttp.abc import AbstractResolver
 
 from askbridge.adapters.web import WebSurface, add_web_routes, form_key
 from askbridge.bots.event_loop import running_loop
@@ -19,6 +20,7 @@ from askbridge.core.api.auth import is_loopback
 from askbridge.core.api.hooks import add_hook_routes
 from askbridge.core.api.status import status_json
 from askbridge.core.broker import Broker
+from askbridge.core.callback_guard import AllowList
 from askbridge.core.clock import Clock
 from askbridge.core.crash_points import CrashPoint, no_crash
 from askbridge.core.errors import AskbridgeError, InvalidQuestion, StartupError
@@ -42,6 +44,8 @@ class Service:
     clock: Clock | None = None
     crash_point: CrashPoint = no_crash
     """Only the fault-injection tests pass anything else (`bots/crash_hook.py`)."""
+    resolver: AbstractResolver | None = None
+    """Where webhooks' host names are looked up (None: aiohttp's default); tests pass a stub."""
     store: Store = field(init=False)
     broker: Broker = field(init=False)
     metrics: Metrics = field(init=False, default_factory=Metrics)
@@ -153,7 +157,12 @@ class Service:
         secret = self.settings.webhook_secret
         if secret is None or not secret.get_secret_value():
             return None
-        return WebhookOptions(secret=secret.get_secret_value().encode(), body=status_json)
+        return WebhookOptions(
+            secret=secret.get_secret_value().encode(),
+            body=status_json,
+            allow=AllowList.parse(self.settings.webhook_allow),
+            resolver=self.resolver,
+        )
 
     def _log_ready(self, lines: list[str], token: str | None) -> None:
         log.info(

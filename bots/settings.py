@@ -13,6 +13,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from askbridge.bots.event_loop import EventLoop
 from askbridge.core.ask import MAX_SECONDS
+from askbridge.core.callback_guard import AllowList
 from askbridge.core.election import CHECK_S
 from askbridge.core.escalation import EXAMPLE, read_ladder
 from askbridge.core.hooks.claude_code import (
@@ -55,6 +56,9 @@ class Settings(BaseSettings):
     election_check_s: float = Field(default=CHECK_S, ge=0.05, le=60)
     # Signs the webhooks sent to requests' callback_url; unset: callback_url is refused.
     webhook_secret: SecretStr | None = None
+    # Hosts and networks (comma-separated: names, addresses, CIDRs) webhooks may go to although
+    # they are loopback, private, link-local or otherwise not global; unset: none.
+    webhook_allow: str | None = None
     # The escalation ladder (JSON) of requests that set neither escalation nor remind_after_s.
     escalation: str | None = None
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
@@ -110,6 +114,12 @@ class Settings(BaseSettings):
             if value.lower() in ("debug", "info", "warning", "error")
             else value.lower()
         )
+
+    @field_validator("webhook_allow")
+    @classmethod
+    def _allow_list(cls, value: str | None) -> str | None:
+        AllowList.parse(value)
+        return value
 
     @field_validator("escalation")
     @classmethod

@@ -198,6 +198,10 @@ class Broker:
                     )
                 ]
             )
+        if ask.callback_url is not None and self.webhooks is not None:
+            refused = await self.webhooks.refusal(ask.callback_url)
+            if refused is not None:
+                raise InvalidQuestion([Problem("callback_url", refused)])
         targets = [self._target(t) for t in ask.target or (self.default_target,)]
         self._check_answerers(ask.answerers)
         timeout_s = self.default_timeout_s if ask.timeout_s is None else ask.timeout_s

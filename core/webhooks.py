@@ -12,7 +12,8 @@ HMAC-SHA256 with ASKBRIDGE_WEBHOOK_SECRET of `"{timestamp}.{body}"`, where the t
 for receivers to drop repeats. A 2xx ends the delivery. 408, 429, 5xx and network failures are
 retried with exponential backoff and full jitter for up to `give_up_after_s` (a day); any other
 status (another 4xx, a redirect) is the receiver's final refusal and is not retried.
-Everything waits on the broker's clock, so tests move time instead of sleeping.
+Everything waits on the broker's clock, so tests move time instead of sleeping. Where a webhook
+may go is core/callback_guard.py's to say, when it is asked for and on each connection.
 """
 
 from __future__ import annotations
@@ -22,14 +23,18 @@ import hashlib
 import hmac
 import logging
 import random
+import socket
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from ipaddress import ip_address
 from urllib.parse import urlsplit
 
 import aiohttp
+from aiohttp.abc import AbstractResolver
 
+from askbridge.core.callback_guard import AddressRefused, AllowList, GuardedResolver, literal
 from askbridge.core.clock import Clock
 from askbridge.core.models import Request
 from askbridge.core.store.base import Attempt, Delivery, Outbox
@@ -42,6 +47,8 @@ TIMESTAMP_HEADER = "X-Askbridge-Timestamp"
 DELIVERY_HEADER = "X-Askbridge-Delivery"
 RETRIED_STATUSES = frozenset({408, 429})
 LOOP_RETRY_S = 5.0
+RESOLVE_S = 5.0
+"""How long an ask waits to learn where its callback_url's host resolves to."""
 
 
 def signature(secret: bytes, timestamp: str, body: bytes) -> str:
@@ -53,10 +60,14 @@ def signature(secret: bytes, timestamp: str, body: bytes) -> str:
 @dataclass(frozen=True)
 class WebhookOptions:
     """How webhooks are sent: `secret` signs them; `body` is the JSON a request is sent as
-    (its status object); the rest are the retry schedule, in seconds on the broker's clock."""
+    (its status object); `allow` the non-global hosts and networks they may go to
+    (core/callback_guard.py); `resolver` where host names are looked up (None: aiohttp's
+    default); the rest are the retry schedule, in seconds on the broker's clock."""
 
     secret: bytes
     body: Callable[[Request], bytes]
+    allow: AllowList = field(default_factory=AllowList)
+    resolver: AbstractResolver | None = None
     first_delay_s: float = 10.0
     longest_delay_s: float = 3600.0
     give_up_after_s: float = 24 * 3600.0
@@ -101,6 +112,7 @@ class Webhooks:
         self._loop: asyncio.Task[None] | None = None
         self._attempts: set[asyncio.Task[None]] = set()
         self._session: aiohttp.ClientSession | None = None
+        self._resolver = options.resolver
 
     def start(self) -> None:
         self._loop = asyncio.create_task(self._deliver_forever(), name="askbridge-webhooks")
@@ -108,6 +120,22 @@ class Webhooks:
     @property
     def running(self) -> bool:
         return self._loop is not None and not self._loop.done()
+
+    async def refusal(self, url: str) -> str | None:
+        """Why webhooks may not go to `url`, or None. A host that cannot be resolved now is
+        let through: delivery checks every address it connects to anyway."""
+        host = urlsplit(url).hostname or ""
+        address = literal(host)
+        if address is not None:
+            return self._options.allow.problem(host, [address])
+        if self._options.allow.allows_host(host):
+            return None
+        try:
+            async with asyncio.timeout(RESOLVE_S):
+                found = await self.resolver.resolve(host, 0, socket.AF_UNSPEC)
+        except (OSError, TimeoutError, ValueError):
+            return None
+        return self._options.allow.problem(host, [ip_address(entry["host"]) for entry in found])
 
     def poke(self) -> None:
         """A delivery may have become due (a request ended, here or on another replica)."""
@@ -129,6 +157,10 @@ class Webhooks:
         if self._session is not None:
             await self._session.close()
             self._session = None
+        if self._resolver is not None and self._options.resolver is None:
+            # The connector leaves a resolver it was given open; this one is ours.
+            await self._resolver.close()
+            self._resolver = None
 
     async def _deliver_forever(self) -> None:
         while True:
@@ -195,6 +227,11 @@ class Webhooks:
         request = await self._store.get(delivery.request_id)
         if request is None:
             return Attempt(self._clock.now(), "failed", error="the request no longer exists")
+        host = urlsplit(delivery.url).hostname or ""
+        address = literal(host)
+        # aiohttp connects to an address in the URL without asking the resolver.
+        if address is not None and (refused := self._options.allow.problem(host, [address])):
+            return self._refused(refused)
         body = self._options.body(request)
         timestamp = str(int(self._clock.now().timestamp()))
         headers = {
@@ -215,9 +252,17 @@ class Webhooks:
                 timeout=aiohttp.ClientTimeout(total=self._options.timeout_s),
             ) as response:
                 status = response.status
+        except aiohttp.ClientConnectorError as failure:
+            if isinstance(failure.os_error, AddressRefused):
+                return self._refused(str(failure.os_error))
+            error = _described(failure, delivery.url)
         except (aiohttp.ClientError, TimeoutError, OSError, ValueError) as failure:
             error = _described(failure, delivery.url)
         return self._next(delivery, status, error)
+
+    def _refused(self, problem: str) -> Attempt:
+        """Final: the address guard refused where the webhook would go (nothing was sent)."""
+        return Attempt(self._clock.now(), "failed", error=f"refused: {problem}"[:300])
 
     def _next(self, delivery: Delivery, status: int | None, error: str | None) -> Attempt:
         now = self._clock.now()
@@ -258,9 +303,17 @@ class Webhooks:
             )
 
     @property
+    def resolver(self) -> AbstractResolver:
+        if self._resolver is None:
+            self._resolver = aiohttp.DefaultResolver()
+        return self._resolver
+
+    @property
     def session(self) -> aiohttp.ClientSession:
         if self._session is None:
-            self._session = aiohttp.ClientSession()
+            guarded = GuardedResolver(self.resolver, self._options.allow)
+            connector = aiohttp.TCPConnector(resolver=guarded)
+            self._session = aiohttp.ClientSession(connector=connector)
         return self._session
 
 

@@ -47,7 +47,7 @@ from tests.stores import database_url
 from tests.test_broker import ChatSurface
 from tests.test_cli import DEPLOY_FLAGS, run_ask
 from tests.test_mcp import connected, text_of
-from tests.test_webhooks import SECRET, receiver
+from tests.test_webhooks import SAME_MACHINE, SECRET, receiver
 from tests.test_webhooks import ask as webhook_ask
 from tests.web_person import answer_on_web
 
@@ -488,7 +488,7 @@ async def test_the_webhook_carries_the_subject_digest(
     start_service: StartService, clock: ManualClock, http: aiohttp.ClientSession
 ) -> None:
     subject = {"migration": "0042_drop_legacy", "database": "orders"}
-    service = await start_service(webhook_secret=SECRET)
+    service = await start_service(webhook_secret=SECRET, webhook_allow=SAME_MACHINE)
     async with receiver([200]) as hook:
         await webhook_ask(http, service.url, callback_url=hook.url, subject=subject)
         await answer_on_web(http, service.url, "ask_deploy", {"Deploy": ["Approve"]})

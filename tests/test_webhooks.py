@@ -25,6 +25,8 @@ from tests.stores import database_url
 from tests.web_person import answer_on_web
 
 SECRET = "whsec-test-0123456789abcdef"
+SAME_MACHINE = "127.0.0.1"
+"""ASKBRIDGE_WEBHOOK_ALLOW for the receivers here, which listen on the loopback address."""
 HIT_S = 10.0
 """How long a test waits for a webhook to arrive before it fails."""
 
@@ -106,7 +108,9 @@ async def test_a_receiver_that_fails_twice_gets_one_signed_delivery_across_a_res
     kind: str, tmp_path: Path, clock: ManualClock, http: aiohttp.ClientSession
 ) -> None:
     async with database_url(kind, tmp_path) as db, receiver([500, 500, 200]) as hook:
-        settings = settings_for(tmp_path, database_url=db, webhook_secret=SECRET)
+        settings = settings_for(
+            tmp_path, database_url=db, webhook_secret=SECRET, webhook_allow=SAME_MACHINE
+        )
         first = Service(settings, clock=clock)
         await first.start()
         try:
@@ -159,7 +163,7 @@ async def test_a_receiver_that_fails_twice_gets_one_signed_delivery_across_a_res
 async def test_a_refusal_is_final_and_a_cancel_is_sent_too(
     start_service: StartService, clock: ManualClock, http: aiohttp.ClientSession
 ) -> None:
-    service = await start_service(webhook_secret=SECRET)
+    service = await start_service(webhook_secret=SECRET, webhook_allow=SAME_MACHINE)
     async with receiver([410]) as hook:
         await ask(http, service.url, callback_url=hook.url)
         await answer_on_web(http, service.url, "ask_deploy", {}, action="cancel")
@@ -180,7 +184,7 @@ async def test_a_refusal_is_final_and_a_cancel_is_sent_too(
 async def test_retrying_stops_after_a_day(
     start_service: StartService, clock: ManualClock, http: aiohttp.ClientSession
 ) -> None:
-    service = await start_service(webhook_secret=SECRET)
+    service = await start_service(webhook_secret=SECRET, webhook_allow=SAME_MACHINE)
     async with receiver([503]) as hook:
         await ask(http, service.url, callback_url=hook.url, timeout_s=60)
         await clock.advance(60)  # the request expires
@@ -196,7 +200,7 @@ async def test_retrying_stops_after_a_day(
 async def test_an_unreachable_receiver_is_retried(
     start_service: StartService, clock: ManualClock, http: aiohttp.ClientSession
 ) -> None:
-    service = await start_service(webhook_secret=SECRET)
+    service = await start_service(webhook_secret=SECRET, webhook_allow=SAME_MACHINE)
     async with receiver([200]) as hook:
         gone = hook.url
     # Nothing listens at `gone` any more: the connection is refused.
@@ -238,7 +242,7 @@ async def test_callback_url_is_in_the_schema(http: aiohttp.ClientSession, servic
 async def test_the_agent_sockets_query_string_sets_the_callback_url(
     start_service: StartService, http: aiohttp.ClientSession
 ) -> None:
-    service = await start_service(webhook_secret=SECRET)
+    service = await start_service(webhook_secret=SECRET, webhook_allow=SAME_MACHINE)
     async with receiver([200]) as hook:
         url = f"{service.url}/v1/agent?callback_url={hook.url}"
         async with http.ws_connect(url) as socket:

@@ -12,7 +12,7 @@ import aiohttp
 from askbridge.client import verify_signature
 from tests.conftest import DEPLOY
 from tests.faults.conftest import MakeCrashable, ask
-from tests.test_webhooks import HIT_S, SECRET, receiver
+from tests.test_webhooks import HIT_S, SAME_MACHINE, SECRET, receiver
 
 
 async def webhook_events(
@@ -36,6 +36,7 @@ async def test_a_crash_after_the_ending_loses_no_webhook(
 ) -> None:
     server = crashable()
     server.server.env["ASKBRIDGE_WEBHOOK_SECRET"] = SECRET
+    server.server.env["ASKBRIDGE_WEBHOOK_ALLOW"] = SAME_MACHINE
     async with receiver([200]) as hook:
         url = await server.start(crash_at="finish.recorded")
         body = {"request_id": "ask_crash", "questions": [DEPLOY], "callback_url": hook.url}
