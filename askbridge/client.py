@@ -13,7 +13,6 @@ from askbridge.bots.client import (
     InvalidRequest,
     Withdrawn,
     subject_matches,
-    verify_signature,
 )
 
 __all__ = [
@@ -25,5 +24,4 @@ __all__ = [
     "InvalidRequest",
     "Withdrawn",
     "subject_matches",
-    "verify_signature",
 ]

@@ -8,10 +8,8 @@ asks again and keeps waiting.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import hmac
 import logging
-import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -280,36 +278,6 @@ def request_body(
         else questions
     }
     return checked({**raw, **given}).body()
-
-
-def verify_signature(
-    secret: str | bytes,
-    timestamp: str,
-    body: bytes | str,
-    signature: str,
-    tolerance_s: float = 300,
-    *,
-    now: float | None = None,
-) -> bool:
-    """Whether a webhook from askbridge is genuine and fresh: `signature` (the
-    X-Askbridge-Signature header, `v1=<hex>`; several may be given, comma-separated) is the
-    HMAC-SHA256 with `secret` (ASKBRIDGE_WEBHOOK_SECRET) of `"{timestamp}.{body}"`, and
-    `timestamp` (X-Askbridge-Timestamp, Unix seconds) is within `tolerance_s` of `now` (default:
-    the time), so a captured webhook cannot be replayed later. Pass the raw body as received."""
-    key = secret.encode() if isinstance(secret, str) else secret
-    raw = body.encode() if isinstance(body, str) else body
-    try:
-        sent = int(timestamp)
-    except (TypeError, ValueError):
-        return False
-    if abs((time.time() if now is None else now) - sent) > tolerance_s:
-        return False
-    expected = hmac.new(key, timestamp.encode() + b"." + raw, hashlib.sha256).hexdigest()
-    return any(
-        hmac.compare_digest(part.strip().removeprefix("v1="), expected)
-        for part in signature.split(",")
-        if part.strip().startswith("v1=")
-    )
 
 
 def subject_matches(decision: Mapping[str, Any], subject: Mapping[str, Any]) -> bool:

@@ -30,7 +30,7 @@ from askbridge.core.store.factory import shown_url
 from askbridge.core.surface import PlatformRuntime
 from askbridge.core.targets import parse_target
 from askbridge.core.version import VERSION
-from askbridge.core.webhooks import WebhookOptions
+from askbridge.core.webhooks import WebhookOptions, secret_problem
 
 log = logging.getLogger("askbridge")
 
@@ -157,8 +157,11 @@ class Service:
         secret = self.settings.webhook_secret
         if secret is None or not secret.get_secret_value():
             return None
+        problem = secret_problem(secret.get_secret_value())
+        if problem is not None:
+            raise StartupError(problem)
         return WebhookOptions(
-            secret=secret.get_secret_value().encode(),
+            secret=secret.get_secret_value(),
             body=status_json,
             allow=AllowList.parse(self.settings.webhook_allow),
             resolver=self.resolver,

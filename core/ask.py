@@ -108,7 +108,8 @@ class Ask(BaseModel):
         default=None,
         validation_alias=AliasChoices("callback_url", "callbackUrl"),
         description="an http(s) URL askbridge POSTs the status object to once the request "
-        "ends, signed with the server's ASKBRIDGE_WEBHOOK_SECRET (see X-Askbridge-Signature)",
+        "ends, signed with the server's ASKBRIDGE_WEBHOOK_SECRET by Standard Webhooks "
+        "(webhook-id, webhook-timestamp, webhook-signature)",
     )
     escalation: Ladder | None = Field(
         default=None,

@@ -6,12 +6,14 @@ claims the deliveries that are due (a lease in the store: one process at a time 
 delivery, and one that dies leaves it to another when the lease runs out), POSTs each, and
 records every attempt in the request's audit trail.
 
-Each POST is signed like Slack's and Stripe's webhooks: `X-Askbridge-Signature: v1=<hex>`, the
-HMAC-SHA256 with ASKBRIDGE_WEBHOOK_SECRET of `"{timestamp}.{body}"`, where the timestamp is
-`X-Askbridge-Timestamp` (Unix seconds); `X-Askbridge-Delivery` is the same on every attempt,
-for receivers to drop repeats. A 2xx ends the delivery. 408, 429, 5xx and network failures are
-retried with exponential backoff and full jitter for up to `give_up_after_s` (a day); any other
-status (another 4xx, a redirect) is the receiver's final refusal and is not retried.
+Each POST is signed by the Standard Webhooks specification (standardwebhooks.com), with its
+maintained library, so a receiver checks it with one call in any language: `webhook-id` is the
+delivery's id, the same on every attempt (receivers drop repeats by it), `webhook-timestamp`
+the Unix seconds it was signed at, and `webhook-signature` `v1,<base64>`, the HMAC-SHA256 with
+ASKBRIDGE_WEBHOOK_SECRET (a `whsec_…` secret) of `"{id}.{timestamp}.{body}"`.
+A 2xx ends the delivery. 408, 429, 5xx and network failures are retried with exponential
+backoff and full jitter for up to `give_up_after_s` (a day); any other status (another 4xx, a
+redirect) is the receiver's final refusal and is not retried.
 Everything waits on the broker's clock, so tests move time instead of sleeping. Where a webhook
 may go is core/callback_guard.py's to say, when it is asked for and on each connection.
 """
@@ -19,8 +21,8 @@ may go is core/callback_guard.py's to say, when it is asked for and on each conn
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import hmac
+import base64
+import binascii
 import logging
 import random
 import socket
@@ -33,6 +35,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp.abc import AbstractResolver
+from standardwebhooks import Webhook
 
 from askbridge.core.callback_guard import AddressRefused, AllowList, GuardedResolver, literal
 from askbridge.core.clock import Clock
@@ -42,29 +45,50 @@ from askbridge.core.version import VERSION
 
 log = logging.getLogger("askbridge.webhooks")
 
-SIGNATURE_HEADER = "X-Askbridge-Signature"
-TIMESTAMP_HEADER = "X-Askbridge-Timestamp"
-DELIVERY_HEADER = "X-Askbridge-Delivery"
+ID_HEADER = "webhook-id"
+TIMESTAMP_HEADER = "webhook-timestamp"
+SIGNATURE_HEADER = "webhook-signature"
+SECRET_PREFIX = "whsec_"
+SECRET_BYTES = (24, 64)
+"""How long the key in a secret may be (Standard Webhooks: 24 to 64 random bytes)."""
 RETRIED_STATUSES = frozenset({408, 429})
 LOOP_RETRY_S = 5.0
 RESOLVE_S = 5.0
 """How long an ask waits to learn where its callback_url's host resolves to."""
 
 
-def signature(secret: bytes, timestamp: str, body: bytes) -> str:
-    """The value of X-Askbridge-Signature for `body` sent at `timestamp`."""
-    mac = hmac.new(secret, timestamp.encode() + b"." + body, hashlib.sha256)
-    return f"v1={mac.hexdigest()}"
+def secret_problem(secret: str) -> str | None:
+    """What is wrong with ASKBRIDGE_WEBHOOK_SECRET as a Standard Webhooks secret, or None. The
+    value itself is never in the answer."""
+    make = 'make one with: echo "whsec_$(openssl rand -base64 32)"'
+    if not secret.startswith(SECRET_PREFIX):
+        return (
+            f"ASKBRIDGE_WEBHOOK_SECRET must be a Standard Webhooks secret, {SECRET_PREFIX} and "
+            f"the base64 of 24 to 64 random bytes ({make}), and receivers verify with the same "
+            "value; a secret of another form is not used as it is, so that every receiver's "
+            "library reads it as askbridge does"
+        )
+    try:
+        key = base64.b64decode(secret.removeprefix(SECRET_PREFIX), validate=True)
+    except (binascii.Error, ValueError):
+        return f"ASKBRIDGE_WEBHOOK_SECRET: what follows {SECRET_PREFIX} is not base64 ({make})"
+    low, high = SECRET_BYTES
+    if not low <= len(key) <= high:
+        return (
+            f"ASKBRIDGE_WEBHOOK_SECRET: its key is {len(key)} bytes, not {low} to {high} ({make})"
+        )
+    return None
 
 
 @dataclass(frozen=True)
 class WebhookOptions:
-    """How webhooks are sent: `secret` signs them; `body` is the JSON a request is sent as
-    (its status object); `allow` the non-global hosts and networks they may go to
-    (core/callback_guard.py); `resolver` where host names are looked up (None: aiohttp's
-    default); the rest are the retry schedule, in seconds on the broker's clock."""
+    """How webhooks are sent: `secret` (`whsec_…`, see `secret_problem`) signs them; `body`
+    is the JSON a request is sent as (its status object); `allow` the non-global hosts and
+    networks they may go to (core/callback_guard.py); `resolver` where host names are looked
+    up (None: aiohttp's default); the rest are the retry schedule, in seconds on the broker's
+    clock."""
 
-    secret: bytes
+    secret: str
     body: Callable[[Request], bytes]
     allow: AllowList = field(default_factory=AllowList)
     resolver: AbstractResolver | None = None
@@ -104,6 +128,7 @@ class Webhooks:
         self._store = store
         self._clock = clock
         self._options = options
+        self._signer = Webhook(options.secret)
         self._changed = changed
         self._rng = rng or random.Random()
         # Who holds a claim in the store: this process, until it stops.
@@ -216,7 +241,7 @@ class Webhooks:
                 "the webhook claim on %s ran out during an attempt; another process may have "
                 "sent it too (receivers drop repeats by %s)",
                 delivery.request_id,
-                DELIVERY_HEADER,
+                ID_HEADER,
                 extra={"request_id": delivery.request_id},
             )
         self._log(delivery, attempt)
@@ -233,13 +258,13 @@ class Webhooks:
         if address is not None and (refused := self._options.allow.problem(host, [address])):
             return self._refused(refused)
         body = self._options.body(request)
-        timestamp = str(int(self._clock.now().timestamp()))
+        now = self._clock.now()
         headers = {
             "Content-Type": "application/json",
             "User-Agent": f"askbridge/{VERSION}",
-            DELIVERY_HEADER: delivery.delivery_id,
-            TIMESTAMP_HEADER: timestamp,
-            SIGNATURE_HEADER: signature(self._options.secret, timestamp, body),
+            ID_HEADER: delivery.delivery_id,
+            TIMESTAMP_HEADER: str(int(now.timestamp())),
+            SIGNATURE_HEADER: self._signer.sign(delivery.delivery_id, now, body),
         }
         status: int | None = None
         error: str | None = None

@@ -21,7 +21,6 @@ from askbridge.bots.client import (
     AskbridgeClient,
     InvalidRequest,
     subject_matches,
-    verify_signature,
 )
 from askbridge.bots.service import Service
 from askbridge.core.ask import Ask
@@ -47,7 +46,7 @@ from tests.stores import database_url
 from tests.test_broker import ChatSurface
 from tests.test_cli import DEPLOY_FLAGS, run_ask
 from tests.test_mcp import connected, text_of
-from tests.test_webhooks import SAME_MACHINE, SECRET, receiver
+from tests.test_webhooks import SAME_MACHINE, SECRET, receiver, signed
 from tests.test_webhooks import ask as webhook_ask
 from tests.web_person import answer_on_web
 
@@ -493,14 +492,7 @@ async def test_the_webhook_carries_the_subject_digest(
         await webhook_ask(http, service.url, callback_url=hook.url, subject=subject)
         await answer_on_web(http, service.url, "ask_deploy", {"Deploy": ["Approve"]})
         hit = await hook.next()
-    headers = hit.headers
-    assert verify_signature(
-        SECRET,
-        headers["X-Askbridge-Timestamp"],
-        hit.body,
-        headers["X-Askbridge-Signature"],
-        now=clock.now().timestamp(),
-    )
+    assert signed(SECRET, hit)
     body = json.loads(hit.body)
     assert body["status"] == "answered"
     assert body["subject_sha256"] == subject_sha256(subject)

@@ -27,7 +27,7 @@ class NotInstalled(importlib.abc.MetaPathFinder):
         return None
 
 sys.meta_path.insert(0, NotInstalled())
-from askbridge.client import AskbridgeClient, Interrupted, verify_signature
+from askbridge.client import AskbridgeClient, Interrupted, subject_matches
 import askbridge
 assert askbridge.__file__.startswith(sys.argv[1]), askbridge.__file__
 print(AskbridgeClient.__module__)

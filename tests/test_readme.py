@@ -45,7 +45,7 @@ async def test_the_python_client_example_runs_as_written(
 async def test_the_webhook_verification_example_runs_as_written(
     tmp_path: Path, http: aiohttp.ClientSession, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    secret = "whsec-readme-0123456789"
+    secret = "whsec_cmVhZG1lLXNlY3JldC0wMTIzNDU2Nzg5YWJjZGVmMDEyMzQ1"
     monkeypatch.setenv("ASKBRIDGE_WEBHOOK_SECRET", secret)
     namespace: dict[str, Any] = {}
     exec(example("Webhooks", "python"), namespace)
@@ -65,5 +65,7 @@ async def test_the_webhook_verification_example_runs_as_written(
         await service.stop()
     assert is_from_askbridge(hit.headers, hit.body) is True
     assert is_from_askbridge(hit.headers, hit.body.replace(b"withdrawn", b"answered")) is False
-    monkeypatch.setenv("ASKBRIDGE_WEBHOOK_SECRET", "another secret")
+    monkeypatch.setenv(
+        "ASKBRIDGE_WEBHOOK_SECRET", "whsec_" + "YW5vdGhlciBzZWNyZXQgb2YgMjQgYnl0ZXMh"
+    )
     assert is_from_askbridge(hit.headers, hit.body) is False

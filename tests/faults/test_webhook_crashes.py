@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 import aiohttp
+from standardwebhooks import Webhook
 
-from askbridge.client import verify_signature
 from tests.conftest import DEPLOY
 from tests.faults.conftest import MakeCrashable, ask
 from tests.test_webhooks import HIT_S, SAME_MACHINE, SECRET, receiver
@@ -54,7 +54,6 @@ async def test_a_crash_after_the_ending_loses_no_webhook(
         (attempt,) = await webhook_events(http, url, "ask_crash")
     sent = json.loads(hit.body)
     assert (sent["request_id"], sent["status"]) == ("ask_crash", "withdrawn")
-    assert verify_signature(
-        SECRET, hit.headers["X-Askbridge-Timestamp"], hit.body, hit.headers["X-Askbridge-Signature"]
-    )
+    # The server runs on the system clock: the library's one call checks it all.
+    assert Webhook(SECRET).verify(hit.body, hit.headers) == sent
     assert (attempt["data"]["result"], attempt["data"]["status"]) == ("delivered", 200)
