@@ -58,7 +58,7 @@ from askbridge.core.models import (
     Target,
     UserQuestion,
 )
-from askbridge.core.policy import answerers_now, is_requester, may_answer
+from askbridge.core.policy import Ineligible, eligibility, groups_to_ask
 from askbridge.core.posting import Posting
 from askbridge.core.questions import MAX_QUESTIONS
 from askbridge.core.store.base import EVERY_REQUEST, Ending, Event, Store, VoteOutcome
@@ -370,10 +370,10 @@ class Broker:
             return Refused(Refusal.UNKNOWN_REQUEST)
         self._hold(request)
         view = RequestView.of(request)
-        refused = self._claimed(view, person, origin)
+        refused = self._foreign(view, person, origin)
         if refused is not None:
             return refused
-        answering = await self._answerer(view, person, origin)
+        answering = await self._eligible(view, person, origin)
         if isinstance(answering, Refused):
             return answering
         return FormOpens(view, draft)
@@ -450,16 +450,18 @@ class Broker:
         if request is None:
             return Refused(Refusal.UNKNOWN_REQUEST)
         view = RequestView.of(request)
-        refused = self._claimed(view, person, origin)
+        refused = self._foreign(view, person, origin)
         if refused is not None:
             return refused
         chosen = _checked(request.questions, intent)
         if chosen is None:
             return Refused(Refusal.FOREIGN_MESSAGE, await self._view(view))
-        answering = await self._answerer(
+        answering = await self._eligible(
             view, person, origin, cancelling=isinstance(intent, Cancel)
         )
         if isinstance(answering, Refused):
+            if answering.reason is Refusal.ALREADY_ENDED:
+                return answering  # an ending is final: the view at hand shows it
             return replace(answering, view=await self._view(view))
         person = answering
         match intent:
@@ -472,26 +474,24 @@ class Broker:
                 return Drafted(view, question, saved)
         return await self._vote(view, person, merge(draft, chosen), intent, sent_at)
 
-    def _claimed(
+    def _foreign(
         self, view: RequestView, person: Person, origin: MessageRef | None
     ) -> Refused | None:
         """Why a click cannot count whoever made it: it did not come from one of the request's
-        messages, or the request has ended; None when it may."""
-        if not _from(origin, view.request):
-            request_id = view.request_id
-            log.warning(
-                "refused a click by %s on %s: it did not come from one of its messages (%s)",
-                person.key,
-                request_id,
-                _where(origin),
-                extra={"request_id": request_id, "surface": person.platform, "person": person.key},
-            )
-            return Refused(Refusal.FOREIGN_MESSAGE, view)
-        if not view.waiting:
-            return Refused(Refusal.ALREADY_ENDED, view)
-        return None
+        messages; None when it did."""
+        if _from(origin, view.request):
+            return None
+        request_id = view.request_id
+        log.warning(
+            "refused a click by %s on %s: it did not come from one of its messages (%s)",
+            person.key,
+            request_id,
+            _where(origin),
+            extra={"request_id": request_id, "surface": person.platform, "person": person.key},
+        )
+        return Refused(Refusal.FOREIGN_MESSAGE, view)
 
-    async def _answerer(
+    async def _eligible(
         self,
         view: RequestView,
         person: Person,
@@ -499,21 +499,26 @@ class Broker:
         *,
         cancelling: bool = False,
     ) -> Person | Refused:
-        """`person`, with the groups of theirs that the answerers name, when they may answer
-        the request (`cancelling`: the requester may cancel their own); else why not, recorded
-        in the audit trail as denied, showing `view` as it was given."""
-        request_id = view.request_id
-        if _own_request(view.request, person) and not cancelling:
-            data = {"origin": _where(origin), "reason": Refusal.SELF_APPROVAL.value}
-            await self.store.add_event(Event(request_id, self.clock.now(), "denied", person, data))
-            return Refused(Refusal.SELF_APPROVAL, view)
-        person, unchecked = await self._with_groups(person, view.request)
-        if not view.accepts(person):
-            await self.store.add_event(
-                Event(request_id, self.clock.now(), "denied", person, {"origin": _where(origin)})
-            )
-            return Refused(Refusal.NOT_ANSWERER, view, unchecked=unchecked)
-        return person
+        """`person`, with the groups of theirs that the answerers name, when they may act on
+        the request now (`policy.eligibility`); else why not, showing `view` as it was given.
+        A person refused for who they are is recorded in the audit trail as denied. Their
+        platform is asked about groups only when groups could decide (`groups_to_ask`)."""
+        request = view.request
+        found = None
+        entries = groups_to_ask(request, person, cancelling=cancelling)
+        directory = self._surfaces.get(person.platform) if entries else None
+        if isinstance(directory, GroupDirectory):
+            found = await directory.membership(person, entries, self.clock.now())
+        verdict = eligibility(request, person, cancelling=cancelling, found=found)
+        if not isinstance(verdict, Ineligible):
+            return verdict
+        if verdict.reason is not Refusal.ALREADY_ENDED:
+            data: dict[str, Any] = {"origin": _where(origin)}
+            if verdict.reason is Refusal.SELF_APPROVAL:
+                data["reason"] = verdict.reason.value
+            denied = Event(view.request_id, self.clock.now(), "denied", person, data)
+            await self.store.add_event(denied)
+        return Refused(verdict.reason, view, unchecked=verdict.unchecked)
 
     async def _view(self, held: RequestView) -> RequestView:
         """The request as it is now, for a refusal that shows it: a click answered from what
@@ -598,23 +603,6 @@ class Broker:
         """An escalation step may have been taken since `request` was read (here or by another
         replica): who may answer and where it is posted are read again."""
         return request.escalate_at is not None and request.escalate_at <= self.clock.now()
-
-    async def _with_groups(
-        self, person: Person, request: Request
-    ) -> tuple[Person, tuple[str, ...]]:
-        """`person` with the groups of their platform that the answerers name and they are in,
-        and the groups that could not be checked; the platform is asked only when the groups
-        could decide."""
-        answerers = answerers_now(request)
-        if not answerers or may_answer(answerers, person):
-            return person, ()
-        directory = self._surfaces.get(person.platform)
-        entries = [a for a in answerers if a.startswith(f"{person.platform}-")]
-        if not entries or not isinstance(directory, GroupDirectory):
-            return person, ()
-        found = await directory.membership(person, entries, self.clock.now())
-        groups = tuple(dict.fromkeys((*person.groups, *found.groups)))
-        return person.model_copy(update={"groups": groups}), found.unchecked
 
     # --- time -------------------------------------------------------------------------
 
@@ -771,11 +759,6 @@ class Broker:
         self.metrics.record_ended(request)
         if self.webhooks is not None:
             self.webhooks.poke()
-
-
-def _own_request(request: Request, person: Person) -> bool:
-    """`person` asked for the request and may not answer it (no_self_approval)."""
-    return request.policy.no_self_approval and is_requester(request.policy, person)
 
 
 def _where(origin: MessageRef | None) -> dict[str, str] | None:

@@ -6,12 +6,12 @@ A surface parses its platform's interaction into a `Person`, the message it came
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from askbridge.core.answers import NOTE_LABEL
 from askbridge.core.models import Selections
+from askbridge.core.refusals import Refusal as Refusal
 from askbridge.core.view import Receipt, RequestView
 
 
@@ -53,21 +53,6 @@ Intent = Pick | Choose | Submit | Cancel
 
 NOTE = -1
 """The key of the note in `Refused.problems`."""
-
-
-class Refusal(enum.StrEnum):
-    UNKNOWN_REQUEST = "unknown_request"
-    FOREIGN_MESSAGE = "foreign_message"
-    ALREADY_ENDED = "already_ended"
-    NOT_ANSWERER = "not_answerer"
-    MISSING_ANSWERS = "missing_answers"
-    BAD_TEXT = "bad_text"
-    """What the person typed cannot be taken (empty, too long, or not allowed): see
-    `problems`."""
-    SELF_APPROVAL = "self_approval"
-    """The person is the request's requester, and it has no_self_approval."""
-    REPLAYED = "replayed"
-    """The person's vote came from a newer click: this one is a replay or a redelivery."""
 
 
 @dataclass(frozen=True)

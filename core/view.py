@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from askbridge.core.models import Person, Request, Selections, Status, Target, UserQuestion
-from askbridge.core.policy import answerers_now, may_answer, taken
+from askbridge.core.policy import Ineligible, answerers_now, eligibility, taken
 
 
 class State(enum.StrEnum):
@@ -310,9 +310,10 @@ class RequestView:
         """What the deadline answers; None when it expires the request instead."""
         return self.request.policy.timeout_answers
 
-    def accepts(self, person: Person) -> bool:
-        """Whether `person`, with the groups their surface found them in, is an answerer."""
-        return may_answer(self.answerers, person)
+    def eligibility(self, person: Person) -> Person | Ineligible:
+        """Whether `person`, with the groups they carry, may act on the request now (see
+        `policy.eligibility`): they themselves, or why not."""
+        return eligibility(self.request, person)
 
     def summary(self, answers: Mapping[str, str]) -> str:
         """One set of answers on a line: the label alone for a single question."""
