@@ -65,6 +65,7 @@ def test_the_wheel_installs_one_namespaced_package(wheel: Path) -> None:
         "core/broker.py",
         "adapters/slack/manifest.yaml",
         "adapters/web/static/live.js",
+        "adapters/web/templates/form.html",
         "bots/cli.py",
         "client.py",
     ):

@@ -1,17 +1,21 @@
 """HTML for the answer page, from `RequestView`: plain forms that work without a script.
 
-Every text that comes from an agent or a person goes through `escape` where it is placed, and
-sentences are built as plain text first, then escaped whole. The page has no inline script or
-style (`CSP`), so text that slipped through could still not run.
+The markup lives in `templates/`, rendered by one Jinja2 environment that escapes every value it
+places (autoescape, and nothing in the templates or here marks text safe), so text from an agent
+or a person cannot become markup. This module words the facts as plain sentences and hands them
+over as data. The page has no inline script or style (`CSP`), so text that slipped through could
+still not run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from html import escape
+from typing import Any
 from urllib.parse import quote
 
+import jinja2
 from aiohttp import web
 
 from askbridge.core.answers import MAX_TYPED_CHARS, NOTE_LABEL, NOTE_PLACEHOLDER
@@ -32,6 +36,17 @@ CSP = (
 )
 CANCEL_CONFIRM = f"{CANCEL_QUESTION} {CANCEL_WARNING}"
 
+TEMPLATES = jinja2.Environment(
+    loader=jinja2.PackageLoader("askbridge.adapters.web", "templates"),
+    autoescape=True,
+    # A value a template names but is not given fails the page, instead of showing nothing.
+    undefined=jinja2.StrictUndefined,
+    # A block tag on its own line leaves no line behind, so the templates can be laid out.
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+"""Made once, when the module loads; its templates are compiled on first use and cached."""
+
 
 def response(html: str, status: int = 200) -> web.Response:
     reply = web.Response(text=html, status=status, content_type="text/html")
@@ -46,16 +61,62 @@ def response(html: str, status: int = 200) -> web.Response:
     return reply
 
 
-def page(title: str, body: str, *, version: int, watching: str = "") -> str:
+def _page(template: str, title: str, *, version: int, watching: str = "", **values: Any) -> str:
     """A whole page; `watching`: the waiting request it shows, so the script can follow it."""
-    return (
-        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        f"<title>{escape(title)} · askbridge</title>"
-        "<link rel='stylesheet' href='/web/style.css'>"
-        "<script src='/web/live.js' defer></script></head>"
-        f"<body data-version='{version}' data-request='{escape(watching)}'>{body}</body></html>"
+    return TEMPLATES.get_template(template).render(
+        title=title, version=version, watching=watching, **values
     )
+
+
+# --- what the templates are given ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ListItem:
+    href: str
+    question: str
+    headers: tuple[str, ...]
+    hint: str
+    """The context, and how the request ended if it did."""
+
+
+@dataclass(frozen=True)
+class Choice:
+    label: str
+    description: str
+    checked: bool
+
+
+@dataclass(frozen=True)
+class Field:
+    """One question of the form."""
+
+    name: str
+    header: str
+    question: str
+    kind: str
+    """'radio' or 'checkbox'."""
+    hint: str
+    options: tuple[Choice, ...]
+    marked: bool
+    """Not answered, or answered with a problem."""
+    own: str | None
+    """The words typed for it; None when it takes none."""
+    besides: str
+    problem: str | None
+
+
+@dataclass(frozen=True)
+class AnswerRow:
+    header: str
+    answer: str
+    note: str | None
+
+
+@dataclass(frozen=True)
+class VoteLine:
+    line: str
+    decided: bool
 
 
 # --- pages ---------------------------------------------------------------------------------
@@ -71,29 +132,17 @@ def index(
 ) -> str:
     """Waiting questions, newest first; `more`: how many older ones wait beyond the last, which
     a link pages to; `paged`: this is such a page, not the newest."""
-    waiting_items = "".join(_list_item(v) for v in waiting)
-    ended_items = "".join(_list_item(v) for v in ended)
-    parts = ["<h1>Questions from your agents</h1><div id='live'>"]
-    if paged:
-        parts.append("<p><a href='/'>Newest questions</a></p>")
-    if waiting_items:
-        parts.append(f"<ul class='requests' id='waiting'>{waiting_items}</ul>")
-    elif paged:
-        parts.append("<p id='waiting' class='hint'>No older question is waiting.</p>")
-    else:
-        parts.append(
-            "<p id='waiting' class='hint'>No question is waiting. New ones appear here.</p>"
-        )
-    if more and waiting:
-        older = f"/?before={quote(waiting[-1].request_id, safe='')}"
-        parts.append(
-            f"<p id='more'>{escape(more_line(more))} "
-            f"<a href='{escape(older)}' rel='next'>Older questions</a></p>"
-        )
-    if ended_items:
-        parts.append(f"<h2>Recently ended</h2><ul class='requests'>{ended_items}</ul>")
-    parts.append("</div>")
-    return page("Questions", "".join(parts), version=version)
+    older = f"/?before={quote(waiting[-1].request_id, safe='')}" if more and waiting else ""
+    return _page(
+        "index.html",
+        "Questions",
+        version=version,
+        waiting=[_list_item(v) for v in waiting],
+        ended=[_list_item(v) for v in ended],
+        paged=paged,
+        more=more_line(more),
+        older=older,
+    )
 
 
 def form(
@@ -114,82 +163,68 @@ def form(
     marked."""
     chosen, typed, problems = chosen or {}, typed or {}, problems or {}
     policy = view.request.policy
-    parts = [*_top(view), *_hints(policy_lines(view)), _tally(view)]
     if missing:
         note = missing_sentence(missing)
     elif problems:
         note = "Please look at what is marked below."
-    if note:
-        parts.append(f"<p class='error' role='alert'>{escape(note)}</p>")
-    parts.append(f"<form method='post' action='{escape(href(view.request_id))}'>")
-    parts.append(f"<input type='hidden' name='csrf' value='{escape(token)}'>")
-    for index, question in enumerate(view.questions):
-        kind = "checkbox" if question.multi_select else "radio"
-        css = " class='missing'" if question.header in missing else ""
-        hint = "Choose any that apply." if question.multi_select else "Choose one."
-        if index in problems:
-            css = " class='missing'"
-        parts.append(
-            f"<fieldset{css} data-header='{escape(question.header)}'>"
-            f"<legend><span class='tag'>{escape(question.header)}</span></legend>"
-            f"<p class='question'>{escape(question.question)} <span class='hint'>{hint}</span></p>"
+    fields = [
+        Field(
+            name=f"q{index}",
+            header=question.header,
+            question=question.question,
+            kind="checkbox" if question.multi_select else "radio",
+            hint="Choose any that apply." if question.multi_select else "Choose one.",
+            options=tuple(
+                Choice(option.label, option.description, o_index in chosen.get(index, ()))
+                for o_index, option in enumerate(question.options)
+            ),
+            marked=question.header in missing or index in problems,
+            own=typed.get(index, "") if policy.allow_other else None,
+            besides="besides those" if question.multi_select else "instead",
+            problem=problems.get(index),
         )
-        for o_index, option in enumerate(question.options):
-            checked = " checked" if o_index in chosen.get(index, ()) else ""
-            parts.append(
-                f"<label class='option'><input type='{kind}' name='q{index}' value='{o_index}'"
-                f"{checked}> {escape(option.label)}"
-                f"<span class='desc'>{escape(option.description)}</span></label>"
-            )
-        if policy.allow_other:
-            besides = "besides those" if question.multi_select else "instead"
-            parts.append(
-                f"<label class='own'>Or in your own words ({besides}) "
-                f"<input name='q{index}_own' maxlength='{MAX_TYPED_CHARS}' "
-                f"value='{escape(typed.get(index, ''))}'></label>"
-            )
-        parts.extend(_problem(problems.get(index)))
-        parts.append("</fieldset>")
-    if policy.allow_notes:
-        parts.append(
-            f"<p><label class='own'>{escape(NOTE_LABEL)} <textarea name='note' "
-            f"maxlength='{MAX_TYPED_CHARS}' placeholder='{escape(NOTE_PLACEHOLDER)}'>"
-            f"{escape(their_note)}</textarea></label></p>"
-        )
-        parts.extend(_problem(problems.get(NOTE)))
-    parts.append(
-        "<p><label>Your name <input name='name' autocomplete='name' "
-        f"value='{escape(name)}' placeholder='shown to the agent'></label></p>"
-        "<button class='primary' name='action' value='submit'>Submit</button>"
-        "<button class='danger' name='action' value='cancel' "
-        f"data-confirm='{escape(CANCEL_CONFIRM)}'>Cancel</button></form>"
+        for index, question in enumerate(view.questions)
+    ]
+    return _page(
+        "form.html",
+        view.questions[0].header,
+        version=version,
+        watching=view.request_id,
+        **_top(view),
+        policy=policy_lines(view),
+        votes=_tally(view),
+        note=note,
+        action=href(view.request_id),
+        token=token,
+        fields=fields,
+        max_chars=MAX_TYPED_CHARS,
+        their_note=their_note if policy.allow_notes else None,
+        note_label=NOTE_LABEL,
+        note_placeholder=NOTE_PLACEHOLDER,
+        note_problem=problems.get(NOTE),
+        name=name,
+        cancel_confirm=CANCEL_CONFIRM,
     )
-    title = view.questions[0].header
-    return page(title, "".join(parts), version=version, watching=view.request_id)
 
 
 def outcome(view: RequestView, *, version: int, note: str = "", flash: bool = False) -> str:
     """How the request stands: the outcome line, the answers, the votes; `note` on top (a
     receipt when `flash`, else why the click was not taken)."""
-    parts = _top(view)
-    if note:
-        parts.append(f"<p class='{'note' if flash else 'error'}' role='alert'>{escape(note)}</p>")
-    parts.append(f"<p id='outcome'><strong>{escape(outcome_line(view))}</strong></p>")
-    if view.answers:
-        notes = view.notes
-        rows = "".join(
-            f"<tr><th>{escape(header)}</th><td>{escape(answer)}"
-            + (f"<div class='their-note'>{escape(notes[header])}</div>" if header in notes else "")
-            + "</td></tr>"
-            for header, answer in view.answers.items()
-        )
-        parts.append(f"<table id='answers'>{rows}</table>")
-    if view.waiting:
-        parts.extend(_hints(policy_lines(view)))
-    parts.append(_tally(view))
-    parts.append("<p><a href='/'>All questions</a></p>")
-    watching = view.request_id if view.waiting else ""
-    return page(view.questions[0].header, "".join(parts), version=version, watching=watching)
+    notes = view.notes
+    answers = [AnswerRow(h, a, notes.get(h)) for h, a in view.answers.items()]
+    return _page(
+        "outcome.html",
+        view.questions[0].header,
+        version=version,
+        watching=view.request_id if view.waiting else "",
+        **_top(view),
+        note=note,
+        flash=flash,
+        outcome=outcome_line(view),
+        answers=answers,
+        policy=policy_lines(view) if view.waiting else [],
+        votes=_tally(view),
+    )
 
 
 def not_found(request_id: str, version: int) -> str:
@@ -201,12 +236,7 @@ def not_found(request_id: str, version: int) -> str:
 
 
 def out_of_date(request_id: str, version: int) -> str:
-    body = (
-        "<h1>This form is out of date</h1><p>It came from another site, or askbridge's key for "
-        "forms changed since it was loaded. "
-        f"<a href='{escape(href(request_id))}'>Open the question again</a>.</p>"
-    )
-    return page("Out of date", body, version=version)
+    return _page("out_of_date.html", "Out of date", version=version, again=href(request_id))
 
 
 def unreadable(version: int) -> str:
@@ -250,46 +280,31 @@ def tally_line(view: RequestView, row: TallyRow) -> str:
 # --- parts -------------------------------------------------------------------------------------
 
 
-def _top(view: RequestView) -> list[str]:
+def _top(view: RequestView) -> dict[str, str]:
     count = len(view.questions)
     heading = view.questions[0].question if count == 1 else f"Your agent has {count} questions"
-    parts = [f"<h1>{escape(heading)}</h1>"]
-    if view.context:
-        parts.append(f"<p class='context'>{escape(view.context)}</p>")
-    return parts
+    return {"heading": heading, "context": view.context}
 
 
-def _problem(text: str | None) -> list[str]:
-    return [f"<p class='error' role='alert'>{escape(text)}</p>"] if text else []
-
-
-def _hints(lines: Iterable[str]) -> list[str]:
-    return [f"<p class='hint'>{escape(line)}</p>" for line in lines]
-
-
-def _tally(view: RequestView) -> str:
+def _tally(view: RequestView) -> list[VoteLine]:
     """Every answer given so far, when several people must agree; the deciding one marked."""
-    if not view.needs_votes or not view.tally:
-        return ""
-    rows = "".join(
-        f"<li{' class=decided' if row.decided else ''}>{escape(tally_line(view, row))}</li>"
-        for row in view.tally
-    )
-    return f"<h2>Votes</h2><ul id='tally'>{rows}</ul>"
+    if not view.needs_votes:
+        return []
+    return [VoteLine(tally_line(view, row), row.decided) for row in view.tally]
 
 
-def _list_item(view: RequestView) -> str:
-    headers = " ".join(f"<span class='tag'>{escape(q.header)}</span>" for q in view.questions)
+def _list_item(view: RequestView) -> ListItem:
     state = "" if view.waiting else f" — {outcome_line(view)}"
-    return (
-        f"<li><a href='{escape(href(view.request_id))}'>{escape(view.questions[0].question)}</a> "
-        f"{headers}<div class='hint'>{escape(view.context + state)}</div></li>"
+    return ListItem(
+        href=href(view.request_id),
+        question=view.questions[0].question,
+        headers=tuple(q.header for q in view.questions),
+        hint=view.context + state,
     )
 
 
 def _notice(title: str, text: str, version: int) -> str:
-    body = f"<h1>{escape(title)}</h1><p>{escape(text)}</p><p><a href='/'>All questions</a></p>"
-    return page(title, body, version=version)
+    return _page("notice.html", title, version=version, text=text)
 
 
 def href(request_id: str) -> str:
