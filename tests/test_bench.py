@@ -7,10 +7,12 @@ JSON has every section with numbers where numbers belong.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,9 +22,12 @@ import pytest
 from askbridge.adapters.slack.render import render
 from askbridge.core.models import Request, Target, UserQuestion
 from askbridge.core.view import RequestView
+from tests.bench.clicks import abba, interleaved_bursts, interleaved_latency_round
 from tests.bench.floor import MESSAGE_KEY, message
 from tests.bench.report import latency_ratios, latency_summary, percentile, table
 from tests.bench.run import parse
+from tests.bench.sides import SlackApp, SlackControl, Via
+from tests.bench.sides import Target as BenchTarget
 from tests.conftest import DEPLOY
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,6 +39,24 @@ def assert_latency(found: dict[str, Any], clicks: int) -> None:
     values = [found[name] for name in PERCENTILES]
     assert all(isinstance(v, float | int) and v > 0 for v in values), found
     assert values == sorted(values), found
+
+
+def assert_compared(compared: dict[str, Any], options: dict[str, Any]) -> None:
+    latency, burst = compared["latency"], compared["burst"]
+    for side in ("askbridge", "floor"):
+        assert_latency(latency[side], options["rounds"] * options["clicks"])
+        assert len(latency[side]["rounds"]) == options["rounds"]
+        assert latency[side]["unacked"] == 0
+        assert burst[side]["unacked"] == 0
+        assert burst[side]["answers_per_s"] > 0
+        # Each server's own CPU time is read from /proc: a burst costs it something.
+        assert burst[side]["cpu_ms_per_click"] > 0
+        assert latency[side]["cpu_ms_per_click"] >= 0
+        assert len(burst[side]["rounds"]) == options["burst_rounds"]
+        assert_latency(burst[side]["rounds"][0], options["burst"])
+    assert set(latency["ratio"]) == {"p50", "p90", "p99", "max"}
+    assert all(r > 0 for r in latency["ratio"].values())
+    assert burst["ratio"] > 0
 
 
 @pytest.mark.timeout(300)
@@ -60,20 +83,11 @@ def test_the_quick_benchmark_runs_every_phase_and_writes_json(tmp_path: Path) ->
             continue
         assert set(modes) == {"http", "socket"}, store
         for compared in modes.values():
-            latency, burst = compared["latency"], compared["burst"]
-            for side in ("askbridge", "floor"):
-                assert_latency(latency[side], options["rounds"] * options["clicks"])
-                assert len(latency[side]["rounds"]) == options["rounds"]
-                assert latency[side]["unacked"] == 0
-                assert burst[side]["answers_per_s"] > 0
-                # Each server's own CPU time is read from /proc: a burst costs it something.
-                assert burst[side]["cpu_ms_per_click"] > 0
-                assert latency[side]["cpu_ms_per_click"] >= 0
-                assert len(burst[side]["rounds"]) == options["burst_rounds"]
-                assert_latency(burst[side]["rounds"][0], options["burst"])
-            assert set(latency["ratio"]) == {"p50", "p90", "p99", "max"}
-            assert all(r > 0 for r in latency["ratio"].values())
-            assert burst["ratio"] > 0
+            # Both ways of measuring, each with every figure: interleaved click by click and
+            # burst by burst, and whole rounds of one side in turn.
+            assert set(compared) == {"interleaved", "by_round"}
+            for method in compared.values():
+                assert_compared(method, options)
 
     assert document["creates"]["one_agent_per_s"] > 0
     assert document["creates"]["concurrent_per_s"] > 0
@@ -91,8 +105,12 @@ def test_the_quick_benchmark_runs_every_phase_and_writes_json(tmp_path: Path) ->
 
     # The table on stdout, and a progress line for each phase on stderr.
     assert "SQLite, Slack HTTP mode" in done.stdout
+    assert "  interleaved" in done.stdout
+    assert "  by round" in done.stdout
     assert "concurrent long-polls" in done.stdout
-    for phase in ("latency round 1/", "burst 1/", "creates", "start-up", "long-polling"):
+    interleaved = ("interleaved latency round 1/", "interleaved burst 1/")
+    by_round = (f"latency round 1/{options['rounds']}, askbridge", "burst 1/1, askbridge")
+    for phase in (*interleaved, *by_round, "creates", "start-up", "long-polling"):
         assert phase in done.stderr, phase
 
 
@@ -149,3 +167,55 @@ def test_the_floor_posts_the_message_askbridge_posts() -> None:
     rendered = json.loads(json.dumps(render(RequestView.of(request), "bench-rev")))
     assert message("click1-7") == rendered
     assert MESSAGE_KEY not in json.dumps(rendered)
+
+
+class FakeSide:
+    """A side whose agent gets its answer as soon as the fake emulator clicks."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.app = SlackApp(name, "http://api", "xoxb", "xapp", "secret", "C1")
+        self.pid: int | None = None
+        self.answers: dict[str, asyncio.Future[float]] = {}
+
+    def answer(self, key: str) -> asyncio.Future[float]:
+        return self.answers.setdefault(key, asyncio.get_running_loop().create_future())
+
+    async def create(self, key: str) -> BenchTarget:
+        return BenchTarget(key, "C1", key)
+
+    async def poll(self, key: str) -> float:
+        return await self.answer(key)
+
+    async def waiting(self) -> int:
+        await asyncio.sleep(0)  # the polls' tasks start: what a server's count waits for
+        return len(self.answers)
+
+
+class FakeControl(SlackControl):
+    """The emulator's control API as the rounds use it: every click is written down."""
+
+    def __init__(self, sides: list[FakeSide]) -> None:
+        self.sides = {side.name: side for side in sides}
+        self.clicked: list[str] = []
+
+    async def click(self, app: SlackApp, target: BenchTarget, via: Via) -> bool:
+        self.clicked.append(app.name)
+        self.sides[app.name].answer(target.key).set_result(time.perf_counter())
+        return True
+
+    async def collector(self, on: bool) -> None:
+        pass
+
+
+async def test_interleaved_rounds_take_turns_click_by_click_in_abba_order() -> None:
+    sides = [FakeSide("A"), FakeSide("F")]
+    control = FakeControl(sides)
+    found = await interleaved_latency_round(sides, control, "http", ["k1", "k2", "k3", "k4"])
+    assert "".join(control.clicked) == "AFFAAFFA"
+    assert [len(found[name].latencies_s) for name in "AF"] == [4, 4]
+    assert [span.key for span in found["F"].spans] == ["k1", "k2", "k3", "k4"]
+
+    control.clicked.clear()
+    await interleaved_bursts(abba(sides, 1), control, "http", ["b1", "b2"], senders=2)
+    assert "".join(control.clicked) == "FFAA"

@@ -1,10 +1,14 @@
-"""Click→agent: one side's latency round and burst round.
+"""Click→agent: latency rounds and bursts, of one side at a time or of both interleaved.
 
 A round first asks for every message and opens every agent's long-poll, and waits until the
 server says it holds them all: nothing of that is timed. Then a person clicks. The time of a
 click runs from just before this process asks the emulator to click to the moment the
 agent's long-poll has returned the answer; the emulator builds the `block_actions` payload and
 delivers it (signed HTTP POST, or a Socket Mode envelope) exactly as for the other side.
+
+Interleaved, both sides are set up first and then take turns click by click (or burst by
+burst) in ABBA order, A B B A A B …, so that the machine's drift over seconds lands on both
+alike and neither always goes first.
 """
 
 from __future__ import annotations
@@ -12,8 +16,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 
 from tests.bench.children import cpu_seconds
@@ -22,9 +26,20 @@ from tests.bench.sides import Side, SlackControl, Target, Via, until_waiting
 CREATE_CONCURRENCY = 10
 
 
+@dataclass(frozen=True)
+class Span:
+    """One click of a latency round: when it was asked for and when its agent had the
+    answer, on `time.perf_counter()`, which is one clock for every process of the machine."""
+
+    key: str
+    clicked: float
+    arrived: float
+
+
 @dataclass
 class RoundResult:
     latencies_s: list[float] = field(default_factory=list)
+    spans: list[Span] = field(default_factory=list)
     elapsed_s: float = 0.0
     unacked: int = 0
     cpu_s: float = 0.0
@@ -81,6 +96,28 @@ async def no_collector(control: SlackControl) -> AsyncIterator[None]:
         await control.collector(on=True)
 
 
+def abba(sides: Sequence[Side], turn: int) -> Sequence[Side]:
+    """The sides' order on a turn: A B, B A, A B, … so that A B B A A B B A … runs on."""
+    return sides if turn % 2 == 0 else sides[::-1]
+
+
+async def click_once(
+    side: Side,
+    control: SlackControl,
+    via: Via,
+    target: Target,
+    polls: dict[str, asyncio.Task[float]],
+    result: RoundResult,
+) -> None:
+    """One click timed, from asking the emulator to the agent holding the answer."""
+    clicked = time.perf_counter()
+    if not await control.click(side.app, target, via):
+        result.unacked += 1
+    arrived = await polls[target.key]
+    result.latencies_s.append(arrived - clicked)
+    result.spans.append(Span(target.key, clicked, arrived))
+
+
 async def latency_round(
     side: Side, control: SlackControl, via: Via, keys: list[str]
 ) -> RoundResult:
@@ -90,36 +127,92 @@ async def latency_round(
     async with agents_waiting(side, targets) as polls, no_collector(control):
         started, cpu = time.perf_counter(), cpu_seconds(side.pid)
         for target in targets:
-            clicked = time.perf_counter()
-            if not await control.click(side.app, target, via):
-                result.unacked += 1
-            result.latencies_s.append(await polls[target.key] - clicked)
+            await click_once(side, control, via, target, polls, result)
         result.elapsed_s = time.perf_counter() - started
         result.cpu_s = cpu_seconds(side.pid) - cpu
+    return result
+
+
+async def interleaved_latency_round(
+    sides: Sequence[Side], control: SlackControl, via: Via, keys: list[str]
+) -> dict[str, RoundResult]:
+    """Every side's clicks, one at a time, the sides taking turns click by click in ABBA
+    order; each side's agents all waiting from the start, as in `latency_round`."""
+    targets = {side.name: await create_all(side, keys) for side in sides}
+    results = {side.name: RoundResult() for side in sides}
+    async with AsyncExitStack() as stack:
+        polls = {
+            side.name: await stack.enter_async_context(agents_waiting(side, targets[side.name]))
+            for side in sides
+        }
+        await stack.enter_async_context(no_collector(control))
+        started = time.perf_counter()
+        cpu = {side.name: cpu_seconds(side.pid) for side in sides}
+        for turn in range(len(keys)):
+            for side in abba(sides, turn):
+                name = side.name
+                await click_once(
+                    side, control, via, targets[name][turn], polls[name], results[name]
+                )
+        for side in sides:
+            results[side.name].elapsed_s = time.perf_counter() - started
+            results[side.name].cpu_s = cpu_seconds(side.pid) - cpu[side.name]
+    return results
+
+
+async def burst(
+    side: Side,
+    control: SlackControl,
+    via: Via,
+    targets: list[Target],
+    polls: dict[str, asyncio.Task[float]],
+    senders: int,
+) -> RoundResult:
+    """Every target clicked at once from `senders` people clicking one message after
+    another; the time runs from the first click to the last agent's answer."""
+    result = RoundResult()
+    queue: Iterator[Target] = iter(targets)
+    clicked: dict[str, float] = {}
+
+    async def sender() -> None:
+        for target in queue:
+            clicked[target.key] = time.perf_counter()
+            if not await control.click(side.app, target, via):
+                result.unacked += 1
+
+    started, cpu = time.perf_counter(), cpu_seconds(side.pid)
+    await asyncio.gather(*(sender() for _ in range(senders)))
+    arrived = {target.key: await polls[target.key] for target in targets}
+    result.cpu_s = cpu_seconds(side.pid) - cpu
+    result.elapsed_s = max(arrived.values()) - started
+    result.latencies_s = [arrived[key] - clicked[key] for key in arrived]
     return result
 
 
 async def burst_round(
     side: Side, control: SlackControl, via: Via, keys: list[str], senders: int
 ) -> RoundResult:
-    """Every click at once from `senders` people clicking one message after another; the
-    time runs from the first click to the last agent's answer."""
+    """One side's burst, its messages asked for and its agents waiting just before."""
     targets = await create_all(side, keys)
-    result = RoundResult()
     async with agents_waiting(side, targets) as polls, no_collector(control):
-        queue: Iterator[Target] = iter(targets)
-        clicked: dict[str, float] = {}
+        return await burst(side, control, via, targets, polls, senders)
 
-        async def sender() -> None:
-            for target in queue:
-                clicked[target.key] = time.perf_counter()
-                if not await control.click(side.app, target, via):
-                    result.unacked += 1
 
-        started, cpu = time.perf_counter(), cpu_seconds(side.pid)
-        await asyncio.gather(*(sender() for _ in range(senders)))
-        arrived = {key: await poll for key, poll in polls.items()}
-        result.cpu_s = cpu_seconds(side.pid) - cpu
-        result.elapsed_s = max(arrived.values()) - started
-        result.latencies_s = [arrived[key] - clicked[key] for key in arrived]
-    return result
+async def interleaved_bursts(
+    sides: Sequence[Side], control: SlackControl, via: Via, keys: list[str], senders: int
+) -> dict[str, RoundResult]:
+    """One burst of each side, back to back in the order given, every side's messages
+    asked for and agents waiting before the first: nothing but the other side's burst lies
+    between them."""
+    targets = {side.name: await create_all(side, keys) for side in sides}
+    results: dict[str, RoundResult] = {}
+    async with AsyncExitStack() as stack:
+        polls = {
+            side.name: await stack.enter_async_context(agents_waiting(side, targets[side.name]))
+            for side in sides
+        }
+        await stack.enter_async_context(no_collector(control))
+        for side in sides:
+            name = side.name
+            results[name] = await burst(side, control, via, targets[name], polls[name], senders)
+    return results

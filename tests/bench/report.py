@@ -16,6 +16,7 @@ PERCENTILES = (("p50", 0.50), ("p90", 0.90), ("p99", 0.99))
 STORES = (("sqlite", "SQLite"), ("postgresql", "PostgreSQL"))
 MODES = (("http", "HTTP mode"), ("socket", "Socket Mode"))
 SIDES = ("askbridge", "floor")
+METHODS = (("interleaved", "interleaved"), ("by_round", "by round"))
 
 
 def percentile(ordered: Sequence[float], fraction: float) -> float:
@@ -74,6 +75,27 @@ def _times(value: Any) -> str:
     return f"{value:7.2f}×" if isinstance(value, int | float) else f"{'-':>8}"
 
 
+def _rows(compared: Json, labels: list[str]) -> list[str]:
+    """A side's line each and the ratio's, for one way of measuring; `labels` down the left."""
+    lines: list[str] = []
+    column = iter([*labels, *[""] * 3])
+    for side in SIDES:
+        latency = compared["latency"][side]
+        burst = compared["burst"][side]["answers_per_s"]
+        cells = " ".join(_ms(latency[f"{p}_ms"]) for p in ("p50", "p90", "p99", "max"))
+        spent = compared["burst"][side].get("cpu_ms_per_click", 0.0)
+        lines.append(f"{next(column):30}{side:>10}{cells} | {burst:9.0f} | {spent:12.2f}")
+    ratios = compared["latency"]["ratio"]
+    cells = " ".join(_times(ratios[p]) for p in ("p50", "p90", "p99", "max"))
+    burst_ratio = compared["burst"]["ratio"]
+    spent = [compared["burst"][side].get("cpu_ms_per_click") for side in SIDES]
+    cpu_ratio = _times(ratio(*spent)) if all(spent) else ""
+    lines.append(
+        f"{next(column):30}{'ratio':>10}{cells} | {_times(burst_ratio):>9} | {cpu_ratio:>12}"
+    )
+    return lines
+
+
 def table(document: Json) -> str:
     lines: list[str] = []
     found = document["machine"]
@@ -86,6 +108,10 @@ def table(document: Json) -> str:
         f"click→agent: {options['rounds']} rounds × {options['clicks']} clicks a side; "
         f"bursts: {options['burst_rounds']} × {options['burst']} clicks from "
         f"{options['senders']} senders; the floor is a bare slack-bolt app"
+    )
+    lines.append(
+        "interleaved: both sides set up, then taking turns click by click (A F F A …) and "
+        "burst by burst; by round: whole rounds of one side in turn (A F F A …)"
     )
     lines.append("")
     header = (
@@ -103,22 +129,11 @@ def table(document: Json) -> str:
             compared = by_mode.get(mode)
             if compared is None:
                 continue
-            label = f"{store_name}, Slack {mode_name}"
-            for side in SIDES:
-                latency = compared["latency"][side]
-                burst = compared["burst"][side]["answers_per_s"]
-                cells = " ".join(_ms(latency[f"{p}_ms"]) for p in ("p50", "p90", "p99", "max"))
-                spent = compared["burst"][side].get("cpu_ms_per_click", 0.0)
-                lines.append(f"{label:30}{side:>10}{cells} | {burst:9.0f} | {spent:12.2f}")
-                label = ""
-            ratios = compared["latency"]["ratio"]
-            cells = " ".join(_times(ratios[p]) for p in ("p50", "p90", "p99", "max"))
-            burst_ratio = compared["burst"]["ratio"]
-            spent = [compared["burst"][side].get("cpu_ms_per_click") for side in SIDES]
-            cpu_ratio = _times(ratio(*spent)) if all(spent) else ""
-            lines.append(
-                f"{'':30}{'ratio':>10}{cells} | {_times(burst_ratio):>9} | {cpu_ratio:>12}"
-            )
+            labels = [f"{store_name}, Slack {mode_name}"]
+            for method, method_name in METHODS:
+                labels.append(f"  {method_name}")
+                lines += _rows(compared[method], labels)
+                labels = []
     lines.append("")
     creates = document["creates"]
     lines.append(

@@ -20,7 +20,14 @@ import asyncpg
 
 from tests.bench import capacity
 from tests.bench.children import Child
-from tests.bench.clicks import RoundResult, burst_round, latency_round
+from tests.bench.clicks import (
+    RoundResult,
+    abba,
+    burst_round,
+    interleaved_bursts,
+    interleaved_latency_round,
+    latency_round,
+)
 from tests.bench.floor import __doc__ as floor_doc
 from tests.bench.report import (
     Json,
@@ -120,64 +127,93 @@ async def connect(control: SlackControl, app: SlackApp, via: Via, url: str) -> N
         await control.wait_socket(app, after=0)
 
 
-async def compare(
-    sides: tuple[Side, Side], control: SlackControl, via: Via, options: Options, say: Say
-) -> Json:
-    """askbridge and the floor, round for round: ABBA order, so that neither side always
-    runs first, and each round of one side next to a round of the other."""
-    for side in sides:
-        await latency_round(side, control, via, [f"warm-{i}" for i in range(options.warmup)])
-    latencies: dict[str, list[float]] = {side.name: [] for side in sides}
-    cpu: dict[str, list[float]] = {side.name: [] for side in sides}
-    by_round: dict[str, list[Json]] = {side.name: [] for side in sides}
-    unacked = dict.fromkeys(latencies, 0)
-    for number in range(options.rounds):
-        for side in sides if number % 2 == 0 else sides[::-1]:
-            say(f"latency round {number + 1}/{options.rounds}, {side.name}")
-            keys = [f"click{number}-{i}" for i in range(options.clicks)]
-            found = await latency_round(side, control, via, keys)
-            latencies[side.name] += found.latencies_s
-            cpu[side.name].append(found.cpu_ms_per_click)
-            by_round[side.name].append(latency_summary(found.latencies_s))
-            unacked[side.name] += found.unacked
-    bursts: dict[str, list[RoundResult]] = {side.name: [] for side in sides}
-    for number in range(options.burst_rounds):
-        for side in sides if number % 2 == 0 else sides[::-1]:
-            say(f"burst {number + 1}/{options.burst_rounds}, {side.name}")
-            keys = [f"burst{number}-{i}" for i in range(options.burst)]
-            found = await burst_round(side, control, via, keys, options.senders)
-            bursts[side.name].append(found)
-            unacked[side.name] += found.unacked
-    ours, floor = (side.name for side in sides)
-    latency: Json = {
-        name: {
-            **latency_summary(values),
-            "cpu_ms_per_click": round(statistics.median(cpu[name]), 3),
-            "rounds": by_round[name],
-            "unacked": unacked[name],
+def latency_figures(rounds: Sequence[dict[str, RoundResult]], ours: str, floor: str) -> Json:
+    """Each side's percentiles over all its rounds' clicks, each round's, and the ratios."""
+    found: Json = {}
+    for name in (ours, floor):
+        results = [by_side[name] for by_side in rounds]
+        found[name] = {
+            **latency_summary([s for r in results for s in r.latencies_s]),
+            "cpu_ms_per_click": round(statistics.median(r.cpu_ms_per_click for r in results), 3),
+            "rounds": [latency_summary(r.latencies_s) for r in results],
+            "unacked": sum(r.unacked for r in results),
         }
-        for name, values in latencies.items()
-    }
-    latency["ratio"] = latency_ratios(latency[ours], latency[floor])
-    burst: Json = {
-        name: {
-            "answers_per_s": round(
-                statistics.median(options.burst / r.elapsed_s for r in results), 1
-            ),
+    found["ratio"] = latency_ratios(found[ours], found[floor])
+    return found
+
+
+def burst_figures(
+    bursts: Sequence[dict[str, RoundResult]], clicks: int, ours: str, floor: str
+) -> Json:
+    """Each side's answers a second (the median of its bursts), each burst's, the ratio."""
+    found: Json = {}
+    for name in (ours, floor):
+        results = [by_side[name] for by_side in bursts]
+        found[name] = {
+            "answers_per_s": round(statistics.median(clicks / r.elapsed_s for r in results), 1),
             "cpu_ms_per_click": round(statistics.median(r.cpu_ms_per_click for r in results), 3),
             "rounds": [
                 {
-                    "answers_per_s": round(options.burst / r.elapsed_s, 1),
+                    "answers_per_s": round(clicks / r.elapsed_s, 1),
                     "cpu_ms_per_click": round(r.cpu_ms_per_click, 3),
                     **latency_summary(r.latencies_s),
                 }
                 for r in results
             ],
+            "unacked": sum(r.unacked for r in results),
         }
-        for name, results in bursts.items()
+    found["ratio"] = ratio(found[ours]["answers_per_s"], found[floor]["answers_per_s"])
+    return found
+
+
+async def compare(
+    sides: tuple[Side, Side], control: SlackControl, via: Via, options: Options, say: Say
+) -> Json:
+    """askbridge and the floor two ways. Interleaved: both set up, then taking turns click by
+    click, and burst by burst, in ABBA order, so that the machine's drift over seconds lands
+    on both alike. By round: whole rounds of one side in turn, also in ABBA order, as
+    measured before; kept beside the other to compare."""
+    for side in sides:
+        await latency_round(side, control, via, [f"warm-{i}" for i in range(options.warmup)])
+    ours, floor = (side.name for side in sides)
+    interleaved: list[dict[str, RoundResult]] = []
+    for number in range(options.rounds):
+        say(f"interleaved latency round {number + 1}/{options.rounds}, click by click")
+        keys = [f"mixed{number}-{i}" for i in range(options.clicks)]
+        interleaved.append(await interleaved_latency_round(abba(sides, number), control, via, keys))
+    by_round: list[dict[str, RoundResult]] = []
+    for number in range(options.rounds):
+        found: dict[str, RoundResult] = {}
+        for side in abba(sides, number):
+            say(f"latency round {number + 1}/{options.rounds}, {side.name}")
+            keys = [f"click{number}-{i}" for i in range(options.clicks)]
+            found[side.name] = await latency_round(side, control, via, keys)
+        by_round.append(found)
+    interleaved_bursts_found: list[dict[str, RoundResult]] = []
+    for number in range(options.burst_rounds):
+        say(f"interleaved burst {number + 1}/{options.burst_rounds}, burst by burst")
+        keys = [f"mixed-burst{number}-{i}" for i in range(options.burst)]
+        interleaved_bursts_found.append(
+            await interleaved_bursts(abba(sides, number), control, via, keys, options.senders)
+        )
+    bursts: list[dict[str, RoundResult]] = []
+    for number in range(options.burst_rounds):
+        found = {}
+        for side in abba(sides, number):
+            say(f"burst {number + 1}/{options.burst_rounds}, {side.name}")
+            keys = [f"burst{number}-{i}" for i in range(options.burst)]
+            found[side.name] = await burst_round(side, control, via, keys, options.senders)
+        bursts.append(found)
+    return {
+        "interleaved": {
+            "latency": latency_figures(interleaved, ours, floor),
+            "burst": burst_figures(interleaved_bursts_found, options.burst, ours, floor),
+        },
+        "by_round": {
+            "latency": latency_figures(by_round, ours, floor),
+            "burst": burst_figures(bursts, options.burst, ours, floor),
+        },
     }
-    burst["ratio"] = ratio(burst[ours]["answers_per_s"], burst[floor]["answers_per_s"])
-    return {"latency": latency, "burst": burst}
 
 
 @asynccontextmanager
