@@ -22,12 +22,13 @@ import pytest
 from askbridge.adapters.slack.render import render
 from askbridge.core.models import Request, Target, UserQuestion
 from askbridge.core.view import RequestView
-from tests.bench.clicks import abba, interleaved_bursts, interleaved_latency_round
+from tests.bench.clicks import Span, abba, interleaved_bursts, interleaved_latency_round
 from tests.bench.floor import MESSAGE_KEY, message
 from tests.bench.report import latency_ratios, latency_summary, percentile, table
 from tests.bench.run import parse
 from tests.bench.sides import SlackApp, SlackControl, Via
 from tests.bench.sides import Target as BenchTarget
+from tests.bench.stages import Profiled, analyse, stage_names
 from tests.conftest import DEPLOY
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -219,3 +220,116 @@ async def test_interleaved_rounds_take_turns_click_by_click_in_abba_order() -> N
     control.clicked.clear()
     await interleaved_bursts(abba(sides, 1), control, "http", ["b1", "b2"], senders=2)
     assert "".join(control.clicked) == "FFAA"
+
+
+@pytest.mark.timeout(300)
+def test_stages_show_where_each_interleaved_click_goes(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    command = ["--quick", "--stores", "sqlite", "--modes", "http", "--stages", "--json", str(out)]
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.bench", *command],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=280,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    document = json.loads(out.read_text())
+    options = document["options"]
+    found = document["clicks"]["sqlite"]["http"]["stages"]
+    assert found["stages"] == stage_names("http")
+    clicks = options["rounds"] * options["clicks"]
+    for side in ("askbridge", "floor"):
+        figures = found[side]
+        # Every click's way was found in the marks of the three processes, stage by stage.
+        assert figures["clicks"] == clicks
+        assert figures["complete"] == clicks, figures["missing"]
+        assert set(figures["median_ms"]) == set(found["stages"])
+        assert all(ms >= 0 for ms in figures["median_ms"].values())
+        assert len(figures["slowest"]) == 1
+    # askbridge's own steps are marked too, and the floor has none of them.
+    assert found["askbridge"]["steps_median_ms"]
+    assert not found["floor"]["steps_median_ms"]
+    assert "where an interleaved click's time goes" in done.stdout
+
+
+def write_marks(path: Path, marks: list[tuple[float, str, str]]) -> None:
+    path.write_text("".join(json.dumps(mark) + "\n" for mark in marks))
+
+
+def test_stages_cut_each_click_at_its_checkpoints(tmp_path: Path) -> None:
+    """Two clicks on one side, their marks as `tests.bench.marks` writes them: the stages are
+    the gaps between checkpoints, and the slower click has what happened beside it."""
+    app, files = "askbridge-x", {name: tmp_path / f"{name}.jsonl" for name in ("emulator", "ab")}
+
+    Mark = tuple[float, str, str]
+
+    def way(at: float, key: str, handling: float) -> tuple[list[Mark], list[Mark]]:
+        emulator = [
+            (at + 1, "request in", f"POST /apps/{app}/click"),
+            (at + 2, "client call", "POST /slack/events"),
+        ]
+        server = [
+            (at + 3, "request in", "POST /slack/events"),
+            (at + 4, "bolt dispatch", ""),
+            (at + 5, "listener called", ""),
+            (at + 5.5, "call", "Broker.act"),
+            (at + 5 + handling, "request handled", f"GET /v1/questions/{key}"),
+        ]
+        return emulator, server
+
+    fast = way(100.0, "k1", 1.0)
+    slow = way(200.0, "k2", 10.0)
+    beside = [
+        (203.5, "client call", "POST /api/chat.update"),
+        (204.5, "gc start", "gen2"),
+        (206.5, "gc stop", "gen2"),
+    ]
+    write_marks(files["emulator"], fast[0] + slow[0])
+    write_marks(files["ab"], sorted(fast[1] + slow[1] + beside))
+    spans = [Span("k1", 100.0, 107.0), Span("k2", 200.0, 216.0)]
+    found = analyse(
+        Profiled(
+            via="http",
+            files={"emulator": files["emulator"], "askbridge": files["ab"]},
+            apps={"askbridge": app},
+            spans={"askbridge": spans},
+        )
+    )["askbridge"]
+    assert found["complete"] == 2
+    [slowest] = found["slowest"]
+    assert slowest["key"] == "k2"
+    assert slowest["stages_ms"] == {
+        "click → emulator has it": 1000,
+        "emulator → sent": 1000,
+        "sent → server has it": 1000,
+        "server → bolt dispatches": 1000,
+        "bolt → listener runs": 1000,
+        "listener → long-poll answered": 10_000,
+        "answered → agent has it": 1000,
+    }
+    # A step that has not returned when the agent has its answer counts until then.
+    assert slowest["steps_ms"] == {"Broker.act": 10_500}
+    assert slowest["gc_ms"] == {"askbridge": 2000}
+    assert [label for _, label in slowest["beside"]] == [
+        "askbridge: client call POST /api/chat.update"
+    ]
+    assert found["slowest_beside_per_click"] == {"askbridge: client call POST /api/chat.update": 1}
+    assert found["beside_per_click"] == {"askbridge: client call POST /api/chat.update": 0.5}
+
+
+def test_a_click_whose_checkpoint_is_missing_says_which(tmp_path: Path) -> None:
+    path = tmp_path / "marks.jsonl"
+    write_marks(path, [(1.0, "request in", "POST /apps/a/click")])
+    found = analyse(
+        Profiled(
+            via="socket",
+            files={"emulator": path},
+            apps={"askbridge": "a"},
+            spans={"askbridge": [Span("k", 0.5, 2.0)]},
+        )
+    )["askbridge"]
+    assert found["complete"] == 0
+    assert found["median_ms"] == {}
+    assert set(found["missing"]) == set(stage_names("socket")[1:-1])

@@ -16,6 +16,9 @@ PERCENTILES = (("p50", 0.50), ("p90", 0.90), ("p99", 0.99))
 STORES = (("sqlite", "SQLite"), ("postgresql", "PostgreSQL"))
 MODES = (("http", "HTTP mode"), ("socket", "Socket Mode"))
 SIDES = ("askbridge", "floor")
+TAIL_MARGIN_MS = 0.05
+TAIL_MARGIN_RATE = 0.5
+"""What the slowest 1% must have more of than all clicks to be named beside them."""
 METHODS = (("interleaved", "interleaved"), ("by_round", "by round"))
 
 
@@ -96,6 +99,65 @@ def _rows(compared: Json, labels: list[str]) -> list[str]:
     return lines
 
 
+def _beside(side: Json) -> list[str]:
+    """What happened beside the way of the slowest 1% more than beside the way of all."""
+    lines = []
+    everywhere, slowest = side["gc_ms_per_click"], side["slowest_gc_ms_per_click"]
+    for process, ms in slowest.items():
+        if ms > everywhere.get(process, 0.0) + TAIL_MARGIN_MS:
+            lines.append(f"gc in {process}: {everywhere.get(process, 0.0):.2f} → {ms:.2f} ms")
+    everywhere, slowest = side["beside_per_click"], side["slowest_beside_per_click"]
+    for label, rate in slowest.items():
+        if rate >= everywhere.get(label, 0.0) + TAIL_MARGIN_RATE:
+            lines.append(f"{label}: {everywhere.get(label, 0.0):.2f} → {rate:.2f} a click")
+    return lines
+
+
+def stage_lines(document: Json) -> list[str]:
+    """`--stages`: each stage's median over all interleaved clicks and its mean over the
+    slowest 1%, a side each; then what the slowest 1% had beside them that the rest had less."""
+    lines: list[str] = []
+    for store, store_name in STORES:
+        for mode, mode_name in MODES:
+            found = document["clicks"].get(store, {}).get(mode, {}).get("stages")
+            if found is None:
+                continue
+            if not lines:
+                lines += [
+                    "",
+                    "where an interleaved click's time goes (--stages), ms: the median of all "
+                    "clicks, the mean of the slowest 1%",
+                ]
+            title = f"{store_name}, Slack {mode_name}"
+            heads = "".join(f"{side + ' all':>16}{'slowest 1%':>12}" for side in SIDES)
+            lines.append(f"{title:34}{heads}")
+            for stage in found["stages"]:
+                cells = "".join(
+                    f"{_ms(found[side]['median_ms'].get(stage)):>16}"
+                    f"{_ms(found[side]['slowest_mean_ms'].get(stage)):>12}"
+                    for side in SIDES
+                )
+                lines.append(f"  {stage:32}{cells}")
+            steps = sorted({step for side in SIDES for step in found[side]["steps_median_ms"]})
+            for step in steps:
+                cells = "".join(
+                    f"{_ms(found[side]['steps_median_ms'].get(step)):>16}"
+                    f"{_ms(found[side]['steps_slowest_mean_ms'].get(step)):>12}"
+                    for side in SIDES
+                )
+                lines.append(f"  step {step:27}{cells}")
+            counts = ", ".join(
+                f"{side} {found[side]['complete']}/{found[side]['clicks']}" for side in SIDES
+            )
+            lines.append(f"  clicks with every stage found: {counts}")
+            for side in SIDES:
+                beside = _beside(found[side])
+                if beside:
+                    lines.append(f"  beside {side}'s slowest 1%, more than beside all its clicks:")
+                    lines += [f"    {line}" for line in beside]
+    return lines
+
+
 def table(document: Json) -> str:
     lines: list[str] = []
     found = document["machine"]
@@ -134,6 +196,7 @@ def table(document: Json) -> str:
                 labels.append(f"  {method_name}")
                 lines += _rows(compared[method], labels)
                 labels = []
+    lines += stage_lines(document)
     lines.append("")
     creates = document["creates"]
     lines.append(

@@ -22,6 +22,7 @@ from tests.bench import capacity
 from tests.bench.children import Child
 from tests.bench.clicks import (
     RoundResult,
+    Span,
     abba,
     burst_round,
     interleaved_bursts,
@@ -39,6 +40,7 @@ from tests.bench.report import (
     table,
 )
 from tests.bench.sides import AskbridgeSide, FloorSide, Side, SlackApp, SlackControl, Via, session
+from tests.bench.stages import EMULATOR, Profiled, analyse
 from tests.stores import POSTGRES_URL, schema_in
 
 Say = Callable[[str], None]
@@ -63,6 +65,7 @@ class Options:
     startup_waiting: int
     startup_runs: int
     long_polls: int
+    stages: bool = False
 
     def capacity(self) -> capacity.CapacityOptions:
         return capacity.CapacityOptions(
@@ -92,7 +95,20 @@ QUICK = {
 }
 
 
-def askbridge_server(database_url: str, slack: dict[str, str]) -> Child:
+def launch(
+    module: str,
+    args: Sequence[str] = (),
+    env: dict[str, str] | None = None,
+    marks: Path | None = None,
+) -> Child:
+    """`python -m module args`, or, given a file for its marks, the same under
+    `tests.bench.marks` (`--stages`)."""
+    if marks is None:
+        return Child(module, args, env)
+    return Child("tests.bench.marks", [str(marks), module, *args], env)
+
+
+def askbridge_server(database_url: str, slack: dict[str, str], marks: Path | None = None) -> Child:
     """`askbridge serve` with default settings but for where it listens, its database and
     the Slack app it is."""
     env = {
@@ -101,7 +117,7 @@ def askbridge_server(database_url: str, slack: dict[str, str]) -> Child:
         "ASKBRIDGE_DATABASE_URL": database_url,
         **slack,
     }
-    return Child("askbridge.bots.cli", ["serve"], env)
+    return launch("askbridge.bots.cli", ["serve"], env, marks)
 
 
 def sqlite_server(database: Path, slack: dict[str, str]) -> Child:
@@ -168,7 +184,7 @@ def burst_figures(
 
 async def compare(
     sides: tuple[Side, Side], control: SlackControl, via: Via, options: Options, say: Say
-) -> Json:
+) -> tuple[Json, dict[str, list[Span]]]:
     """askbridge and the floor two ways. Interleaved: both set up, then taking turns click by
     click, and burst by burst, in ABBA order, so that the machine's drift over seconds lands
     on both alike. By round: whole rounds of one side in turn, also in ABBA order, as
@@ -204,7 +220,10 @@ async def compare(
             keys = [f"burst{number}-{i}" for i in range(options.burst)]
             found[side.name] = await burst_round(side, control, via, keys, options.senders)
         bursts.append(found)
-    return {
+    spans = {
+        side.name: [s for found in interleaved for s in found[side.name].spans] for side in sides
+    }
+    figures = {
         "interleaved": {
             "latency": latency_figures(interleaved, ours, floor),
             "burst": burst_figures(interleaved_bursts_found, options.burst, ours, floor),
@@ -214,6 +233,7 @@ async def compare(
             "burst": burst_figures(bursts, options.burst, ours, floor),
         },
     }
+    return figures, spans
 
 
 @asynccontextmanager
@@ -236,6 +256,15 @@ async def unreachable(url: str) -> str | None:
     return None
 
 
+def marks_file(folder: Path, process: str, options: Options) -> Path | None:
+    """Where a process writes its marks under `--stages`; None without it."""
+    return folder / f"marks-{process}.jsonl" if options.stages else None
+
+
+Profiles = dict[tuple[str, Via], Profiled]
+"""Under `--stages`, each comparison's marks files and clicks, by store and mode."""
+
+
 async def store_clicks(
     store: str,
     floors: dict[Via, FloorSide],
@@ -244,16 +273,27 @@ async def store_clicks(
     folder: Path,
     options: Options,
     say: Say,
+    profiles: Profiles,
 ) -> Json:
     found: Json = {}
     for via in options.modes:
         label = f"clicks, {store}, Slack {via} mode"
         say(f"{label}: starting askbridge")
         app = await control.app(f"askbridge-{store}-{via}")
+        marks = marks_file(folder, app.name, options)
         async with database_url(store, folder, f"clicks-{via}", options) as url:
-            server = askbridge_server(url, app.env(via))
-            found[via] = await compare_with(
+            server = askbridge_server(url, app.env(via), marks)
+            found[via], spans = await compare_with(
                 server, app, floors[via], control, agents, folder, via, options, say, label
+            )
+        floor_marks = marks_file(folder, floors[via].app.name, options)
+        emulator_marks = marks_file(folder, EMULATOR, options)
+        if marks and floor_marks and emulator_marks:
+            profiles[store, via] = Profiled(
+                via=via,
+                files={EMULATOR: emulator_marks, "askbridge": marks, "floor": floor_marks},
+                apps={"askbridge": app.name, "floor": floors[via].app.name},
+                spans=spans,
             )
     return found
 
@@ -269,7 +309,7 @@ async def compare_with(
     options: Options,
     say: Say,
     label: str,
-) -> Json:
+) -> tuple[Json, dict[str, list[Span]]]:
     try:
         url = await server.start(cwd=folder)
         await connect(control, app, via, url)
@@ -280,7 +320,12 @@ async def compare_with(
 
 
 async def clicks(
-    control: SlackControl, agents: aiohttp.ClientSession, folder: Path, options: Options, say: Say
+    control: SlackControl,
+    agents: aiohttp.ClientSession,
+    folder: Path,
+    options: Options,
+    say: Say,
+    profiles: Profiles,
 ) -> Json:
     """Every store and mode, each against the floor of its mode; the floors run throughout."""
     floors: dict[Via, FloorSide] = {}
@@ -290,7 +335,9 @@ async def clicks(
         for via in options.modes:
             say(f"clicks: starting the floor in Slack {via} mode")
             app = await control.app(f"floor-{via}")
-            child = Child("tests.bench.floor", env=app.env(via))
+            child = launch(
+                "tests.bench.floor", (), app.env(via), marks_file(folder, app.name, options)
+            )
             children.append(child)
             url = await child.start(cwd=folder)
             await connect(control, app, via, url)
@@ -301,7 +348,9 @@ async def clicks(
                 say(f"clicks, postgresql: skipped; {why}")
                 found[store] = {"skipped": why}
                 continue
-            found[store] = await store_clicks(store, floors, control, agents, folder, options, say)
+            found[store] = await store_clicks(
+                store, floors, control, agents, folder, options, say, profiles
+            )
     finally:
         for child in children:
             await child.stop()
@@ -318,20 +367,25 @@ async def run(options: Options, started: float) -> Json:
         "options": {**asdict(options), "postgres_url": None},
         "floor": (floor_doc or "").strip().splitlines()[0],
     }
+    profiles: Profiles = {}
     with tempfile.TemporaryDirectory(prefix="askbridge-bench-") as name:
         folder = Path(name)
-        emulator = Child("tests.bench.slack_process")
+        emulator = launch("tests.bench.slack_process", marks=marks_file(folder, EMULATOR, options))
         async with session() as http, session() as agents:
             try:
                 say("starting the Slack emulator")
                 await emulator.start(cwd=folder)
                 control = SlackControl(http, emulator.url)
-                document["clicks"] = await clicks(control, agents, folder, options, say)
+                document["clicks"] = await clicks(control, agents, folder, options, say, profiles)
                 document.update(
                     await capacity.measure(options.capacity(), control, folder, sqlite_server, say)
                 )
             finally:
                 await emulator.stop()
+        # Every process has written its marks once it has stopped.
+        for (store, via), profiled in profiles.items():
+            say(f"stages, {store}, Slack {via} mode")
+            document["clicks"][store][via]["stages"] = analyse(profiled)
     document["duration_s"] = round(time.perf_counter() - started, 1)
     return document
 
@@ -385,6 +439,13 @@ def parse(argv: Sequence[str] | None = None) -> tuple[Options, str | None]:
     )
     add("--startup-runs", type=int, default=3, help="start-ups timed (default 3)")
     add("--long-polls", type=int, default=10_000, help="agents long-polling at once (10000)")
+    add(
+        "--stages",
+        action="store_true",
+        help="where each interleaved click's time goes: every process runs with timing marks "
+        "at the library seams all share (tests/bench/marks.py), and the report sets the stages "
+        "and what else happened of each side's slowest 1%% of clicks against all its clicks",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         parser.set_defaults(**QUICK)
@@ -416,6 +477,7 @@ def parse(argv: Sequence[str] | None = None) -> tuple[Options, str | None]:
         startup_waiting=args.startup_waiting,
         startup_runs=args.startup_runs,
         long_polls=args.long_polls,
+        stages=args.stages,
     )
     return options, args.json
 
