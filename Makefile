@@ -21,8 +21,10 @@ unit: $(VENV)/.installed-dev
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 # The benchmark of record (3-10 min on two cores): click-to-agent latency and bursts through Slack
-# next to a bare slack-bolt app, on SQLite and PostgreSQL; creates, memory, start-up. Options:
-# make bench BENCH_ARGS="--json bench.json" (python -m tests.bench --help lists them all).
+# next to a bare slack-bolt app, interleaved click by click (and burst by burst) in ABBA order and,
+# to compare, round by round; on SQLite and PostgreSQL; creates, memory, start-up. Options:
+# make bench BENCH_ARGS="--json bench.json"; "--stages" adds where each click's time goes
+# (python -m tests.bench --help lists them all).
 bench: $(VENV)/.installed-dev
 	$(BIN)/python -m tests.bench $(BENCH_ARGS)
 
