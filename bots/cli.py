@@ -581,9 +581,14 @@ def _verify(file: Path) -> int:
         if found.partial
         else ""
     )
+    earlier = (
+        f"; {found.earlier} of them hashed over the canonical JSON used before RFC 8785"
+        if found.earlier
+        else ""
+    )
     sys.stdout.write(
         f"{file}: OK, {found.events} events of {found.requests} requests, every hash chain "
-        f"holds{partial}\n"
+        f"holds{partial}{earlier}\n"
     )
     return EXIT_ANSWERED
 

@@ -19,7 +19,7 @@ import aiohttp
 from askbridge.core.ask import Ask
 from askbridge.core.errors import InvalidQuestion
 from askbridge.core.models import UserQuestion, UserQuestionResponse
-from askbridge.core.subject import subject_sha256
+from askbridge.core.subject import Subject, earlier_subject_sha256, subject_sha256
 
 log = logging.getLogger("askbridge.client")
 
@@ -280,12 +280,17 @@ def request_body(
     return checked({**raw, **given}).body()
 
 
-def subject_matches(decision: Mapping[str, Any], subject: Mapping[str, Any]) -> bool:
+def subject_matches(decision: Mapping[str, Any], subject: Subject) -> bool:
     """Whether `decision` (a status object, or a webhook's body) was made about exactly
-    `subject`: its subject_sha256 is the SHA-256 of the canonical JSON of what the agent is
-    about to do. Check it before acting on an approval."""
+    `subject` (a JSON object, or a text): its subject_sha256 is the SHA-256 of the RFC 8785
+    canonical JSON of what the agent is about to do. Check it before acting on an approval.
+    A decision made before askbridge used RFC 8785 carries the digest of the earlier canonical
+    JSON, which is checked too: both are exact writings of the same value."""
     digest = decision.get("subject_sha256")
-    return isinstance(digest, str) and hmac.compare_digest(digest, subject_sha256(subject))
+    if not isinstance(digest, str):
+        return False
+    expected = [subject_sha256(subject), earlier_subject_sha256(subject)]
+    return any(hmac.compare_digest(digest, e) for e in expected if e is not None)
 
 
 def checked(ask: Ask | Mapping[str, Any]) -> Ask:

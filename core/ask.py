@@ -119,10 +119,11 @@ class Ask(BaseModel):
         "answerers or post it to another target; absent: the server's default ladder, unless "
         "remind_after_s is set; []: none",
     )
-    subject: dict[str, Any] | None = Field(
+    subject: dict[str, Any] | str | None = Field(
         default=None,
         description="what is to be approved (a JSON object, e.g. a command and its "
-        "arguments); the decision carries the SHA-256 of its canonical JSON (subject_sha256)",
+        "arguments, or a text); the decision carries the SHA-256 of its RFC 8785 canonical "
+        "JSON (subject_sha256)",
     )
     requested_by: str | None = Field(
         default=None,
@@ -225,13 +226,15 @@ class Ask(BaseModel):
     def _subject(cls, raw: Any) -> Any:
         if raw is None:
             return None
-        if not isinstance(raw, Mapping):
-            raise rule(f"must be a JSON object, got {shown(raw)}")
+        if not isinstance(raw, Mapping | str):
+            raise rule(f"must be a JSON object or a text, got {shown(raw)}")
         try:
             subject_sha256(raw)
         except (TypeError, ValueError) as error:
-            raise rule(f"must be plain JSON (objects, lists, text, numbers): {error}") from None
-        return dict(raw)
+            raise rule(
+                f"must be plain JSON (objects, lists, text, numbers no larger than 2**53): {error}"
+            ) from None
+        return raw if isinstance(raw, str) else dict(raw)
 
     @field_validator("requested_by", mode="before")
     @classmethod

@@ -1,13 +1,20 @@
 """The audit log's hash chain: each event carries the hash of the one before it.
 
-Every event of a request is hashed over a canonical JSON of what an export shows of it (request,
-time, kind, actor, data) together with the hash of the request's previous event; the first
-event chains from `GENESIS`. Changing, inserting, reordering or deleting an event breaks the
-chain at the next one, which `verify` finds in an exported file without the server.
+Every event of a request is hashed over the canonical JSON of what an export shows of it
+(request, time, kind, actor, data) together with the hash of the request's previous event; the
+first event chains from `GENESIS`. Changing, inserting, reordering or deleting an event breaks
+the chain at the next one, which `verify` finds in an exported file without the server.
+
+The canonical JSON is RFC 8785's (JCS), made by a maintained implementation, so that a verifier
+in any language uses a JCS library instead of reimplementing askbridge's. Events hashed before
+askbridge used it were hashed over sorted, compact `json.dumps` (`earlier_canonical`); the two
+differ only in how some numbers are written (60.0 against 60) and in the order of keys beyond
+U+FFFF, and `verify` accepts an event whose hash matches either: both forms are exact writings
+of the same JSON value, so neither lets a changed value through.
 
 The stores compute the hashes as they write events (`link`); `exported` is the one shape an
 event has in `askbridge audit --export`, and the hash is over that shape, so a verifier needs
-nothing but the file. Only the standard library is used here.
+nothing but the file.
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import rfc8785
+
 from askbridge.core.clock import iso
 
 GENESIS = "0" * 64
@@ -28,16 +37,24 @@ HASHED = ("request_id", "at", "kind", "actor", "data", "prev_hash")
 after the hash is made, nor the hash itself)."""
 
 
-_CANONICAL = json.JSONEncoder(
+CANONICAL_JSON = "RFC 8785"
+"""The canonical JSON the hashes are made over, as an export's header names it."""
+
+_EARLIER = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
 )
-"""One encoder for every event: `json.dumps` with these options would make one per call,
-which costs more than encoding an event."""
 
 
 def canonical(value: Any) -> bytes:
-    """JSON with sorted keys, no spaces and UTF-8 text: equal values give equal bytes."""
-    return _CANONICAL.encode(value).encode("utf-8")
+    """The RFC 8785 (JCS) canonical JSON of `value`: equal values give equal bytes.
+    ValueError (rfc8785's CanonicalizationError) for what JCS cannot hold: NaN, infinities,
+    integers beyond 2**53, text that is not Unicode; TypeError for what is not JSON."""
+    return rfc8785.dumps(value)
+
+
+def earlier_canonical(value: Any) -> bytes:
+    """The canonical JSON of events hashed before RFC 8785: sorted keys, no spaces, UTF-8."""
+    return _EARLIER.encode(value).encode("utf-8")
 
 
 def actor_fields(platform: str, person_id: str, name: str) -> dict[str, str]:
@@ -93,6 +110,25 @@ def event_hash(event: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical({name: event.get(name) for name in HASHED})).hexdigest()
 
 
+def earlier_event_hash(event: Mapping[str, Any]) -> str:
+    """As `event_hash`, over the canonical JSON of events hashed before RFC 8785."""
+    hashed = {name: event.get(name) for name in HASHED}
+    return hashlib.sha256(earlier_canonical(hashed)).hexdigest()
+
+
+def _hash_holds(event: Mapping[str, Any], claimed: Any) -> tuple[bool, bool]:
+    """Whether `claimed` is the event's hash, and whether only in the earlier canonical form."""
+    try:
+        if claimed == event_hash(event):
+            return True, False
+    except ValueError:
+        pass  # a value JCS cannot hold (a huge integer) may still be an earlier event's
+    try:
+        return claimed == earlier_event_hash(event), True
+    except ValueError:
+        return False, False
+
+
 @dataclass(frozen=True)
 class Broken:
     """The first link that does not hold: the file's line (from 1), its request, and why."""
@@ -113,6 +149,8 @@ class Verified:
     partial: int
     """Requests whose first exported event does not chain from GENESIS: the export began after
     their first event (`--since`), so their chain is checked from that event on."""
+    earlier: int = 0
+    """Events whose hash holds only over the canonical JSON used before RFC 8785."""
 
 
 HEADER = "askbridge_audit_export"
@@ -130,7 +168,7 @@ def verify(lines: Iterable[str]) -> Verified | Broken:
     must chain from GENESIS, so that deleting a request's first event is found too. The last
     line counts the events, so that a file cut short is found."""
     heads: dict[str, str] = {}
-    partial = 0
+    partial = earlier = 0
     header: Mapping[str, Any] | None = None
     end: Any = None
     count = 0
@@ -183,15 +221,17 @@ def verify(lines: Iterable[str]) -> Verified | Broken:
                     "earlier events are missing",
                 )
             partial += 1
-        if claimed != event_hash(event):
+        holds, in_earlier_form = _hash_holds(event, claimed)
+        if not holds:
             return Broken(number, request_id, "the event does not match its hash: it was changed")
+        earlier += in_earlier_form
         heads[request_id] = str(claimed)
         count += 1
     if header is None:
         return Broken(1, None, "the file is empty; an export starts with its header")
     if end is None:
         return Broken(number + 1, None, f"the export is cut short: no end line ({END})")
-    return Verified(events=count, requests=len(heads), partial=partial)
+    return Verified(events=count, requests=len(heads), partial=partial, earlier=earlier)
 
 
 def _events(end: Any) -> str:

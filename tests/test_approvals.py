@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import hashlib
 import json
 from typing import Any
 
@@ -12,6 +13,7 @@ import aiohttp
 import pytest
 
 from askbridge.bots.service import Service
+from askbridge.client import subject_matches
 from askbridge.core.clock import ManualClock
 from tests.conftest import DATABASE, DEPLOY, story, waiting_ids
 from tests.server_process import ServerProcess
@@ -240,3 +242,23 @@ async def test_the_audit_endpoint_filters_by_time_and_request(
         assert [e["kind"] for e in (await response.json())["events"]] == ["created", "posted"]
     async with http.get(f"{service.url}/v1/events?since=yesterday") as response:
         assert response.status == 400
+
+
+async def test_a_permission_prompt_whose_input_is_a_text_is_bound_to_it(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    command = "rm -rf build/ && make release"
+    prompt = {"PermissionRequest": {**PROMPT["PermissionRequest"], "input": command}}
+    async with http.ws_connect(f"{service.url}/v1/agent") as socket:
+        await socket.send_json(prompt)
+        (request_id,) = await waiting_ids(http, service.url)
+        await answer_on_web(http, service.url, request_id, {"Permission": ["Allow once"]})
+        message = await socket.receive(timeout=10)
+    assert json.loads(message.data)["PermissionResponse"]["allowed"] is True
+    async with http.get(f"{service.url}/v1/questions/{request_id}") as response:
+        decision = await response.json()
+    # The RFC 8785 canonical JSON of a text is the JSON string.
+    expected = hashlib.sha256(json.dumps(command).encode()).hexdigest()
+    assert decision["subject_sha256"] == expected
+    assert subject_matches(decision, command)
+    assert not subject_matches(decision, command + " && deploy")

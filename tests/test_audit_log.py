@@ -4,25 +4,30 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import sqlite3
 import sys
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import asyncpg
 import pytest
+import rfc8785
 
 from askbridge.bots.service import Service
+from askbridge.client import subject_matches
 from askbridge.core import audit_log
 from askbridge.core.api.status import AuditEvent
 from askbridge.core.clock import ManualClock, iso
-from askbridge.core.models import Person
+from askbridge.core.models import Person, Policy, Status
 from askbridge.core.store import Store, open_store, postgres_schema
 from askbridge.core.store import migrations as sqlite_schema
-from askbridge.core.store.base import Event
+from askbridge.core.store.base import Ending, Event
+from askbridge.core.subject import subject_sha256
 from tests.conftest import DEPLOY
 from tests.stores import database_url
 from tests.test_stores import NOW, person, request
@@ -199,6 +204,7 @@ async def test_an_export_verifies_and_a_changed_or_deleted_line_is_found(
     exported_lines = file.read_text().splitlines()
     found = [json.loads(line) for line in exported_lines]
     assert found[0][audit_log.HEADER]["since"] is None
+    assert found[0][audit_log.HEADER]["canonical_json"] == "RFC 8785"
     assert found[-1] == {audit_log.END: {"events": 7}}
     events = found[1:-1]
     assert [(e["request_id"], e["kind"]) for e in events] == [
@@ -312,3 +318,62 @@ async def test_verify_refuses_what_is_not_an_export(tmp_path: Path) -> None:
     code, _, err = await run_audit("--verify", str(tmp_path / "missing.jsonl"))
     assert code == 1
     assert "cannot read" in err
+
+
+def jcs_hash(shown: dict[str, Any]) -> str:
+    """An exported event's hash as any RFC 8785 library makes it (not askbridge's code)."""
+    hashed = {name: shown.get(name) for name in audit_log.HASHED}
+    return hashlib.sha256(rfc8785.dumps(hashed)).hexdigest()
+
+
+async def test_hashes_are_over_rfc_8785_canonical_json(replicas: tuple[Store, Store]) -> None:
+    one, two = replicas
+    digest = subject_sha256({"command": "deploy", "build": 4711})
+    await one.create(request("r1", policy=Policy(subject_sha256=digest)))
+    # Where JCS and sorted json.dumps differ: numbers (60.0 is 60, 1e-07 is 1e-7) and the order
+    # of keys beyond U+FFFF (UTF-16 code units put U+1F680 before U+FFFF).
+    data = {"after_s": 60.0, "tiny": 1e-7, "\uffff": "high", "\U0001f680": "astral"}
+    await one.add_event(Event("r1", NOW, "escalated", None, data))
+    answers = {"\U0001f680 Ship": "Yes", "\uffff": "No"}
+    _, won = await two.finish("r1", Ending(Status.ANSWERED, NOW, answers, person(1)))
+    assert won
+    events = await one.events("r1")
+    assert [e.kind for e in events][-2:] == ["escalated", "answered"]
+    assert events[-1].data["subject_sha256"] == digest
+    for event in events:
+        assert event.hash == jcs_hash(AuditEvent.of(event).model_dump(mode="json"))
+    verified = audit_log.verify(exported(events))
+    assert isinstance(verified, audit_log.Verified)
+    assert verified.earlier == 0
+
+
+def test_events_hashed_over_the_earlier_canonical_json_still_verify() -> None:
+    prev = audit_log.GENESIS
+    lines: list[dict[str, Any]] = []
+    for kind, data in (("created", {}), ("escalated", {"after_s": 60.0, "step": 1})):
+        event: dict[str, Any] = {"request_id": "r1", "at": "2026-11-01T00:00:00.000Z"}
+        event["kind"] = kind
+        event |= {"actor": None, "data": data, "prev_hash": prev}
+        hashed = {name: event[name] for name in audit_log.HASHED}
+        encoded = json.dumps(hashed, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        prev = event["hash"] = hashlib.sha256(encoded.encode()).hexdigest()
+        lines.append(event)
+    header = {audit_log.HEADER: {"version": 1, "since": None}}
+    end = {audit_log.END: {"events": 2}}
+    verified = audit_log.verify(json.dumps(line) for line in [header, *lines, end])
+    # The first event is written alike in both forms; the second only in the earlier one.
+    assert verified == audit_log.Verified(events=2, requests=1, partial=0, earlier=1)
+    lines[1]["data"]["after_s"] = 61.0
+    broken = audit_log.verify(json.dumps(line) for line in [header, *lines, end])
+    assert isinstance(broken, audit_log.Broken)
+    assert "changed" in broken.reason
+
+
+def test_a_subject_digest_is_over_rfc_8785_and_an_earlier_one_still_matches() -> None:
+    subject: dict[str, Any] = {"replicas": 3.0, "\U0001f680": "go", "\uffff": "x"}
+    assert subject_sha256(subject) == hashlib.sha256(rfc8785.dumps(subject)).hexdigest()
+    earlier = json.dumps(subject, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    earlier_digest = hashlib.sha256(earlier.encode()).hexdigest()
+    assert earlier_digest != subject_sha256(subject)
+    assert subject_matches({"subject_sha256": earlier_digest}, subject)
+    assert not subject_matches({"subject_sha256": earlier_digest}, {**subject, "replicas": 4})

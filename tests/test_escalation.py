@@ -269,7 +269,7 @@ async def post(http: aiohttp.ClientSession, url: str, **fields: Any) -> tuple[in
         ),
         ({"no_self_approval": True}, "no_self_approval: needs requested_by"),
         ({"requested_by": "slack-group:S1"}, "requested_by: must name one person"),
-        ({"subject": ["rm", "-rf"]}, "subject: must be a JSON object, got ['rm', '-rf']"),
+        ({"subject": ["rm", "-rf"]}, "subject: must be a JSON object or a text, got ['rm', '-rf']"),
     ],
 )
 async def test_invalid_ladders_and_approval_fields_are_422(

@@ -158,9 +158,10 @@ async def _answer(connection: Connection, frame: dict[str, Any]) -> None:
 
 
 def _subject(prompt: dict[str, Any]) -> dict[str, Any]:
-    """The prompt's tool input as the ask's subject, so the decision is bound to it."""
+    """The prompt's tool input as the ask's subject, so the decision is bound to it: an object
+    or a text (a command, say) alike."""
     tool_input = prompt.get("input")
-    return {"subject": tool_input} if isinstance(tool_input, dict) else {}
+    return {"subject": tool_input} if isinstance(tool_input, dict | str) else {}
 
 
 async def _approve(connection: Connection, prompt: dict[str, Any], orphans: Orphans) -> None:

@@ -169,6 +169,7 @@ async def export_audit(request: web.Request) -> web.StreamResponse:
     page = await broker.events(request_id, since, EXPORT_PAGE, until=until)
     header = {
         "version": 1,
+        "canonical_json": audit_log.CANONICAL_JSON,
         "exported_at": iso(broker.now()),
         "request_id": request_id,
         "since": None if since is None else iso(since),
