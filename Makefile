@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint typecheck unit bench install dev clean
+.PHONY: run test lint typecheck unit bench install dev clean FORCE
 
 run: $(VENV)/.installed
 	$(BIN)/askbridge serve
@@ -37,13 +37,26 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed: $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e .
+# A strict editable install: build/__editable__.* links each file of the package to core/,
+# adapters/, bots/ or askbridge/, and a .pth file names that folder, which mypy and pyright in
+# another project follow (they cannot follow the default mode's import hook). A file added or
+# removed needs new links: $(VENV)/.files lists the package's files and changes only with them.
+EDITABLE := --config-settings editable_mode=strict
+
+$(VENV)/.files: FORCE $(BIN)/python
+	@find askbridge core adapters bots -type f ! -path '*/__pycache__/*' ! -name '.*' ! -name '*~' \
+		| sort > $@.new
+	@if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
+
+$(VENV)/.installed: $(BIN)/python pyproject.toml setup.py $(VENV)/.files
+	$(BIN)/python -m pip install --quiet $(EDITABLE) -e .
 	@touch $@
 
-$(VENV)/.installed-dev: $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+$(VENV)/.installed-dev: $(BIN)/python pyproject.toml setup.py $(VENV)/.files
+	$(BIN)/python -m pip install --quiet $(EDITABLE) -e '.[dev]'
 	@touch $@ $(VENV)/.installed
 
+FORCE:
+
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) build .mypy_cache .pytest_cache .ruff_cache
