@@ -24,7 +24,14 @@ from askbridge.core.models import Request, Target, UserQuestion
 from askbridge.core.view import RequestView
 from tests.bench.clicks import Span, abba, interleaved_bursts, interleaved_latency_round
 from tests.bench.floor import MESSAGE_KEY, message
-from tests.bench.report import latency_ratios, latency_summary, percentile, table
+from tests.bench.report import (
+    against_targets,
+    latency_ratios,
+    latency_summary,
+    percentile,
+    table,
+    target_lines,
+)
 from tests.bench.run import parse
 from tests.bench.sides import SlackApp, SlackControl, Via
 from tests.bench.sides import Target as BenchTarget
@@ -89,6 +96,16 @@ def test_the_quick_benchmark_runs_every_phase_and_writes_json(tmp_path: Path) ->
             assert set(compared) == {"interleaved", "by_round"}
             for method in compared.values():
                 assert_compared(method, options)
+
+    # Each target, in both modes, on each store that ran.
+    expected = {("sqlite", "p99"), ("sqlite", "burst"), ("postgresql", "p99")}
+    ran = {(store, figure) for store, figure in expected if "skipped" not in stores[store]}
+    rows = document["targets"]
+    assert sorted((r["store"], r["figure"], r["mode"]) for r in rows) == sorted(
+        (store, figure, mode) for store, figure in ran for mode in ("http", "socket")
+    )
+    assert all(r["interleaved"] > 0 and r["by_round"] > 0 for r in rows)
+    assert "against the targets" in done.stdout
 
     assert document["creates"]["one_agent_per_s"] > 0
     assert document["creates"]["concurrent_per_s"] > 0
@@ -333,3 +350,20 @@ def test_a_click_whose_checkpoint_is_missing_says_which(tmp_path: Path) -> None:
     assert found["complete"] == 0
     assert found["median_ms"] == {}
     assert set(found["missing"]) == set(stage_names("socket")[1:-1])
+
+
+def test_targets_are_judged_on_the_interleaved_ratios() -> None:
+    def compared(p99: float, burst: float) -> dict[str, Any]:
+        return {"latency": {"ratio": {"p99": p99}}, "burst": {"ratio": burst}}
+
+    clicks = {
+        "sqlite": {
+            "http": {"interleaved": compared(1.5, 0.79), "by_round": compared(1.2, 0.9)},
+        },
+        "postgresql": {"skipped": "not reachable"},
+    }
+    rows = against_targets(clicks)
+    assert [(r["figure"], r["met"]) for r in rows] == [("p99", True), ("burst", False)]
+    assert rows[1]["by_round"] == 0.9
+    lines = target_lines(rows)
+    assert "  SQLite, Slack HTTP mode, burst: 0.79× (0.90×), target ≥ 0.8×: not met" in lines

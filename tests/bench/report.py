@@ -19,6 +19,9 @@ SIDES = ("askbridge", "floor")
 TAIL_MARGIN_MS = 0.05
 TAIL_MARGIN_RATE = 0.5
 """What the slowest 1% must have more of than all clicks to be named beside them."""
+TARGETS = (("sqlite", "p99", 1.5), ("sqlite", "burst", 0.8), ("postgresql", "p99", 2.0))
+"""(store, figure, bound) in both Slack modes: askbridge's p99 at most `bound` times the
+floor's, its bursts' answers a second at least `bound` times the floor's."""
 METHODS = (("interleaved", "interleaved"), ("by_round", "by round"))
 
 
@@ -47,6 +50,35 @@ def latency_ratios(ours: Json, floor: Json) -> Json:
         name: ratio(ours[f"{name}_ms"], floor[f"{name}_ms"])
         for name in ("p50", "p90", "p99", "max")
     }
+
+
+def against_targets(clicks: Json) -> list[Json]:
+    """Each target's ratio measured interleaved (whether it is met) and by round."""
+    rows: list[Json] = []
+    for store, figure, bound in TARGETS:
+        for mode, _ in MODES:
+            compared = clicks.get(store, {}).get(mode)
+            if compared is None:
+                continue
+            found = {
+                method: compared[method]["latency"]["ratio"]["p99"]
+                if figure == "p99"
+                else compared[method]["burst"]["ratio"]
+                for method, _ in METHODS
+            }
+            value = found["interleaved"]
+            met = value is not None and (value <= bound if figure == "p99" else value >= bound)
+            rows.append(
+                {
+                    "store": store,
+                    "mode": mode,
+                    "figure": figure,
+                    "target": bound,
+                    **found,
+                    "met": met,
+                }
+            )
+    return rows
 
 
 def machine() -> Json:
@@ -110,6 +142,21 @@ def _beside(side: Json) -> list[str]:
     for label, rate in slowest.items():
         if rate >= everywhere.get(label, 0.0) + TAIL_MARGIN_RATE:
             lines.append(f"{label}: {everywhere.get(label, 0.0):.2f} → {rate:.2f} a click")
+    return lines
+
+
+def target_lines(rows: list[Json]) -> list[str]:
+    if not rows:
+        return []
+    lines = ["", "against the targets (interleaved; by round in brackets):"]
+    names = dict(STORES) | dict(MODES)
+    for row in rows:
+        sign = "≤" if row["figure"] == "p99" else "≥"
+        lines.append(
+            f"  {names[row['store']]}, Slack {names[row['mode']]}, {row['figure']}: "
+            f"{_times(row['interleaved']).strip()} ({_times(row['by_round']).strip()}), target "
+            f"{sign} {row['target']}×: {'met' if row['met'] else 'not met'}"
+        )
     return lines
 
 
@@ -196,6 +243,7 @@ def table(document: Json) -> str:
                 labels.append(f"  {method_name}")
                 lines += _rows(compared[method], labels)
                 labels = []
+    lines += target_lines(document.get("targets", []))
     lines += stage_lines(document)
     lines.append("")
     creates = document["creates"]

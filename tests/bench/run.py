@@ -32,6 +32,7 @@ from tests.bench.clicks import (
 from tests.bench.floor import __doc__ as floor_doc
 from tests.bench.report import (
     Json,
+    against_targets,
     latency_ratios,
     latency_summary,
     machine,
@@ -377,6 +378,7 @@ async def run(options: Options, started: float) -> Json:
                 await emulator.start(cwd=folder)
                 control = SlackControl(http, emulator.url)
                 document["clicks"] = await clicks(control, agents, folder, options, say, profiles)
+                document["targets"] = against_targets(document["clicks"])
                 document.update(
                     await capacity.measure(options.capacity(), control, folder, sqlite_server, say)
                 )
