@@ -13,6 +13,7 @@ import signal
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +58,11 @@ EXIT_AUTH = 6
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.command == "slack-manifest":
+        # Needs no settings: it is how a Slack app gets made before askbridge has any.
+        manifest = resources.files("askbridge.adapters.slack").joinpath("manifest.yaml")
+        sys.stdout.write(manifest.read_text())
+        return 0
     try:
         settings = Settings()
     except ValidationError as error:
@@ -181,6 +187,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     prune.add_argument(
         "--older-than", required=True, metavar="AGE", help="e.g. 90d, 12h, 30m (days by default)"
+    )
+
+    commands.add_parser(
+        "slack-manifest",
+        help="print the Slack app manifest to create askbridge's app from (README: Set up Slack)",
     )
 
     audit = commands.add_parser(
