@@ -91,10 +91,12 @@ class Broker:
         crash_point: CrashPoint = no_crash,
         webhooks: WebhookOptions | None = None,
         default_escalation: Ladder | None = None,
+        render_clock: Clock | None = None,
     ) -> None:
         """`webhooks`: how to send requests' callback_url webhooks; None refuses such asks.
         `default_escalation`: the ladder of asks that set neither escalation nor
-        remind_after_s."""
+        remind_after_s. `render_clock`: real time for message updates (their claims, their
+        waits on a failing platform), whatever `clock` says."""
         self.store = store
         self.metrics = metrics or Metrics()
         self.clock: Clock = clock or SystemClock()
@@ -114,6 +116,7 @@ class Broker:
             sweep_s=render_sweep_s,
             takeover_s=takeover_s,
             crash_point=crash_point,
+            clock=render_clock,
         )
         self.metrics.watch_backlog(lambda: self.messages.backlog)
         self.posting = Posting(

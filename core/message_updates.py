@@ -4,7 +4,9 @@ The agent never waits on a chat platform: after a transition the broker hands th
 here, after the waiters are woken, and one worker per message renders the newest state it has
 been given (so a slow, retried update never lands after a newer one); at most CALLS_AT_ONCE
 platform calls are in flight, the others queue. An update is retried for as long as the
-process lives, backing off up to a minute (or as long as the platform's Retry-After says);
+process lives, backing off up to a minute (or as long as the platform's Retry-After says), and
+tried again within seconds once its platform answers again (`core/outages.py`: the first
+success after failures wakes every update waiting on that platform, and no other);
 what a process leaves undone is in the store (`Store.unrendered`), which every replica sweeps
 now and then, so a message never stays stale once its platform is back. Pings (a reminder,
 an escalation step that mentions) go out with the update that follows them, on each message
@@ -24,25 +26,27 @@ dies leaves its claims to run out, and the sweep of another one takes them over.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
-import random
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from tenacity import AsyncRetrying, RetryCallState
+
 from askbridge.core.clock import Clock, SystemClock
 from askbridge.core.crash_points import CrashPoint, no_crash
 from askbridge.core.errors import RetryLater
 from askbridge.core.models import MessageRef, Request, Status
+from askbridge.core.outages import PROBE_S, Outage
+from askbridge.core.retry import HonouringRetryAfter, stepped
 from askbridge.core.store.base import Render, RenderClaims
 from askbridge.core.surface import Reminding, Surface, pace_of
 
 log = logging.getLogger("askbridge.messages")
 
 BACKOFF_S = (1.0, 2.0, 5.0, 15.0, 60.0)
-"""Waits between attempts; the last one repeats for as long as it takes."""
+"""Waits between attempts, each within ±20 %; the last one repeats for as long as it takes."""
 SWEEP_S = 60.0
 TAKEOVER_S = 15.0
 """How long a message claim lasts unless renewed: how soon another replica takes over the
@@ -70,17 +74,21 @@ class MessageUpdates:
         sweep_s: float = SWEEP_S,
         takeover_s: float = TAKEOVER_S,
         crash_point: CrashPoint = no_crash,
-        lease_clock: Clock | None = None,
+        clock: Clock | None = None,
+        probe_s: float = PROBE_S,
     ) -> None:
+        """`clock`: real time, whatever clock the broker's deadlines use: the leases between
+        processes and the waits between a platform's failures are told on it."""
         self._store = store
         self.owner = uuid.uuid4().hex
         """Who holds this process's message claims in the store."""
-        # Leases are real time between processes, whatever clock the broker's deadlines use.
-        self._lease_clock = lease_clock or SystemClock()
+        self._clock = clock or SystemClock()
         self._takeover = timedelta(seconds=takeover_s)
         self._crash = crash_point
         self._surfaces = surfaces
-        self._backoff_s = tuple(backoff_s) or (0.0,)
+        self._backoff = HonouringRetryAfter(stepped(backoff_s))
+        self._probe_s = probe_s
+        self._outages: dict[str, Outage] = {}
         # Claims left by a replica that died are found by the next sweep after they run out.
         self._sweep_s = min(sweep_s, takeover_s)
         self._queue: dict[MessageKey, MessageRef] = {}
@@ -102,7 +110,7 @@ class MessageUpdates:
     async def _sweep_forever(self) -> None:
         while True:
             try:
-                for request_id, message in await self._store.unrendered(self._lease_clock.now()):
+                for request_id, message in await self._store.unrendered(self._clock.now()):
                     if _key(request_id, message) not in self._workers:
                         self._enqueue(request_id, message)
             except Exception:
@@ -121,7 +129,7 @@ class MessageUpdates:
                     log.warning("renewing message claims failed", exc_info=True)
 
     def _lease_end(self) -> datetime:
-        return self._lease_clock.now() + self._takeover
+        return self._clock.now() + self._takeover
 
     @property
     def running(self) -> bool:
@@ -224,7 +232,7 @@ class MessageUpdates:
     async def _render_claimed(self, surface: Surface, request_id: str, message: MessageRef) -> None:
         """Render each revision of the message's request that the store hands over, for as
         long as this process holds the message's claim and there is a newer one."""
-        now = self._lease_clock.now()
+        now = self._clock.now()
         claim = await self._store.claim_message(
             request_id, message, self.owner, now, now + self._takeover
         )
@@ -240,6 +248,7 @@ class MessageUpdates:
     async def _show(self, surface: Surface, claim: Render, message: MessageRef) -> None:
         request = claim.request
         await self._retrying(
+            message.platform,
             lambda: surface.update(request, message),
             f"updating the {message.platform} message of {request.request_id}",
         )
@@ -251,44 +260,46 @@ class MessageUpdates:
         if isinstance(surface, Reminding):
             request = claim.request
             await self._retrying(
+                message.platform,
                 lambda: surface.remind(request, message),
                 f"reminding on {message.platform} for {request.request_id}",
             )
 
-    async def _retrying(self, call: Callable[[], Awaitable[None]], what: str) -> bool:
+    async def _retrying(
+        self, platform: str, call: Callable[[], Awaitable[None]], what: str
+    ) -> None:
         """Run `call` until it succeeds; the wait grows along the back-off schedule, with
-        jitter, and is never shorter than the platform's Retry-After."""
-        for attempt in itertools.count(1):
-            try:
+        jitter, is never shorter than the platform's Retry-After, and ends early when the
+        platform answers again."""
+        outage = self._outages.get(platform)
+        if outage is None:
+            outage = self._outages[platform] = Outage(self._clock, self._probe_s)
+        waiter = outage.waiter()
+
+        def failed(state: RetryCallState) -> None:
+            waiter.failed(state)
+            error = state.outcome.exception() if state.outcome else None
+            log.warning(
+                "%s failed (attempt %d); trying again in %.1f s: %s",
+                what,
+                state.attempt_number,
+                state.upcoming_sleep,
+                error,
+                exc_info=None if isinstance(error, RetryLater) else error,
+            )
+
+        async for attempt in AsyncRetrying(
+            wait=self._backoff, sleep=waiter.pause, before_sleep=failed, reraise=True
+        ):
+            with attempt:
                 async with self._calls:
                     await call()
-                return True
-            except Exception as error:
-                delay = backoff(self._backoff_s, attempt, error)
-                log.warning(
-                    "%s failed (attempt %d); trying again in %.1f s: %s",
-                    what,
-                    attempt,
-                    delay,
-                    error,
-                    exc_info=not isinstance(error, RetryLater),
-                )
-                await asyncio.sleep(delay)
-        return False
+        outage.succeeded()
 
     def _spawn(self, coroutine: Coroutine[Any, Any, Any], name: str) -> None:
         task = asyncio.create_task(coroutine, name=name)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-
-
-def backoff(schedule: Sequence[float], attempt: int, error: BaseException | None) -> float:
-    """How long to wait after failed attempt number `attempt` (from 1): along `schedule`,
-    whose last step repeats, with jitter; never shorter than the platform's Retry-After."""
-    delay = schedule[min(attempt, len(schedule)) - 1] * random.uniform(0.8, 1.2)
-    if isinstance(error, RetryLater):
-        delay = max(delay, error.after_s)
-    return delay
 
 
 def _key(request_id: str, message: MessageRef) -> MessageKey:

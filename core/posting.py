@@ -26,8 +26,9 @@ from collections.abc import Callable, Mapping, Sequence
 from askbridge.core.clock import Clock
 from askbridge.core.crash_points import CrashPoint
 from askbridge.core.errors import AskbridgeError, SurfaceUnavailable
-from askbridge.core.message_updates import BACKOFF_S, SWEEP_S, MessageUpdates, backoff
+from askbridge.core.message_updates import BACKOFF_S, SWEEP_S, MessageUpdates
 from askbridge.core.models import MessageRef, Request
+from askbridge.core.retry import Backoff, HonouringRetryAfter, stepped
 from askbridge.core.store.base import Postings
 from askbridge.core.surface import Finding, Surface
 
@@ -53,7 +54,7 @@ class Posting:
         self._clock = clock
         self._crash = crash_point
         self._changed = changed
-        self._backoff_s = tuple(backoff_s) or (0.0,)
+        self._backoff = Backoff(HonouringRetryAfter(stepped(backoff_s)))
         self._sweep_s = sweep_s
         self._retrying: dict[str, asyncio.Task[None]] = {}
         self._sweeper: asyncio.Task[None] | None = None
@@ -96,7 +97,7 @@ class Posting:
         try:
             await self._finish(request)
         except Exception as error:
-            delay = backoff(self._backoff_s, 1, error)
+            delay = self._backoff.after(1, error)
             log.warning(
                 "posting %s again failed; trying again in %.1f s: %s",
                 request.request_id,
@@ -173,9 +174,9 @@ class Posting:
                         if mine:
                             await self._finish(request)
                             return
-                        wait_s = backoff(self._backoff_s, attempt, None)
+                        wait_s = self._backoff.after(attempt)
                     except Exception as error:
-                        wait_s = backoff(self._backoff_s, attempt, error)
+                        wait_s = self._backoff.after(attempt, error)
                         log.warning(
                             "posting %s again failed (attempt %d); trying again in %.1f s: %s",
                             request_id,

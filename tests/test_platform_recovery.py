@@ -1,0 +1,244 @@
+"""Messages catch up within seconds of their platform answering again after an outage, on a
+clock the test moves: the real MessageUpdates (through the broker) and surfaces on the real
+seam whose updates fail while their platform is down."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+from askbridge.core.ask import Ask
+from askbridge.core.broker import Broker
+from askbridge.core.errors import RetryLater
+from askbridge.core.intents import Cancel
+from askbridge.core.message_updates import BACKOFF_S
+from askbridge.core.models import MessageRef, Person, Request, Target
+from askbridge.core.store.sqlite import SQLiteStore
+from tests.conftest import DEPLOY
+
+ADA = Person(platform="web", id="ada", name="Ada")
+START = datetime(2030, 1, 1, tzinfo=UTC)
+MESSAGES = 10
+TURNS = 20
+"""Turns of the event loop that a woken update takes at most to try again or sleep."""
+
+
+class VirtualClock:
+    """A clock that jumps from one sleeper's deadline to the next once everything that is
+    not asleep on it has settled; `settled` says when that is."""
+
+    def __init__(self) -> None:
+        self._now = START
+        self._sleepers: list[tuple[datetime, asyncio.Future[None]]] = []
+        self._changed = asyncio.Event()
+
+    def now(self) -> datetime:
+        return self._now
+
+    def seconds(self) -> float:
+        return (self._now - START).total_seconds()
+
+    async def sleep_until(self, when: datetime) -> None:
+        if self._now >= when:
+            return
+        entry = (when, asyncio.get_running_loop().create_future())
+        self._sleepers.append(entry)
+        self.poke()
+        try:
+            await entry[1]
+        finally:
+            if entry in self._sleepers:
+                self._sleepers.remove(entry)
+            self.poke()
+
+    def poke(self) -> None:
+        self._changed.set()
+
+    @property
+    def sleeping(self) -> int:
+        """Sleepers still asleep (a cancelled one may not have left the list yet)."""
+        return sum(1 for _, woken in self._sleepers if not woken.done())
+
+    async def settled(self, done: Callable[[], bool]) -> None:
+        """Return once `done()` holds and still holds after the event loop has run what was
+        ready: a platform's return wakes its updates through a few turns of the loop, and the
+        clock must not move on before they have tried."""
+        async with asyncio.timeout(10):
+            while True:
+                while not done():
+                    self._changed.clear()
+                    await self._changed.wait()
+                for _ in range(TURNS):
+                    await asyncio.sleep(0)
+                if done():
+                    return
+
+    def next_deadline(self) -> float | None:
+        """The soonest sleeper's deadline, in seconds from the start."""
+        soonest = min((when for when, _ in self._sleepers), default=None)
+        return None if soonest is None else (soonest - START).total_seconds()
+
+    def jump(self, to_s: float) -> None:
+        self._now = START + timedelta(seconds=to_s)
+        for entry in [e for e in self._sleepers if e[0] <= self._now]:
+            self._sleepers.remove(entry)
+            entry[1].set_result(None)
+
+
+class Platform:
+    """A surface whose message updates fail while `down` (a 503 storm, or 429s when it says
+    `retry_after_s`); it notes the time of each attempt and of each update shown."""
+
+    answerer_kinds: tuple[str, ...] = ("web",)
+
+    def __init__(
+        self,
+        platform: str,
+        clock: VirtualClock,
+        retry_after_s: float | None = None,
+        messages: int = MESSAGES,
+    ) -> None:
+        self.platform = platform
+        self.messages = messages
+        self.clock = clock
+        self.retry_after_s = retry_after_s
+        self.down = False
+        self.attempts: list[tuple[float, str]] = []
+        self.shown: dict[str, float] = {}
+
+    def check_target(self, target: Target) -> None:
+        pass
+
+    async def post(self, request: Request, target: Target) -> MessageRef:
+        return MessageRef(platform=self.platform, channel="C1", message_id=request.request_id)
+
+    async def update(self, request: Request, message: MessageRef) -> None:
+        now = self.clock.seconds()
+        self.attempts.append((now, request.request_id))
+        if self.down:
+            if self.retry_after_s is not None:
+                raise RetryLater(self.retry_after_s, self.platform)
+            raise ConnectionError(f"{self.platform} answered 503")
+        self.shown[request.request_id] = now
+        self.clock.poke()
+
+    def pending(self) -> int:
+        return self.messages - len(self.shown)
+
+    def tried_at(self, request_id: str) -> list[float]:
+        return [at for at, tried in self.attempts if tried == request_id]
+
+
+async def run_until(clock: VirtualClock, end_s: float, *platforms: Platform) -> None:
+    """Move the clock to `end_s`, stopping at each sleeper's deadline on the way until every
+    update it woke is asleep again (or shown)."""
+
+    def settled() -> bool:
+        return clock.sleeping == sum(p.pending() for p in platforms)
+
+    while True:
+        await clock.settled(settled)
+        due = clock.next_deadline()
+        if due is None or due > end_s:
+            clock.jump(end_s)
+            return
+        clock.jump(due)
+
+
+async def outage(store: SQLiteStore, *platforms: Platform) -> Broker:
+    """A broker with requests on each platform, all cancelled while it is down."""
+    clock = platforms[0].clock
+    broker = Broker(store, default_target="web", render_clock=clock)
+    for platform in platforms:
+        broker.add_surface(platform)
+    await broker.start()
+    for platform in platforms:
+        for n in range(platform.messages):
+            request_id = f"ask_{platform.platform}_{n}"
+            body = {
+                "request_id": request_id,
+                "questions": [DEPLOY],
+                "target": f"{platform.platform}:C1",
+            }
+            await broker.ask(Ask.parse(body))
+        platform.down = True
+        for n in range(platform.messages):
+            await broker.act(f"ask_{platform.platform}_{n}", ADA, Cancel())
+    return broker
+
+
+async def test_messages_catch_up_within_10_s_of_their_platform_answering_again(
+    store: SQLiteStore,
+) -> None:
+    clock = VirtualClock()
+    slack, discord = Platform("slack", clock), Platform("discord", clock)
+    broker = await outage(store, slack, discord)
+    try:
+        # A 120 s storm of 503s on Slack; Discord stays down until 300 s.
+        await run_until(clock, 120, slack, discord)
+        assert slack.shown == {}
+        assert discord.shown == {}
+        slack.down = False
+        await run_until(clock, 300, slack, discord)
+        assert discord.shown == {}
+        late = {request_id: at - 120 for request_id, at in slack.shown.items() if at > 130}
+        assert len(slack.shown) == MESSAGES
+        assert late == {}
+        # Slack's return woke none of Discord's updates: none was tried at that moment.
+        back = min(slack.shown.values())
+        assert [at for at, _ in discord.attempts if at == back] == []
+        # Discord, still failing, kept its backoff: each of its messages waited 60 s ± 20 %
+        # between tries, but for one at a time that tries it every 5 s.
+        during = [at for at, _ in discord.attempts if 120 <= at < 300]
+        kept = MESSAGES * (180 / (BACKOFF_S[-1] * 0.8) + 1) + 180 / 5 + 1
+        assert len(during) <= kept, (len(during), kept)
+        discord.down = False
+        await run_until(clock, 320, slack, discord)
+        assert len(discord.shown) == MESSAGES
+        assert max(discord.shown.values()) <= 310, discord.shown
+    finally:
+        await broker.stop()
+    assert await store.unrendered() == []
+
+
+async def test_retry_after_is_honoured_when_the_platform_comes_back(store: SQLiteStore) -> None:
+    clock = VirtualClock()
+    slack = Platform("slack", clock, retry_after_s=30)
+    broker = await outage(store, slack)
+    try:
+        await run_until(clock, 100, slack)
+        slack.down = False
+        await run_until(clock, 200, slack)
+    finally:
+        await broker.stop()
+    assert len(slack.shown) == MESSAGES
+    for request_id in slack.shown:
+        tried = slack.tried_at(request_id)
+        gaps = [later - earlier for earlier, later in itertools.pairwise(tried)]
+        assert all(gap >= 30 for gap in gaps), (request_id, gaps)
+    # Each waited out its last Retry-After, and no longer than that and the probe interval.
+    assert max(slack.shown.values()) <= 100 + 30 + 5
+
+
+async def test_a_lone_message_catches_up_though_its_backoff_is_a_minute(
+    store: SQLiteStore,
+) -> None:
+    clock = VirtualClock()
+    slack = Platform("slack", clock, messages=1)
+    broker = await outage(store, slack)
+    try:
+        await run_until(clock, 120, slack)
+        # Slack answers again just after a try, when the update's backoff is at its longest.
+        tries = len(slack.attempts)
+        while len(slack.attempts) == tries:
+            deadline = clock.next_deadline()
+            assert deadline is not None
+            await run_until(clock, deadline, slack)
+        back = clock.seconds()
+        slack.down = False
+        await run_until(clock, back + 60, slack)
+    finally:
+        await broker.stop()
+    assert slack.shown["ask_slack_0"] <= back + 10, (back, slack.attempts)
