@@ -7,7 +7,6 @@ asks again and keeps waiting.
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import logging
 import uuid
@@ -15,10 +14,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import aiohttp
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_delay
 
 from askbridge.core.ask import Ask
 from askbridge.core.errors import InvalidQuestion
 from askbridge.core.models import UserQuestion, UserQuestionResponse
+from askbridge.core.retry import doubling
 from askbridge.core.subject import Subject, earlier_subject_sha256, subject_sha256
 
 log = logging.getLogger("askbridge.client")
@@ -27,6 +28,8 @@ POLL_S = 60
 # Nothing has been asked yet: a server that is not there should be said at once, while a
 # restart of a few seconds is still ridden out.
 CREATE_PATIENCE_S = 3.0
+RECONNECT_WAIT = doubling(0.25, 5.0, jitter=(1.0, 1.0))
+"""Between tries to reach askbridge again: a quarter second, doubling up to 5 s."""
 
 
 class ClientError(Exception):
@@ -210,38 +213,47 @@ class AskbridgeClient:
     ) -> dict[str, Any]:
         """One API call; connection failures are retried for `patience_s` (default: the
         client's reconnect_for_s)."""
-        loop = asyncio.get_running_loop()
         patience = self._reconnect_for_s if patience_s is None else patience_s
-        give_up = loop.time() + patience
-        backoff = 0.25
-        while True:
-            try:
-                if self._lost:
-                    await self._probe()
-                async with self.session.request(
-                    method,
-                    self.url + path,
-                    headers=self._headers,
-                    timeout=aiohttp.ClientTimeout(total=POLL_S + 30),
-                    **kwargs,
-                ) as response:
-                    body = await _json(response)
-                    if response.status >= 400:
-                        kind = InvalidRequest if response.status == 422 else ClientError
-                        message = body.get("error") or f"HTTP {response.status}"
-                        raise kind(str(message), response.status, body)
-                    return body
-            except (aiohttp.ClientConnectionError, TimeoutError) as error:
-                if loop.time() >= give_up:
-                    raise ClientError(
-                        f"askbridge at {self.url} is unreachable ({error}); is `askbridge "
-                        "serve` running there? Set ASKBRIDGE_URL (or --url) to where it is."
-                    ) from error
-                if not self._lost:
-                    self._lost = True
-                    self._notice(f"askbridge at {self.url} is unreachable ({error}); retrying")
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 5.0)
+
+        def lost(state: RetryCallState) -> None:
+            if not self._lost:
+                self._lost = True
+                error = state.outcome.exception() if state.outcome else None
+                self._notice(f"askbridge at {self.url} is unreachable ({error}); retrying")
+
+        try:
+            async for attempt in AsyncRetrying(
+                wait=RECONNECT_WAIT,
+                stop=stop_after_delay(patience),
+                retry=retry_if_exception_type((aiohttp.ClientConnectionError, TimeoutError)),
+                before_sleep=lost,
+                reraise=True,
+            ):
+                with attempt:
+                    return await self._call_once(method, path, **kwargs)
+        except (aiohttp.ClientConnectionError, TimeoutError) as error:
+            raise ClientError(
+                f"askbridge at {self.url} is unreachable ({error}); is `askbridge "
+                "serve` running there? Set ASKBRIDGE_URL (or --url) to where it is."
+            ) from error
+        raise AssertionError("retrying ends in a return or an error")
+
+    async def _call_once(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        if self._lost:
+            await self._probe()
+        async with self.session.request(
+            method,
+            self.url + path,
+            headers=self._headers,
+            timeout=aiohttp.ClientTimeout(total=POLL_S + 30),
+            **kwargs,
+        ) as response:
+            body = await _json(response)
+            if response.status >= 400:
+                kind = InvalidRequest if response.status == 422 else ClientError
+                message = body.get("error") or f"HTTP {response.status}"
+                raise kind(str(message), response.status, body)
+            return body
 
     async def _probe(self) -> None:
         """After an outage: a quick call, so that the way back is told at once, not when a

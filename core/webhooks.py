@@ -40,6 +40,7 @@ from standardwebhooks import Webhook
 from askbridge.core.callback_guard import AddressRefused, AllowList, GuardedResolver, literal
 from askbridge.core.clock import Clock
 from askbridge.core.models import Request
+from askbridge.core.retry import Backoff, doubling
 from askbridge.core.store.base import Attempt, Delivery, Outbox
 from askbridge.core.version import VERSION
 
@@ -101,10 +102,13 @@ class WebhookOptions:
     concurrency: int = 16
 
 
-def retry_delay(options: WebhookOptions, attempts: int, rng: random.Random) -> float:
-    """Full jitter: anywhere from 0 to the exponential ceiling after `attempts` attempts."""
-    ceiling = min(options.longest_delay_s, options.first_delay_s * 2 ** (attempts - 1))
-    return rng.uniform(0, ceiling)
+def retry_schedule(options: WebhookOptions, rng: random.Random | None = None) -> Backoff:
+    """Full jitter: after `attempts` attempts, anywhere from 0 to `first_delay_s` doubled
+    `attempts - 1` times, at most `longest_delay_s`. Asked for the stored time of the next
+    attempt (`next_at`), never slept on."""
+    return Backoff(
+        doubling(options.first_delay_s, options.longest_delay_s, jitter=(0.0, 1.0), rng=rng)
+    )
 
 
 def shown_url(url: str) -> str:
@@ -130,7 +134,7 @@ class Webhooks:
         self._options = options
         self._signer = Webhook(options.secret)
         self._changed = changed
-        self._rng = rng or random.Random()
+        self._schedule = retry_schedule(options, rng)
         # Who holds a claim in the store: this process, until it stops.
         self._owner = f"{uuid.uuid4().hex[:12]}"
         self._poked = asyncio.Event()
@@ -298,7 +302,7 @@ class Webhooks:
         last = delivery.created_at + timedelta(seconds=self._options.give_up_after_s)
         if now >= last:
             return Attempt(now, "gave_up", status=status, error=error)
-        delay = retry_delay(self._options, delivery.attempts + 1, self._rng)
+        delay = self._schedule.after(delivery.attempts + 1)
         later = min(now + timedelta(seconds=delay), last)
         return Attempt(now, "retrying", status=status, error=error, next_at=later)
 

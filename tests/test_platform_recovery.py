@@ -15,6 +15,7 @@ from askbridge.core.errors import RetryLater
 from askbridge.core.intents import Cancel
 from askbridge.core.message_updates import BACKOFF_S
 from askbridge.core.models import MessageRef, Person, Request, Target
+from askbridge.core.outages import PROBE_S
 from askbridge.core.store.sqlite import SQLiteStore
 from tests.conftest import DEPLOY
 
@@ -180,6 +181,14 @@ async def test_messages_catch_up_within_10_s_of_their_platform_answering_again(
         await run_until(clock, 120, slack, discord)
         assert slack.shown == {}
         assert discord.shown == {}
+        # Each message backed off along its schedule, within ±20 %, though a wait may have
+        # been cut to the probe interval when no other update was to try the platform sooner.
+        for n in range(MESSAGES):
+            tried = slack.tried_at(f"ask_slack_{n}")
+            steps = [*BACKOFF_S, *[BACKOFF_S[-1]] * len(tried)]
+            for gap, step in zip(itertools.pairwise(tried), steps, strict=False):
+                wait = gap[1] - gap[0]
+                assert min(step * 0.8, PROBE_S) - 1e-3 <= wait <= step * 1.2 + 1e-3, (n, tried)
         slack.down = False
         await run_until(clock, 300, slack, discord)
         assert discord.shown == {}

@@ -170,6 +170,32 @@ async def test_a_terminated_listener_listens_again_and_wakes_waiters(
     assert PASSWORD not in caplog.text
 
 
+async def test_listening_again_backs_off_doubling_with_jitter(records: Records) -> None:
+    first, longest = FAST["reconnect_s"]
+    async with (
+        admin_and_schema() as (admin, url),
+        own_role(admin, url) as (role, role_url),
+        replica(role_url, **FAST),
+    ):
+        await admin.execute(f"ALTER ROLE {role} NOLOGIN")
+        pids = await admin.fetch(
+            "SELECT pid FROM pg_stat_activity WHERE usename = $1 AND application_name = $2",
+            role,
+            LISTENER_NAME,
+        )
+        await admin.execute("SELECT pg_terminate_backend($1)", pids[0]["pid"])
+        pauses: list[float] = []
+        while len(pauses) < 6:
+            failed = await records.until(lambda r: "trying again in" in r.getMessage())
+            assert isinstance(failed.args, tuple)
+            pauses.append(float(failed.args[-1]))  # type: ignore[arg-type]
+        await admin.execute(f"ALTER ROLE {role} LOGIN")
+        await records.until(lambda r: r.getMessage().startswith("listening for changes"))
+    for attempt, pause in enumerate(pauses, start=1):
+        ceiling = min(longest, first * 2 ** (attempt - 1))
+        assert ceiling / 2 <= pause <= ceiling, (attempt, pauses)
+
+
 class ListenerRelay(Relay):
     """Can go silent on the connections that LISTEN while keeping them open, as a network
     blip leaves an idle connection."""

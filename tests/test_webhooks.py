@@ -209,6 +209,26 @@ async def test_retrying_stops_after_a_day(
     assert await service.store.next_delivery() is None
 
 
+async def test_each_retry_is_stored_full_jitter_doubling_up_to_an_hour(
+    start_service: StartService, clock: ManualClock, http: aiohttp.ClientSession
+) -> None:
+    service = await start_service(webhook_secret=SECRET)
+    delays: list[float] = []
+    async with receiver([503]) as hook:
+        await ask(http, service.url, callback_url=hook.url)
+        async with http.delete(f"{service.url}/v1/questions/ask_deploy") as response:
+            assert response.status == 200
+        for attempt in range(1, 11):
+            await hook.next()
+            await trail(service, "ask_deploy", attempts(attempt))
+            due = await service.store.next_delivery()
+            assert due is not None
+            delays.append((due - clock.now()).total_seconds())
+            await clock.advance(delays[-1])
+    ceilings = [min(3600.0, 10.0 * 2**n) for n in range(10)]
+    assert all(0 <= d <= c for d, c in zip(delays, ceilings, strict=True)), delays
+
+
 async def test_an_unreachable_receiver_is_retried(
     start_service: StartService, clock: ManualClock, http: aiohttp.ClientSession
 ) -> None:

@@ -19,7 +19,6 @@ import contextlib
 import hashlib
 import json
 import logging
-import random
 import secrets
 import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
@@ -29,10 +28,12 @@ from urllib.parse import urlsplit
 
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
+from tenacity import AsyncRetrying, RetryCallState
 
 from askbridge.core import audit_log
 from askbridge.core.errors import StartupError
 from askbridge.core.models import MessageRef, Person, Request, Selections, Status, Vote
+from askbridge.core.retry import doubling
 from askbridge.core.store import codec
 from askbridge.core.store.base import (
     EVERY_REQUEST,
@@ -236,23 +237,22 @@ class PostgresStore:
 
     async def _reconnect(self, where: str) -> tuple[asyncio.Event, int]:
         """Listen again, retrying with capped exponential backoff and jitter."""
-        delay, longest = self._reconnect_s
-        attempts = 1
-        while True:
-            try:
-                return await self._connect_listener(), attempts
-            except Exception as error:
-                # Jitter: replicas that lost the database together do not retry in step.
-                pause = random.uniform(delay / 2, delay)
-                log.warning(
-                    "listening on PostgreSQL at %s failed (%r); trying again in %.2gs",
-                    where,
-                    error,
-                    pause,
-                )
-            await asyncio.sleep(pause)
-            delay = min(delay * 2, longest)
-            attempts += 1
+
+        def failed(state: RetryCallState) -> None:
+            log.warning(
+                "listening on PostgreSQL at %s failed (%r); trying again in %.2gs",
+                where,
+                state.outcome.exception() if state.outcome else None,
+                state.upcoming_sleep,
+            )
+
+        first, longest = self._reconnect_s
+        # Jitter: replicas that lost the database together do not retry in step.
+        wait = doubling(first, longest, jitter=(0.5, 1.0))
+        async for attempt in AsyncRetrying(wait=wait, before_sleep=failed, reraise=True):
+            with attempt:
+                lost = await self._connect_listener()
+        return lost, attempt.retry_state.attempt_number
 
     def _heard(self, _connection: Connection, _pid: int, _channel: str, payload: object) -> None:
         instance, _, request_id = str(payload).partition(":")
