@@ -35,7 +35,7 @@ class Outage:
         self._failing = False
         self._back = asyncio.Event()
         self._wakes: list[datetime] = []
-        """When each update waiting on the platform tries it again."""
+        """When each update waiting on the platform (and listening) tries it again."""
 
     def failed(self) -> None:
         self._failing = True
@@ -58,16 +58,19 @@ class Outage:
         now = self._clock.now()
         not_before = now + timedelta(seconds=not_before_s)
         until = max(now + timedelta(seconds=delay_s), not_before)
-        if listening:
-            probe_at = max(now + self._probe, not_before)
-            if probe_at < until and not any(wake <= probe_at for wake in self._wakes):
-                until = probe_at
+        if not listening:
+            await self._clock.sleep_until(until)
+            return False
+        probe_at = max(now + self._probe, not_before)
+        # Only listening updates count: another's own failures say nothing of the platform's.
+        if probe_at < until and not any(wake <= probe_at for wake in self._wakes):
+            until = probe_at
         back = self._back
         self._wakes.append(until)
         try:
             await self._clock.sleep_until(not_before)
-            if not listening or back.is_set() or self._clock.now() >= until:
-                return back.is_set() and listening
+            if back.is_set() or self._clock.now() >= until:
+                return back.is_set()
             return await _first(self._clock.sleep_until(until), back.wait())
         finally:
             self._wakes.remove(until)

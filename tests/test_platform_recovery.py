@@ -106,6 +106,8 @@ class Platform:
         self.clock = clock
         self.retry_after_s = retry_after_s
         self.down = False
+        self.broken: set[str] = set()
+        """Messages whose updates fail whether the platform is up or not."""
         self.attempts: list[tuple[float, str]] = []
         self.shown: dict[str, float] = {}
 
@@ -118,6 +120,8 @@ class Platform:
     async def update(self, request: Request, message: MessageRef) -> None:
         now = self.clock.seconds()
         self.attempts.append((now, request.request_id))
+        if request.request_id in self.broken:
+            raise ConnectionError("message_not_found")
         if self.down:
             if self.retry_after_s is not None:
                 raise RetryLater(self.retry_after_s, self.platform)
@@ -251,3 +255,26 @@ async def test_a_lone_message_catches_up_though_its_backoff_is_a_minute(
     finally:
         await broker.stop()
     assert slack.shown["ask_slack_0"] <= back + 10, (back, slack.attempts)
+
+
+async def test_a_message_failing_for_its_own_reason_keeps_its_backoff(store: SQLiteStore) -> None:
+    clock = VirtualClock()
+    slack = Platform("slack", clock)
+    slack.broken = {"ask_slack_0"}
+    broker = await outage(store, slack)
+    try:
+        await run_until(clock, 120, slack)
+        slack.down = False
+        await run_until(clock, 600, slack)
+    finally:
+        await broker.stop()
+    assert len(slack.shown) == MESSAGES - 1
+    assert max(slack.shown.values()) <= 130
+    # Woken with the others when Slack came back, it failed again: from then on it waits its
+    # minute each time, neither probing nor woken by the others' updates.
+    tried = slack.tried_at("ask_slack_0")
+    woken = next(at for at in tried if at >= min(slack.shown.values()))
+    later = [at for at in tried if at > woken]
+    gaps = [b - a for a, b in itertools.pairwise([woken, *later])]
+    assert len(gaps) >= 6
+    assert min(gaps) >= BACKOFF_S[-1] * 0.8 - 1e-3, gaps
