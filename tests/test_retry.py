@@ -14,6 +14,7 @@ from askbridge.core.retry import Backoff, HonouringRetryAfter, doubling, stepped
 from askbridge.core.webhooks import WebhookOptions, retry_schedule
 
 ATTEMPTS = range(1, 16)
+SECRET = "whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
 SAMPLES = 200
 
 
@@ -36,7 +37,7 @@ def test_a_retry_after_longer_than_the_step_is_waited_out_in_full() -> None:
 
 
 def test_webhook_retries_are_full_jitter_doubling_up_to_an_hour() -> None:
-    options = WebhookOptions(secret=b"s", body=lambda _request: b"{}")
+    options = WebhookOptions(secret=SECRET, body=lambda _request: b"{}")
     schedule = retry_schedule(options, random.Random(2))
     for attempt in ATTEMPTS:
         ceiling = min(3600.0, 10.0 * 2 ** (attempt - 1))
@@ -46,7 +47,7 @@ def test_webhook_retries_are_full_jitter_doubling_up_to_an_hour() -> None:
 
 
 def test_a_seeded_webhook_schedule_repeats_itself() -> None:
-    options = WebhookOptions(secret=b"s", body=lambda _request: b"{}")
+    options = WebhookOptions(secret=SECRET, body=lambda _request: b"{}")
     first, second = (retry_schedule(options, random.Random(3)) for _ in range(2))
     assert [first.after(n) for n in ATTEMPTS] == [second.after(n) for n in ATTEMPTS]
 
