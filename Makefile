@@ -3,12 +3,12 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint typecheck unit bench install dev clean FORCE
+.PHONY: run test lint typecheck unit site docs pictures bench install dev clean FORCE
 
 run: $(VENV)/.installed
 	$(BIN)/askbridge serve
 
-test: $(VENV)/.installed-dev lint typecheck unit
+test: $(VENV)/.installed-dev lint typecheck site unit
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
@@ -19,6 +19,23 @@ typecheck: $(VENV)/.installed-dev
 
 unit: $(VENV)/.installed-dev
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+# The documentation site (docs/, mkdocs.yml): `make docs` serves it on http://127.0.0.1:8000 and
+# rebuilds as pages change; `make site` builds it into site/ with --strict, as `make test` does,
+# so a broken link, a page left out or a setting without its comment in .env.example fails.
+# The reference's generated parts come from the code (tests/docs/); nothing reaches the network.
+MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs
+
+site: $(VENV)/.installed-dev
+	$(MKDOCS) build --strict --quiet
+
+docs: $(VENV)/.installed-dev
+	$(MKDOCS) serve
+
+# The web page's screenshots (headless Chromium) and the Slack and Discord messages askbridge
+# sends, captured from the emulators, under docs/images/; commit what changes.
+pictures: $(VENV)/.installed-dev
+	$(BIN)/python -m tests.docs.pictures
 
 # The benchmark of record (3-10 min on two cores): click-to-agent latency and bursts through Slack
 # next to a bare slack-bolt app, interleaved click by click (and burst by burst) in ABBA order and,
@@ -59,4 +76,4 @@ $(VENV)/.installed-dev: $(BIN)/python pyproject.toml setup.py $(VENV)/.files
 FORCE:
 
 clean:
-	rm -rf $(VENV) build .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) build site .mypy_cache .pytest_cache .ruff_cache

@@ -1,9 +1,11 @@
-"""The README's examples run as written."""
+"""The README's and the documentation's examples run as written."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,26 +14,50 @@ import aiohttp
 import pytest
 
 from askbridge.bots.service import Service
+from askbridge.core.store.sqlite import SQLiteStore
 from tests.conftest import DEPLOY, settings_for, waiting_ids
 from tests.test_webhooks import SAME_MACHINE, receiver
 from tests.web_person import answer_on_web
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+PYTHON_CLIENT = [
+    (README, "The Python client"),
+    (DOCS / "how-to/python-client.md", "The Python client"),
+]
+"""Where the Python client's example is shown: each copy must run."""
+QUICK_START = [
+    (README, "Quick start"),
+    (DOCS / "tutorials/web.md", "Your first question on the web page"),
+]
+WEBHOOKS = [(README, "Webhooks"), (DOCS / "how-to/webhooks.md", "Webhooks")]
 
 
-def example(section: str, language: str) -> str:
-    """The first `language` code block under the README heading `section`."""
-    text = README.read_text()
-    start = text.index(f"\n## {section}\n")
-    found = re.search(rf"```{language}\n(.*?)```", text[start:], re.DOTALL)
-    assert found is not None, f"no {language} block under {section!r}"
-    return found.group(1)
+def example(document: Path, heading: str, language: str, holding: str = "") -> str:
+    """The first `language` code block holding `holding` in `document`'s section under the
+    heading `heading` (of any level), before the next heading of that level or a higher one."""
+    text = document.read_text()
+    found = re.search(rf"^(#+) {re.escape(heading)}\n", text, re.MULTILINE)
+    assert found is not None, f"no heading {heading!r} in {document.name}"
+    level = len(found.group(1))
+    section = text[found.end() :]
+    end = re.search(rf"^#{{1,{level}}} ", section, re.MULTILINE)
+    # Headings inside code blocks are comments: stop only outside them.
+    while end is not None and section[: end.start()].count("```") % 2:
+        end = re.compile(rf"^#{{1,{level}}} ", re.MULTILINE).search(section, end.end())
+    section = section[: end.start()] if end else section
+    blocks = re.findall(rf"```{language}\n(.*?)```", section, re.DOTALL)
+    found_blocks = [block for block in blocks if holding in block]
+    assert found_blocks, f"no {language} block under {heading!r} in {document.name}"
+    return str(found_blocks[0])
 
 
+@pytest.mark.parametrize(("document", "heading"), PYTHON_CLIENT, ids=["README", "docs"])
 async def test_the_python_client_example_runs_as_written(
-    service: Service, http: aiohttp.ClientSession
+    service: Service, http: aiohttp.ClientSession, document: Path, heading: str
 ) -> None:
-    code = example("The Python client", "python").replace("http://127.0.0.1:8765", service.url)
+    code = example(document, heading, "python").replace("http://127.0.0.1:8765", service.url)
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-c", code, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
     )
@@ -42,13 +68,18 @@ async def test_the_python_client_example_runs_as_written(
     assert out.decode().strip() == "{'Database': 'PostgreSQL'}"
 
 
+@pytest.mark.parametrize(("document", "heading"), WEBHOOKS, ids=["README", "docs"])
 async def test_the_webhook_verification_example_runs_as_written(
-    tmp_path: Path, http: aiohttp.ClientSession, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    http: aiohttp.ClientSession,
+    monkeypatch: pytest.MonkeyPatch,
+    document: Path,
+    heading: str,
 ) -> None:
     secret = "whsec_cmVhZG1lLXNlY3JldC0wMTIzNDU2Nzg5YWJjZGVmMDEyMzQ1"
     monkeypatch.setenv("ASKBRIDGE_WEBHOOK_SECRET", secret)
     namespace: dict[str, Any] = {}
-    exec(example("Webhooks", "python"), namespace)
+    exec(example(document, heading, "python"), namespace)
     is_from_askbridge = namespace["is_from_askbridge"]
     # The system clock: the example checks the timestamp against the time.
     service = Service(settings_for(tmp_path, webhook_secret=secret, webhook_allow=SAME_MACHINE))
@@ -69,3 +100,57 @@ async def test_the_webhook_verification_example_runs_as_written(
         "ASKBRIDGE_WEBHOOK_SECRET", "whsec_" + "YW5vdGhlciBzZWNyZXQgb2YgMjQgYnl0ZXMh"
     )
     assert is_from_askbridge(hit.headers, hit.body) is False
+
+
+@pytest.mark.parametrize(("document", "heading"), QUICK_START, ids=["README", "docs"])
+async def test_the_quick_start_asks_and_answers_as_shown(
+    service: Service, http: aiohttp.ClientSession, document: Path, heading: str
+) -> None:
+    ask = example(document, heading, "sh", holding="-d '")
+    url = re.search(r"curl -s (\S+)", ask)
+    body = re.search(r"-d '(.*)'", ask, re.DOTALL)
+    assert url is not None
+    assert body is not None
+    sent = url.group(1).replace("http://127.0.0.1:8765", service.url)
+    async with http.post(sent, json=json.loads(body.group(1))) as response:
+        assert response.status == 201, await response.text()
+        request_id = (await response.json())["request_id"]
+    read = example(document, heading, "sh", holding="?wait=")
+    poll = re.search(r"curl -s '(\S+)'", read)
+    assert poll is not None
+    # The comment under the command shows the answer's first fields: read them as JSON.
+    comment = " ".join(line.lstrip("# ") for line in read.splitlines()[1:3])
+    shown = json.loads(comment.rstrip(",") + "}")
+    assert shown["status"] == "answered"
+    picks = {"Database": ["PostgreSQL"], "Features": ["Caching", "Metrics"]}
+    await answer_on_web(http, service.url, request_id, picks, name="web user")
+    async with http.get(poll.group(1).replace("http://127.0.0.1:8765", service.url)) as response:
+        answered = await response.json()
+    assert {key: answered[key] for key in shown} == shown
+
+
+async def test_the_sqlite_backup_command_copies_a_live_database(
+    service: Service, http: aiohttp.ClientSession, tmp_path: Path
+) -> None:
+    command = example(DOCS / "how-to/operating.md", "Backups", "sh", holding="sqlite3")
+    argv = shlex.split(command.strip())
+    assert argv[0] == "python3"
+    body = {"request_id": "ask_kept", "questions": [DEPLOY]}
+    async with http.post(f"{service.url}/v1/questions", json=body) as response:
+        assert response.status == 201
+    # While the server runs, from the database's folder, as the page says.
+    database = tmp_path / "askbridge.db"
+    copied = await asyncio.create_subprocess_exec(
+        sys.executable, *argv[1:], cwd=tmp_path, stderr=asyncio.subprocess.PIPE
+    )
+    _, err = await asyncio.wait_for(copied.communicate(), 30)
+    assert copied.returncode == 0, err.decode()
+    backup = SQLiteStore(tmp_path / "askbridge-backup.db")
+    await backup.open()
+    try:
+        kept = await backup.get("ask_kept")
+    finally:
+        await backup.close()
+    assert database.exists()
+    assert kept is not None
+    assert kept.questions[0].header == "Deploy"

@@ -1,0 +1,1 @@
+"""The documentation site's build: reference pages generated from the code, and its pictures."""

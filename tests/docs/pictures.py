@@ -1,0 +1,232 @@
+"""`make pictures`: what people see, made by askbridge itself for the README and the docs.
+
+The web page is photographed in headless Chromium from a running askbridge: a question, a
+tool-permission prompt and an ended request. For Slack and Discord, the messages askbridge
+really sends (to the local emulators the tests use) are written to `docs/images/messages.json`;
+the docs turn each into a link to the platform's own message previewer (tests/docs/previews.py).
+
+Run it from the repository: `python -m tests.docs.pictures`. It needs Chromium (/usr/bin/chromium
+or ASKBRIDGE_TEST_CHROMIUM) and reaches no network but 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from playwright.async_api import async_playwright
+
+from askbridge.bots.service import Service
+from askbridge.bots.settings import Settings
+from tests.conftest import DATABASE, waiting_ids
+from tests.emulators.discord import DiscordEmulator
+from tests.emulators.slack import SlackEmulator
+from tests.web_person import answer_on_web
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+IMAGES = ROOT / "docs" / "images"
+MESSAGES = IMAGES / "messages.json"
+CONTEXT = "release-bot: setting up the new billing service"
+PROMPT = {
+    "tool_name": "Bash",
+    "action": "run a command",
+    "input": {"command": "make deploy ENV=production"},
+    "details": "Claude Code in /work/billing",
+}
+CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run"]
+Captured = dict[str, Any]
+
+
+def main() -> int:
+    chromium = os.environ.get("ASKBRIDGE_TEST_CHROMIUM") or shutil.which("chromium")
+    if not chromium:
+        sys.stderr.write("make pictures needs Chromium: apt-get install chromium\n")
+        return 1
+    IMAGES.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="askbridge-pictures-") as folder:
+        messages = asyncio.run(_make(Path(folder), chromium))
+    MESSAGES.write_text(json.dumps(messages, indent=2, ensure_ascii=False) + "\n")
+    sys.stderr.write(f"wrote {IMAGES.relative_to(ROOT)}: web-*.png and {MESSAGES.name}\n")
+    return 0
+
+
+async def _make(folder: Path, chromium: str) -> Captured:
+    for surface in ("web", "slack", "discord"):
+        (folder / surface).mkdir()
+    async with aiohttp.ClientSession() as http:
+        await _photograph_web(folder / "web", http, chromium)
+        slack = await _capture_slack(folder / "slack", http)
+        discord = await _capture_discord(folder / "discord", http)
+    return {"slack": slack, "discord": discord}
+
+
+@asynccontextmanager
+async def _serving(folder: Path, **settings: Any) -> AsyncIterator[Service]:
+    values = {"host": "127.0.0.1", "port": 0, "database_url": f"sqlite:///{folder / 'a.db'}"}
+    service = Service(Settings(_env_file=None, **{**values, **settings}))
+    await service.start()
+    try:
+        yield service
+    finally:
+        await service.stop()
+
+
+def _ask(request_id: str, target: str) -> dict[str, Any]:
+    body = copy.deepcopy(DATABASE)
+    body.update(request_id=request_id, target=target, context=CONTEXT)
+    return body
+
+
+async def _post(http: aiohttp.ClientSession, url: str, body: dict[str, Any]) -> dict[str, Any]:
+    async with http.post(f"{url}/v1/questions", json=body) as response:
+        status: dict[str, Any] = await response.json()
+        if response.status != 201:
+            raise RuntimeError(f"askbridge refused the ask ({response.status}): {status}")
+    return status
+
+
+async def _ended(http: aiohttp.ClientSession, url: str, request_id: str) -> None:
+    async with http.get(f"{url}/v1/questions/{request_id}?wait=10") as response:
+        if (await response.json())["status"] == "waiting":
+            raise RuntimeError(f"{request_id} did not end")
+
+
+@asynccontextmanager
+async def _permission_prompt(
+    http: aiohttp.ClientSession, url: str, target: str
+) -> AsyncIterator[str]:
+    """A PermissionRequest on the agent WebSocket, waiting while the socket is open; yields its
+    request id."""
+    before = set(await _waiting(http, url))
+    async with http.ws_connect(f"{url}/v1/agent?target={target}") as socket:
+        await socket.send_json({"PermissionRequest": PROMPT})
+        ids = await waiting_ids(http, url, until=lambda ids: bool(set(ids) - before))
+        (request_id,) = set(ids) - before
+        yield request_id
+
+
+async def _waiting(http: aiohttp.ClientSession, url: str) -> list[str]:
+    async with http.get(f"{url}/v1/questions?status=waiting") as response:
+        return [q["request_id"] for q in (await response.json())["questions"]]
+
+
+async def _photograph_web(folder: Path, http: aiohttp.ClientSession, chromium: str) -> None:
+    async with (
+        _serving(folder) as service,
+        async_playwright() as playwright,
+    ):
+        browser = await playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+        page = await browser.new_page(viewport={"width": 820, "height": 120})
+
+        async def shoot(path: str, name: str) -> None:
+            await page.goto(f"{service.url}{path}")
+            await page.screenshot(path=IMAGES / name, full_page=True)
+
+        await _post(http, service.url, _ask("ask_db", "web"))
+        await shoot("/q/ask_db", "web-question.png")
+        async with _permission_prompt(http, service.url, "web") as request_id:
+            await shoot(f"/q/{request_id}", "web-permission.png")
+        picks = {"Database": ["PostgreSQL"], "Features": ["Caching", "Metrics"]}
+        await answer_on_web(http, service.url, "ask_db", picks, name="Ada")
+        await _ended(http, service.url, "ask_db")
+        await shoot("/q/ask_db", "web-answered.png")
+        await browser.close()
+
+
+async def _capture_slack(folder: Path, http: aiohttp.ClientSession) -> Captured:
+    async with SlackEmulator() as slack:
+        slack.add_user("U0ADA", "ada")
+        slack.add_channel("C0RELEASES", "releases")
+        identity = slack.identity
+        settings = {
+            "SLACK_BOT_TOKEN": identity.bot_token,
+            "SLACK_SIGNING_SECRET": identity.signing_secret,
+            "SLACK_API_URL": slack.api_url,
+        }
+        async with _serving(folder, **settings) as service:
+            slack.interactions_url = f"{service.url}/slack/events"
+            status = await _post(http, service.url, _ask("ask_db", "slack:C0RELEASES"))
+            (posted,) = status["messages"]
+            question = slack.message(posted["channel"], posted["message_id"])
+            captured: Captured = {"question": {"blocks": question.blocks}}
+            async with _permission_prompt(http, service.url, "slack:C0RELEASES") as request_id:
+                captured["permission"] = {
+                    "blocks": await _slack_blocks(http, service, slack, request_id)
+                }
+            ada = slack.person("U0ADA")
+            await ada.choose_radio(question, "PostgreSQL")
+            await ada.tick_checkboxes(
+                slack.message(question.channel, question.ts), ["Caching", "Metrics"]
+            )
+            await ada.click_button(slack.message(question.channel, question.ts), "Submit")
+            await _ended(http, service.url, "ask_db")
+            ended = await slack.wait_for_update(
+                question.channel, question.ts, lambda m: not m.has_interactive_elements
+            )
+            captured["answered"] = {"blocks": ended.blocks}
+    return captured
+
+
+async def _slack_blocks(
+    http: aiohttp.ClientSession, service: Service, slack: SlackEmulator, request_id: str
+) -> Any:
+    async with http.get(f"{service.url}/v1/questions/{request_id}") as response:
+        (posted,) = (await response.json())["messages"]
+    return slack.message(posted["channel"], posted["message_id"]).blocks
+
+
+async def _capture_discord(folder: Path, http: aiohttp.ClientSession) -> Captured:
+    async with DiscordEmulator(bot_username="askbridge") as emulator:
+        guild = emulator.add_guild("team")
+        channel = emulator.add_text_channel(guild.id, "releases")
+        ada = emulator.add_user("ada", global_name="Ada")
+        emulator.add_member(guild.id, ada.id)
+        settings = {
+            "DISCORD_BOT_TOKEN": emulator.bot_token,
+            "DISCORD_API_URL": emulator.api_url,
+            "DISCORD_GATEWAY_URL": emulator.gateway_url,
+        }
+        target = f"discord:{channel.id}"
+        async with _serving(folder, **settings) as service:
+            status = await _post(http, service.url, _ask("ask_db", target))
+            message_id = int(status["messages"][0]["message_id"])
+            captured: Captured = {"question": _discord_data(emulator.message(message_id).payload)}
+            async with _permission_prompt(http, service.url, target) as request_id:
+                async with http.get(f"{service.url}/v1/questions/{request_id}") as response:
+                    (posted,) = (await response.json())["messages"]
+                prompt = emulator.message(int(posted["message_id"]))
+                captured["permission"] = _discord_data(prompt.payload)
+            await _acted(emulator.click(message_id, ada.id, "PostgreSQL"))
+            await _acted(emulator.choose(message_id, ada.id, ["Caching", "Metrics"]))
+            await _acted(emulator.click(message_id, ada.id, "Submit"))
+            await _ended(http, service.url, "ask_db")
+            ended = await emulator.wait_for_edit(message_id, lambda m: not m.is_interactive)
+            captured["answered"] = _discord_data(ended.payload)
+    return captured
+
+
+async def _acted(click: Awaitable[Any]) -> None:
+    handle = await click
+    await handle.response()
+
+
+def _discord_data(payload: Any) -> Captured:
+    """What a webhook would send to make this message: its content, embeds, components, flags."""
+    keys = ("content", "embeds", "components", "flags")
+    return {
+        key: copy.deepcopy(payload[key]) for key in keys if payload.get(key) not in (None, "", [])
+    }
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,74 @@
+"""The agent WebSocket's frames, written by the functions that write them on the wire.
+
+OpenAPI cannot describe a WebSocket; so that this page cannot drift from it either, each frame
+askbridge sends is made here by the code that sends it, from an example request.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from askbridge.core.models import Person, Request, Status, Target, UserQuestion
+from askbridge.core.permissions import permission_questions, permission_response
+from askbridge.core.wire import ASK, INTERRUPT, PERMISSION, RESPONSE, interrupt, question_response
+
+PROMPT = {
+    "tool_name": "Bash",
+    "action": "run a command",
+    "input": {"command": "make deploy"},
+    "details": "in /work/app",
+}
+
+
+def socket_page() -> str:
+    question = {
+        "question": "Which database should we use?",
+        "header": "Database",
+        "multiSelect": False,
+        "options": [
+            {"label": "PostgreSQL", "description": "Relational with advanced features"},
+            {"label": "SQLite", "description": "Lightweight embedded database"},
+        ],
+    }
+    frames: list[tuple[str, str, Any]] = [
+        ("in", ASK, {ASK: {"request_id": "ask_5f0c", "questions": [question]}}),
+        ("in", PERMISSION, {PERMISSION: PROMPT}),
+        ("out", RESPONSE, question_response("ask_5f0c", {"Database": "PostgreSQL"})),
+        ("out", f"{INTERRUPT} (bare)", interrupt()),
+        ("out", f"{INTERRUPT} (with `?interrupt=tagged`)", interrupt("ask_5f0c")),
+        ("out", "PermissionResponse", permission_response(PROMPT, _allowed_once())),
+    ]
+    lines = []
+    for direction, name, frame in frames:
+        heading = "sent by the agent" if direction == "in" else "sent by askbridge"
+        lines += [f"### {name}, {heading}", "", "```json", json.dumps(frame), "```", ""]
+    approval = permission_questions(PROMPT)[0]
+    lines += [
+        "### How a PermissionRequest is asked",
+        "",
+        "The prompt above becomes this one question on every surface:",
+        "",
+        "```json",
+        json.dumps(approval, indent=2, ensure_ascii=False),
+        "```",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _allowed_once() -> Request:
+    """A permission request that someone answered with "Allow once"."""
+    question = UserQuestion.model_validate(permission_questions(PROMPT)[0])
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    return Request(
+        request_id="perm_1",
+        questions=(question,),
+        targets=(Target(platform="web"),),
+        status=Status.ANSWERED,
+        answers={question.header: "Allow once"},
+        answered_by=Person(platform="web", id="local", name="web user"),
+        created_at=now,
+        ended_at=now,
+    )
