@@ -3,7 +3,7 @@
     from claude_agent_sdk import ClaudeAgentOptions
     from askbridge.bots.claude_agent import ask_people
 
-    options = ClaudeAgentOptions(can_use_tool=ask_people(target="slack:C0123"))
+    options = ClaudeAgentOptions(can_use_tool=ask_people(target="web"))
 
 AskUserQuestion becomes the same request the Claude Code hook makes (answers in one's own
 words and notes allowed); any other tool the SDK asks about becomes Allow once / Always allow

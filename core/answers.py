@@ -61,7 +61,8 @@ def typing_hint(question: UserQuestion, own_words: bool) -> str:
 MAX_TYPED_CHARS = 2000
 
 OWN_WORDS_TITLE = "Answer in your own words"
-"""The title of the form for answers in one's own words (Slack allows 24 characters)."""
+"""The title of the form for answers in one's own words (a platform may allow as few as 24
+characters)."""
 NOTE_TITLE = "Add a note"
 """The title of the form that only adds a note to one's picks."""
 NOTE_LABEL = "A note for the agent"

@@ -364,7 +364,7 @@ class Broker:
     async def answer_form(
         self, request_id: str, person: Person, origin: MessageRef | None = None
     ) -> FormOpens | Refused:
-        """What a form for typing an answer (a Slack or Discord modal), opened by `person` from
+        """What a form for typing an answer (a chat platform's modal), opened by `person` from
         `origin`, is prefilled with: the request and what they have chosen so far. Or why it
         does not open, checked as a click is (a person who may not answer is recorded as
         denied): a form nobody could submit is not shown."""
@@ -725,7 +725,8 @@ class Broker:
 
     def _check_answerers(self, answerers: Sequence[str]) -> None:
         """Every answerer must be of a kind a configured surface knows, or nobody could ever
-        answer as them (a typo such as `slack-grup:S0SRE` would make a gate no one can pass)."""
+        answer as them (a typo in a group's kind, `team-grup:S0SRE`, would make a gate no one
+        can pass)."""
         kinds = {kind: s.platform for s in self._surfaces.values() for kind in s.answerer_kinds}
         problems = []
         for index, entry in enumerate(answerers):

@@ -1,6 +1,6 @@
-"""Electing the one replica that does what only one may do at a time, such as holding Discord's
-gateway (every session opened with a bot token receives every click, so two holders would both
-answer each one).
+"""Electing the one replica that does what only one may do at a time, such as holding a chat
+platform's gateway (every session opened with a bot token receives every click, so two holders
+would both answer each one).
 
 A `Seat` is what is held: on PostgreSQL a session-level advisory lock on a connection of its
 own (`core/store/postgres_seat.py`), which the server lets go the moment that connection ends,
@@ -79,7 +79,7 @@ Callback = Callable[[], Awaitable[None]]
 
 class Election:
     """Holds `seat` for this process when it can, calling `lead` on taking it and `resign` on
-    losing it (and on `stop`). `what` names the seat in log lines: "the Discord gateway"."""
+    losing it (and on `stop`). `what` names the seat in log lines: "the gateway"."""
 
     def __init__(
         self, seat: Seat, what: str, *, lead: Callback, resign: Callback, check_s: float = CHECK_S

@@ -11,8 +11,8 @@ what a process leaves undone is in the store (`Store.unrendered`), which every r
 now and then, so a message never stays stale once its platform is back. Pings (a reminder,
 an escalation step that mentions) go out with the update that follows them, on each message
 once, with the same retries and the same claim, so one that a dying process never sent is
-sent by the next claimant. A platform that limits how often messages may be edited (Slack's
-`chat.update`) gives its surface a `Pace`: each update waits for its turn before it claims
+sent by the next claimant. A platform that limits how often messages may be edited (say, 50
+edits a minute) gives its surface a `Pace`: each update waits for its turn before it claims
 the message, so a burst of clicks on many messages is shown over the following minutes
 instead of being refused with 429s, and the newest state is what goes out when the turn comes.
 

@@ -6,8 +6,8 @@ each platform adapter call the small `record_…` and `observe_…` functions at
 the thing happens; gauges that describe a state (the message-update backlog, open agent
 sockets) are read when `/metrics` is scraped.
 
-A request's `surface` is each platform it was posted to: a request posted to Slack and to
-Discord counts once under each, so that `created - ended` is what waits on that surface.
+A request's `surface` is each platform it was posted to: a request posted to two
+platforms counts once under each, so that `created - ended` is what waits on that surface.
 """
 
 from __future__ import annotations

@@ -60,8 +60,8 @@ class Person(_Wire):
     platform: str
     id: str
     name: str = ""
-    # Groups the surface found this person in, as answerer entries ("slack-group:S0123",
-    # "discord-role:42"), so the broker can check eligibility without asking the platform.
+    # Groups the surface found this person in, as answerer entries ("<platform>-<kind>:<id>",
+    # such as "chat-team:T0123"), so the broker can check eligibility without asking the platform.
     groups: tuple[str, ...] = ()
 
     @property

@@ -1,8 +1,8 @@
 """Keeping under a platform's rate limit for one kind of call, instead of meeting its 429s.
 
-Slack allows `chat.update` about 50 times a minute per workspace (Tier 3) with short bursts
-above that; a burst of clicks on many messages would otherwise send one edit per message at
-once and have most of them refused and retried. A `Pace` hands out turns first come, first
+A platform may allow editing messages about 50 times a minute with short bursts above that; a
+burst of clicks on many messages would otherwise send one edit per message at once and have
+most of them refused and retried. A `Pace` hands out turns first come, first
 served: `burst` at once, then one every `60 / per_minute` seconds (the generic cell rate
 algorithm: one number, no timer).
 """
@@ -21,7 +21,7 @@ class Pace:
             raise ValueError("a pace needs per_minute > 0 and burst >= 1")
         self.per_minute = per_minute
         self._interval = 60.0 / per_minute
-        self._slack = (burst - 1) * self._interval
+        self._leeway = (burst - 1) * self._interval
         self._due = float("-inf")
         """When the latest turn handed out would have been due at an even pace."""
 
@@ -31,13 +31,13 @@ class Pace:
 
     def free(self, now: float) -> bool:
         """Whether a turn taken at `now` would start at once."""
-        return self._next(now) - self._slack <= now
+        return self._next(now) - self._leeway <= now
 
     def reserve(self, now: float) -> float:
         """Take the next turn; how many seconds from `now` it starts."""
         due = self._next(now)
         self._due = due + self._interval
-        return max(0.0, due - self._slack - now)
+        return max(0.0, due - self._leeway - now)
 
     async def turn(self) -> None:
         """Wait for the next turn."""

@@ -54,7 +54,7 @@ def loopback_hosts_only(signed_paths: tuple[str, ...] = ()) -> Guard:
 
     A server on 127.0.0.1 without a token trusts whoever can reach it; checking Host stops a
     web page elsewhere from reaching it through DNS rebinding. Paths whose every request is
-    signed by a platform (Slack's events endpoint) need no such trust and may come through a
+    signed by a platform (its events endpoint) need no such trust and may come through a
     tunnel.
     """
 
