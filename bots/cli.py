@@ -33,8 +33,10 @@ from askbridge.bots.client import (
 from askbridge.bots.crash_hook import crash_point_from
 from askbridge.bots.logs import configure_logging
 from askbridge.bots.settings import Settings, unknown_variables
+from askbridge.bots.surfaces import surface_words
 from askbridge.core import audit_log
 from askbridge.core.errors import AskbridgeError, StartupError
+from askbridge.core.escalation import ladder_example
 from askbridge.core.store import open_store
 from askbridge.core.version import VERSION
 
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
     from askbridge.bots.service import Service
 
 log = logging.getLogger("askbridge")
+WORDS = surface_words()
 
 EXIT_ANSWERED, EXIT_ERROR, EXIT_USAGE, EXIT_CANCELLED, EXIT_EXPIRED, EXIT_WITHDRAWN = (
     0,
@@ -105,7 +108,7 @@ def _parser() -> argparse.ArgumentParser:
         "unreachable). Progress (the request id, where to answer, an unreachable server) goes "
         "to stderr unless --quiet.",
     )
-    ask.add_argument("--target", help="where to ask: web, slack:C0123, discord:123 …")
+    ask.add_argument("--target", help=f"where to ask: {WORDS.targets()}")
     ask.add_argument("--question", help="the question text")
     ask.add_argument("--header", help="a short label (at most 12 characters)")
     ask.add_argument(
@@ -125,8 +128,7 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="WHO",
-        help="who may answer (repeat): slack:U…, slack-group:S…, discord:@<id>, "
-        "discord-role:<id>, web:<name>; default anyone",
+        help=f"who may answer (repeat): {WORDS.answerer_entries()}; default anyone",
     )
     ask.add_argument("--quorum", type=int, help="how many must give the same answers")
     ask.add_argument(
@@ -152,11 +154,10 @@ def _parser() -> argparse.ArgumentParser:
         "--escalation",
         type=_json_arg,
         metavar="JSON",
-        help='escalation steps, e.g. \'[{"after_s": 1800}, {"after_s": 3600, "answerers": '
-        '["slack-group:S0ONCALL"]}]\'',
+        help=f"escalation steps, e.g. '{ladder_example(WORDS)}'",
     )
     ask.add_argument("--subject", type=_json_arg, metavar="JSON", help="the JSON object to approve")
-    ask.add_argument("--requested-by", metavar="WHO", help="who asks: slack:U…, web:<name>…")
+    ask.add_argument("--requested-by", metavar="WHO", help=f"who asks: {WORDS.people()}")
     ask.add_argument(
         "--no-self-approval",
         action="store_true",
@@ -646,8 +647,9 @@ def _print_json(value: Any) -> None:
 def _settings_errors(error: ValidationError) -> str:
     lines = []
     for detail in error.errors():
-        name = "_".join(str(part) for part in detail["loc"]).upper()
-        name = name if name.startswith(("SLACK_", "DISCORD_")) else f"ASKBRIDGE_{name}"
+        name = "_".join(str(part) for part in detail["loc"])
+        # A field named in full by its alias (a platform SDK's own variable) is in capitals.
+        name = name if name.isupper() else f"ASKBRIDGE_{name.upper()}"
         lines.append(f"- {name}: {detail['msg']} (got {detail.get('input')!r})")
     return "\n".join(lines)
 

@@ -21,6 +21,7 @@ from askbridge.core.errors import InvalidQuestion
 from askbridge.core.models import UserQuestion, UserQuestionResponse
 from askbridge.core.retry import doubling
 from askbridge.core.subject import Subject, earlier_subject_sha256, subject_sha256
+from askbridge.core.surface import SurfaceWords
 
 log = logging.getLogger("askbridge.client")
 
@@ -305,12 +306,19 @@ def subject_matches(decision: Mapping[str, Any], subject: Subject) -> bool:
     return any(hmac.compare_digest(digest, e) for e in expected if e is not None)
 
 
+def _words() -> SurfaceWords:
+    # Imported when first needed: the client alone need not load the registry's settings.
+    from askbridge.bots.surfaces import surface_words
+
+    return surface_words()
+
+
 def checked(ask: Ask | Mapping[str, Any]) -> Ask:
     """The ask as the server reads it (`Ask`), with a request_id made up when none is given so
     that asking again is idempotent; InvalidRequest, with the server's text, when refused."""
     if not isinstance(ask, Ask):
         try:
-            ask = Ask.parse(ask)
+            ask = Ask.parse(ask, _words())
         except InvalidQuestion as error:
             body = {"error": str(error), "details": error.details()}
             raise InvalidRequest(str(error), 422, body) from None

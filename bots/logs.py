@@ -14,16 +14,14 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Literal
 
+from askbridge.bots.surfaces import library_noise, token_shapes
+
 # Tokens of the platforms askbridge talks to, in case one reaches a log line via a library.
-TOKEN_PATTERN = re.compile(r"\b(xox[abpr]-[\w-]+|xapp-[\w-]+)")
+TOKEN_PATTERN = re.compile(rf"\b({'|'.join(token_shapes())})")
 REDACTED = "[redacted]"
 CONTEXT = ("request_id", "surface", "person")
-# Warnings libraries print about features askbridge does not use: voice in discord.py, and
-# bolt noticing SLACK_BOT_TOKEN in the environment beside the client askbridge gives it.
-UNUSED_FEATURES = (
-    "voice will NOT be supported",
-    "As you gave `client` as well, `token` will be unused.",
-)
+# Warnings the platforms' libraries print about features askbridge does not use.
+UNUSED_FEATURES = library_noise()
 LogFormat = Literal["text", "json"]
 
 

@@ -15,6 +15,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from askbridge.bots.client import AskbridgeClient, ClientError
+from askbridge.bots.surfaces import surface_words
 from askbridge.core.ask import Ask, TimeoutAnswers
 from askbridge.core.errors import InvalidQuestion
 from askbridge.core.models import UserQuestion
@@ -24,10 +25,11 @@ PROGRESS_EVERY_S = 15.0
 """How often a waiting tool call tells the client it is still alive: clients that abort a
 tool idle for 60 s (or five minutes) keep waiting for a person."""
 
+WORDS = surface_words()
 INSTRUCTIONS = (
-    "ask_user_question asks people (in Slack, Discord or askbridge's web page) 1-4 "
-    "multiple-choice questions and waits until they answer. Use it when a decision needs a "
-    "human; the answers come back keyed by each question's header."
+    f"ask_user_question asks people (in {WORDS.titles()}) 1-4 multiple-choice questions and "
+    "waits until they answer. Use it when a decision needs a human; the answers come back "
+    "keyed by each question's header."
 )
 
 
@@ -50,8 +52,8 @@ def build_server(
             "Ask people 1-4 multiple-choice questions and wait for their answers. Each "
             "question: header (at most 12 characters, unique), question text, 2-4 options "
             "(label of 1-5 words, description), multiSelect. target: where to ask, e.g. "
-            "'slack:C0123', 'discord:@456', 'web' (the server's default if omitted). "
-            "answerers/quorum: who may answer and how many must agree; on_timeout: 'expire' or "
+            f"{WORDS.targets()} (the server's default if omitted). answerers/quorum: who may "
+            f"answer ({WORDS.answerer_entries()}) and how many must agree; on_timeout: 'expire' or "
             "{answers: {header: label}} given at the deadline; remind_after_s: one reminder; "
             "allow_other: people may answer in their own words; allow_notes: people may add a "
             "note to their answer; callback_url: the server also POSTs the signed result there; "
@@ -97,7 +99,9 @@ def build_server(
             "no_self_approval": no_self_approval,
         }
         try:
-            ask = Ask.parse({key: value for key, value in fields.items() if value is not None})
+            ask = Ask.parse(
+                {key: value for key, value in fields.items() if value is not None}, WORDS
+            )
         except InvalidQuestion as error:
             raise ToolError(str(error)) from error
         async with AskbridgeClient(url, token) as client:

@@ -5,16 +5,18 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Any
 
 from aiohttp import web
 from aiohttp.abc import AbstractResolver
 
 from askbridge.adapters.web import WebSurface, add_web_routes, form_key
 from askbridge.bots.event_loop import running_loop
-from askbridge.bots.platforms import HINTS, platform_runtimes
 from askbridge.bots.settings import Settings
+from askbridge.bots.surfaces import SURFACES, SurfaceEntry, Wiring, surface_words
 from askbridge.core.api import add_api_routes, add_health_routes, api_middlewares
 from askbridge.core.api.auth import is_loopback
 from askbridge.core.api.hooks import add_hook_routes
@@ -46,6 +48,9 @@ class Service:
     """Only the fault-injection tests pass anything else (`bots/crash_hook.py`)."""
     resolver: AbstractResolver | None = None
     """Where webhooks' host names are looked up (None: aiohttp's default); tests pass a stub."""
+    surfaces: Sequence[SurfaceEntry[Any]] = SURFACES
+    """The surface registry: what is started when its settings are present, and the words of
+    every message and document that names surfaces."""
     store: Store = field(init=False)
     broker: Broker = field(init=False)
     metrics: Metrics = field(init=False, default_factory=Metrics)
@@ -79,9 +84,8 @@ class Service:
             self.store = open_store(settings.database_url, sqlite_sync=settings.sqlite_sync)
         except AskbridgeError as error:
             raise StartupError(str(error)) from error
-        hints = dict(HINTS)
-        if not self.web_enabled:
-            hints["web"] = "the web page is off; set ASKBRIDGE_WEB_UI=on to serve it"
+        # A hint is given only for a surface that is not running.
+        hints = {entry.spec.name: entry.spec.hint for entry in self.surfaces}
         self.broker = Broker(
             self.store,
             clock=self.clock,
@@ -94,7 +98,12 @@ class Service:
             default_escalation=settings.default_escalation(),
             takeover_s=settings.takeover_s,
         )
-        self.runtimes = platform_runtimes(settings, self.broker, self.metrics)
+        wiring = Wiring(settings, self.broker, self.metrics)
+        self.runtimes = [
+            runtime
+            for entry in self.surfaces
+            if (runtime := entry.make_runtime(wiring)) is not None
+        ]
         signed = tuple(path for runtime in self.runtimes for path in runtime.signed_paths)
         app = web.Application(
             middlewares=api_middlewares(
@@ -102,7 +111,12 @@ class Service:
             ),
             client_max_size=settings.max_body_bytes,
         )
-        add_api_routes(app, self.broker, orphan_grace_s=settings.permission_grace_s)
+        add_api_routes(
+            app,
+            self.broker,
+            words=surface_words(self.surfaces),
+            orphan_grace_s=settings.permission_grace_s,
+        )
         add_health_routes(app, self.broker, self.runtimes)
         add_hook_routes(app, settings.hook_options())
         for runtime in self.runtimes:

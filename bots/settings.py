@@ -1,13 +1,19 @@
-"""Every setting askbridge reads, from the environment and `.env`; `.env.example` mirrors it."""
+"""Every setting askbridge reads, from the environment and `.env`; `.env.example` mirrors it.
+
+`Settings` holds askbridge's own (ASKBRIDGE_*) and, nested, one model per platform
+(`PlatformSettings`: `SlackSettings`, `DiscordSettings`, each listed by its surface's entry in
+`bots.surfaces`), read from the same environment, `.env` and arguments.
+"""
 
 from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Mapping
-from typing import Literal
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Literal, TypeVar
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import AliasChoices, BaseModel, Field, PrivateAttr, SecretStr, field_validator
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -15,7 +21,7 @@ from askbridge.bots.event_loop import EventLoop
 from askbridge.core.ask import MAX_SECONDS
 from askbridge.core.callback_guard import AllowList
 from askbridge.core.election import CHECK_S
-from askbridge.core.escalation import EXAMPLE, read_ladder
+from askbridge.core.escalation import ladder_example, read_ladder
 from askbridge.core.hooks.claude_code import (
     DEFAULT_HOOK_TIMEOUT_S,
     MAX_HOOK_TIMEOUT_S,
@@ -24,12 +30,57 @@ from askbridge.core.hooks.claude_code import (
 )
 from askbridge.core.models import Ladder
 from askbridge.core.store.factory import url_password
+from askbridge.core.surface import SurfaceWords
+
+ENV_FILE = ".env"
+EnvFile = Path | str | None
+P = TypeVar("P", bound="PlatformSettings")
+
+
+class PlatformSettings(BaseSettings):
+    """One platform's settings. Each field names its variable in full (its validation alias):
+    the platforms' SDKs read SLACK_BOT_TOKEN and the like, so askbridge reads the same names."""
+
+    model_config = SettingsConfigDict(env_file=ENV_FILE, env_ignore_empty=True, extra="ignore")
+
+
+class SlackSettings(PlatformSettings):
+    bot_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("SLACK_BOT_TOKEN")
+    )
+    app_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("SLACK_APP_TOKEN")
+    )
+    signing_secret: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("SLACK_SIGNING_SECRET")
+    )
+    api_url: str = Field(
+        default="https://slack.com/api/", validation_alias=AliasChoices("SLACK_API_URL")
+    )
+    # Slack lets an app edit messages about 50 times a minute (chat.update, Tier 3); a burst
+    # of clicks on many messages shows over the following minutes. 0: no limit of our own.
+    updates_per_minute: float = Field(
+        default=50.0, ge=0, validation_alias=AliasChoices("ASKBRIDGE_SLACK_UPDATES_PER_MINUTE")
+    )
+
+
+class DiscordSettings(PlatformSettings):
+    bot_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("DISCORD_BOT_TOKEN")
+    )
+    api_url: str | None = Field(default=None, validation_alias=AliasChoices("DISCORD_API_URL"))
+    gateway_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("DISCORD_GATEWAY_URL")
+    )
+    public_key: str | None = Field(
+        default=None, validation_alias=AliasChoices("DISCORD_PUBLIC_KEY")
+    )
 
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="ASKBRIDGE_",
-        env_file=".env",
+        env_file=ENV_FILE,
         env_ignore_empty=True,
         extra="ignore",
     )
@@ -74,35 +125,36 @@ class Settings(BaseSettings):
     )
     hook_on_timeout: Literal["ask", "deny"] = "ask"
 
-    # Slack lets an app edit messages about 50 times a minute (chat.update, Tier 3); a burst
-    # of clicks on many messages shows over the following minutes. 0: no limit of our own.
-    slack_updates_per_minute: float = Field(default=50.0, ge=0)
+    _given: tuple[EnvFile, dict[str, Any]] = PrivateAttr(default_factory=lambda: (ENV_FILE, {}))
+    _platforms: dict[type[PlatformSettings], PlatformSettings] = PrivateAttr(default_factory=dict)
 
-    slack_bot_token: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("SLACK_BOT_TOKEN")
-    )
-    slack_app_token: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("SLACK_APP_TOKEN")
-    )
-    slack_signing_secret: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("SLACK_SIGNING_SECRET")
-    )
-    slack_api_url: str = Field(
-        default="https://slack.com/api/", validation_alias=AliasChoices("SLACK_API_URL")
-    )
+    def __init__(
+        self,
+        _env_file: EnvFile = ENV_FILE,
+        *,
+        platforms: Iterable[type[PlatformSettings]] | None = None,
+        **values: Any,
+    ) -> None:
+        """Read askbridge's settings and those of each platform in `platforms` (by default
+        every registered surface's), so that a bad value anywhere fails here, naming its
+        variable. `values` may set any of them, a platform's by its variable name."""
+        super().__init__(_env_file=_env_file, **values)
+        self._given = (_env_file, values)
+        if platforms is None:
+            from askbridge.bots.surfaces import platform_settings
 
-    discord_bot_token: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("DISCORD_BOT_TOKEN")
-    )
-    discord_api_url: str | None = Field(
-        default=None, validation_alias=AliasChoices("DISCORD_API_URL")
-    )
-    discord_gateway_url: str | None = Field(
-        default=None, validation_alias=AliasChoices("DISCORD_GATEWAY_URL")
-    )
-    discord_public_key: str | None = Field(
-        default=None, validation_alias=AliasChoices("DISCORD_PUBLIC_KEY")
-    )
+            platforms = platform_settings()
+        for model in platforms:
+            self.platform(model)
+
+    def platform(self, model: type[P]) -> P:
+        """The settings of one platform, read from the same environment, `.env` and values."""
+        found = self._platforms.get(model)
+        if not isinstance(found, model):
+            env_file, values = self._given
+            found = model(_env_file=env_file, **values)
+            self._platforms[model] = found
+        return found
 
     @field_validator("log_level", "log_format", mode="before")
     @classmethod
@@ -152,19 +204,33 @@ class Settings(BaseSettings):
         )
 
     def secrets(self) -> list[str]:
-        """Secret values, so that log output can be scrubbed of them."""
-        values = (
-            self.api_token,
-            self.web_secret,
-            self.webhook_secret,
-            self.slack_bot_token,
-            self.slack_app_token,
-            self.slack_signing_secret,
-            self.discord_bot_token,
-        )
-        found = [v.get_secret_value() for v in values if v is not None and v.get_secret_value()]
+        """Secret values, so that log output can be scrubbed of them: every `SecretStr` of
+        these settings and of each platform's, and the database URL's password."""
+        models = (self, *self._platforms.values())
+        found = [v.get_secret_value() for m in models for v in _secrets(m) if v.get_secret_value()]
         password = url_password(self.database_url)
         return [*found, password] if password else found
+
+
+def _secrets(model: BaseModel) -> Iterator[SecretStr]:
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        if isinstance(value, SecretStr):
+            yield value
+        elif isinstance(value, BaseModel):
+            yield from _secrets(value)
+
+
+def variables(model: type[BaseSettings]) -> list[str]:
+    """The environment variable of each of a settings model's fields."""
+    prefix = str(model.model_config.get("env_prefix", ""))
+    names = []
+    for name, field in model.model_fields.items():
+        alias = field.validation_alias
+        names.append(
+            str(alias.choices[0]) if isinstance(alias, AliasChoices) else prefix + name.upper()
+        )
+    return names
 
 
 def read_escalation(text: str) -> Ladder:
@@ -172,9 +238,10 @@ def read_escalation(text: str) -> Ladder:
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as error:
-        raise ValueError(f"must be JSON such as {EXAMPLE}: {error}") from None
+        example = ladder_example(_registered_words())
+        raise ValueError(f"must be JSON such as {example}: {error}") from None
     try:
-        return read_ladder(raw)
+        return read_ladder(raw, _registered_words())
     except PydanticCustomError as error:
         problems = (error.context or {}).get("problems", ())
         raise ValueError("; ".join(str(p) for p in problems) or error.message()) from None
@@ -184,11 +251,24 @@ def _listed(text: str | None) -> tuple[str, ...]:
     return tuple(part.strip() for part in (text or "").split(",") if part.strip())
 
 
-def unknown_variables(environ: Mapping[str, str]) -> list[str]:
+def _registered_words() -> SurfaceWords:
+    from askbridge.bots.surfaces import surface_words
+
+    return surface_words()
+
+
+def unknown_variables(
+    environ: Mapping[str, str], platforms: Iterable[type[PlatformSettings]] | None = None
+) -> list[str]:
     """A warning for each ASKBRIDGE_* variable askbridge does not read, naming the closest
     one it does: a typo would otherwise be ignored in silence."""
+    if platforms is None:
+        from askbridge.bots.surfaces import platform_settings
+
+        platforms = platform_settings()
     prefix = str(Settings.model_config.get("env_prefix", ""))
-    known = [prefix + name.upper() for name in Settings.model_fields]
+    models: list[type[BaseSettings]] = [Settings, *platforms]
+    known = [name for model in models for name in variables(model)]
     warnings = []
     for name in sorted(environ):
         if not name.startswith(prefix) or name in known or name.startswith(f"{prefix}TEST_"):

@@ -39,7 +39,8 @@ from askbridge.core.questions import (
     Questions,
 )
 from askbridge.core.subject import subject_sha256
-from askbridge.core.targets import MAX_TARGETS, TargetInput, read_targets
+from askbridge.core.surface import SurfaceWords
+from askbridge.core.targets import MAX_TARGETS, TargetInput, describe_targets, read_targets
 
 MAX_CONTEXT_CHARS = 500
 MAX_QUORUM = 50
@@ -81,8 +82,8 @@ class Ask(BaseModel):
     )
     answerers: tuple[str, ...] = Field(
         default=(),
-        description="who may answer: slack:U…, slack-group:S…, discord:@<id>, discord-role:<id>,"
-        " web:<name>; absent: anyone who sees the message",
+        description=f"who may answer: {SurfaceWords().answerer_entries()}; absent: anyone who "
+        "sees the message",
     )
     quorum: int = Field(
         default=1, ge=1, le=MAX_QUORUM, description="distinct people who must give the same answers"
@@ -128,8 +129,7 @@ class Ask(BaseModel):
     requested_by: str | None = Field(
         default=None,
         validation_alias=AliasChoices("requested_by", "requestedBy"),
-        description="who asks, as an answerer entry naming a person (slack:U…, discord:@<id>, "
-        "web:<name>)",
+        description=f"who asks, as an answerer entry naming a person ({SurfaceWords().people()})",
     )
     no_self_approval: bool = Field(
         default=False,
@@ -138,10 +138,11 @@ class Ask(BaseModel):
     )
 
     @classmethod
-    def parse(cls, raw: Any) -> Ask:
-        """Read an ask as an agent sent it (a JSON object); InvalidQuestion names every problem."""
+    def parse(cls, raw: Any, words: SurfaceWords | None = None) -> Ask:
+        """Read an ask as an agent sent it (a JSON object); InvalidQuestion names every problem,
+        with examples from `words` (the surfaces of the server that will post it)."""
         try:
-            return cls.model_validate(raw)
+            return cls.model_validate(raw, context=words)
         except ValidationError as error:
             raise invalid(error) from None
 
@@ -208,8 +209,8 @@ class Ask(BaseModel):
 
     @field_validator("escalation", mode="before", json_schema_input_type=LadderSchema)
     @classmethod
-    def _escalation(cls, raw: Any) -> Ladder | None:
-        return None if raw is None else read_ladder(raw)
+    def _escalation(cls, raw: Any, info: ValidationInfo) -> Ladder | None:
+        return None if raw is None else read_ladder(raw, _words(info))
 
     @field_validator("escalation")
     @classmethod
@@ -238,15 +239,15 @@ class Ask(BaseModel):
 
     @field_validator("requested_by", mode="before")
     @classmethod
-    def _requested_by(cls, raw: Any) -> Any:
+    def _requested_by(cls, raw: Any, info: ValidationInfo) -> Any:
         if raw is None:
             return None
         entry = raw.strip() if isinstance(raw, str) else raw
         match = ANSWERER.fullmatch(entry) if isinstance(entry, str) else None
         if match is None or "-" in match["kind"]:
             raise rule(
-                "must name one person as an answerer entry (slack:U…, discord:@<user id>, "
-                f"web:<name>), got {shown(raw)}"
+                f"must name one person as an answerer entry ({_words(info).people()}), "
+                f"got {shown(raw)}"
             )
         return entry
 
@@ -259,8 +260,8 @@ class Ask(BaseModel):
 
     @field_validator("target", mode="before", json_schema_input_type=TargetInput)
     @classmethod
-    def _targets(cls, raw: Any) -> tuple[Target, ...]:
-        return read_targets(raw)
+    def _targets(cls, raw: Any, info: ValidationInfo) -> tuple[Target, ...]:
+        return read_targets(raw, _words(info))
 
     @field_validator("timeout_s", mode="before")
     @classmethod
@@ -296,8 +297,8 @@ class Ask(BaseModel):
         json_schema_input_type=Annotated[list[str], Field(max_length=MAX_ANSWERERS)] | str | None,
     )
     @classmethod
-    def _answerers(cls, raw: Any) -> tuple[str, ...]:
-        return read_answerers(raw)
+    def _answerers(cls, raw: Any, info: ValidationInfo) -> tuple[str, ...]:
+        return read_answerers(raw, _words(info))
 
     @field_validator(
         "quorum",
@@ -361,11 +362,31 @@ class Ask(BaseModel):
         return value
 
 
-def ask_schema() -> dict[str, Any]:
-    """The JSON schema of an ask (`GET /v1/schema`), with the question rules it can state."""
+def ask_schema(words: SurfaceWords | None = None) -> dict[str, Any]:
+    """The JSON schema of an ask (`GET /v1/schema`), with the question rules it can state and
+    examples from `words`."""
     schema = Ask.model_json_schema()
     describe_question_rules(schema["$defs"])
+    describe_surfaces(schema, schema["$defs"], words or SurfaceWords())
     return schema
+
+
+def describe_surfaces(ask: dict[str, Any], defs: dict[str, Any], words: SurfaceWords) -> None:
+    """Word the descriptions that name surfaces (of the ask's schema `ask`, and of the models
+    in `defs`) from the registered surfaces' specs."""
+    fields = ask["properties"]
+    fields["answerers"]["description"] = (
+        f"who may answer: {words.answerer_entries()}; absent: anyone who sees the message"
+    )
+    fields["requested_by"]["description"] = (
+        f"who asks, as an answerer entry naming a person ({words.people()})"
+    )
+    describe_targets(defs, words)
+
+
+def _words(info: ValidationInfo) -> SurfaceWords:
+    context = info.context
+    return context if isinstance(context, SurfaceWords) else SurfaceWords()
 
 
 def describe_question_rules(defs: dict[str, Any]) -> None:

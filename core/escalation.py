@@ -28,6 +28,7 @@ from askbridge.core.errors import Problem
 from askbridge.core.models import EscalationStep, Ladder, QuietHours, Request
 from askbridge.core.policy import ANSWERER
 from askbridge.core.problems import broken, rule, shown, text_problem
+from askbridge.core.surface import SurfaceWords
 from askbridge.core.targets import TargetObject, TargetText, read_targets
 
 MAX_STEPS = 5
@@ -35,10 +36,16 @@ MAX_ANSWERERS = 50
 MAX_SECONDS = 30 * 24 * 3600.0
 STEP_FIELDS = ("after_s", "answerers", "target", "mention")
 CLOCK_TIME = re.compile(r"(?P<hour>[01]\d|2[0-3]):(?P<minute>[0-5]\d)")
-EXAMPLE = (
-    '[{"after_s": 1800}, {"after_s": 3600, "answerers": ["slack-group:S_ONCALL"], '
-    '"target": "slack:C_ONCALL"}]'
-)
+
+
+def ladder_example(words: SurfaceWords) -> str:
+    """A two-step ladder in JSON, its second step naming a group and a target of a surface."""
+    groups = [g for s in words.specs for g in s.groups] or [words.people().split(", ")[0]]
+    target = words.simple_targets()[-1]
+    return (
+        f'[{{"after_s": 1800}}, {{"after_s": 3600, "answerers": ["{groups[0]}"], '
+        f'"target": "{target}"}}]'
+    )
 
 
 class StepInput(BaseModel):
@@ -77,7 +84,7 @@ LadderSchema = Annotated[list[StepInput], Field(max_length=MAX_STEPS)] | LadderI
 """What `escalation` may be, for the JSON schema."""
 
 
-def read_answerers(raw: Any) -> tuple[str, ...]:
+def read_answerers(raw: Any, words: SurfaceWords | None = None) -> tuple[str, ...]:
     """Answerer entries from a list (or a comma-separated text), each checked, duplicates
     dropped; raises the problems found (for a pydantic validator)."""
     if raw is None:
@@ -94,10 +101,8 @@ def read_answerers(raw: Any) -> tuple[str, ...]:
         text = entry.strip() if isinstance(entry, str) else entry
         problem = text_problem(text) if isinstance(text, str) else None
         if problem is None and (not isinstance(text, str) or not ANSWERER.fullmatch(text)):
-            problem = (
-                "must be slack:U…, slack-group:S…, discord:@<user id>, "
-                f"discord-role:<role id> or web:<name>, got {shown(entry)}"
-            )
+            wanted = (words or SurfaceWords()).answerer_entries()
+            problem = f"must be {wanted}, got {shown(entry)}"
         if problem is not None:
             problems.append(Problem(f"[{index}]", problem))
         elif text not in entries:
@@ -107,9 +112,10 @@ def read_answerers(raw: Any) -> tuple[str, ...]:
     return tuple(entries)
 
 
-def read_ladder(raw: Any) -> Ladder:
+def read_ladder(raw: Any, words: SurfaceWords | None = None) -> Ladder:
     """A ladder from a list of steps or `{"steps": [...], "quiet_hours": {...}}`; raises every
     problem found, each naming the step and field, for a pydantic validator."""
+    words = words or SurfaceWords()
     if isinstance(raw, Ladder):
         return raw
     quiet_raw: Any = None
@@ -128,13 +134,13 @@ def read_ladder(raw: Any) -> Ladder:
     if not isinstance(steps_raw, list | tuple):
         raise rule(
             "must be a list of steps or an object {steps, quiet_hours}, such as "
-            f"{EXAMPLE}; got {shown(raw)}"
+            f"{ladder_example(words)}; got {shown(raw)}"
         )
     if len(steps_raw) > MAX_STEPS:
         raise rule(f"must have at most {MAX_STEPS} steps, got {len(steps_raw)}")
     steps: list[EscalationStep] = []
     for index, step_raw in enumerate(steps_raw):
-        step = _step(step_raw, f"{where}[{index}]", problems)
+        step = _step(step_raw, f"{where}[{index}]", problems, words)
         if step is None:
             continue
         if steps and step.after_s <= steps[-1].after_s:
@@ -152,7 +158,9 @@ def read_ladder(raw: Any) -> Ladder:
     return Ladder(steps=tuple(steps), quiet_hours=quiet)
 
 
-def _step(raw: Any, where: str, problems: list[Problem]) -> EscalationStep | None:
+def _step(
+    raw: Any, where: str, problems: list[Problem], words: SurfaceWords
+) -> EscalationStep | None:
     if not isinstance(raw, Mapping):
         problems.append(
             Problem(where, f'must be an object such as {{"after_s": 1800}}, got {shown(raw)}')
@@ -179,7 +187,7 @@ def _step(raw: Any, where: str, problems: list[Problem]) -> EscalationStep | Non
         if raw.get(name) is None:
             continue
         try:
-            fields[name] = read(raw[name])
+            fields[name] = read(raw[name], words)
         except PydanticCustomError as error:
             problems += _problems(error, f"{where}.{name}")
     if "answerers" in fields and not fields["answerers"]:

@@ -1,7 +1,10 @@
-"""The seams between the broker and a place where people answer (Slack, Discord, the web page).
+"""The seams between the broker and a place where people answer (a chat platform, the web page).
 
 The broker holds surfaces; it is not one. A surface renders a request and turns clicks into
-`Broker.act` calls; everything platform-specific stays behind these protocols.
+`Broker.act` calls; everything platform-specific stays behind these protocols. A `SurfaceSpec`
+says how people name a surface's places and people: help texts, validation messages and the
+API's descriptions are worded from the specs the composition root registers (`SurfaceWords`),
+so that `core` names no platform itself.
 """
 
 from __future__ import annotations
@@ -9,19 +12,97 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol, runtime_checkable
-
-from aiohttp import web
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from askbridge.core.models import MessageRef, Person, Request, Target
 from askbridge.core.pace import Pace
+
+if TYPE_CHECKING:
+    # Only for annotations: the settings (and so the hook and the CLI) read this module's
+    # `SurfaceWords` and need not load aiohttp's server.
+    from aiohttp import web
+
+
+@dataclass(frozen=True)
+class SurfaceSpec:
+    """What a surface is called and how its places and people are written, for the words of
+    every help text, validation message and API description that names surfaces."""
+
+    name: str
+    """The prefix of its targets and answerer entries: `chat` in `chat:C1`."""
+    title: str
+    """Its name in prose: "Chat", "a web page"."""
+    person: str
+    """How an answerer entry names one person: `chat:U…`."""
+    targets: tuple[str, ...]
+    """Example targets, the plainest first: `chat:C0123`, `chat:C0123/<thread>`."""
+    groups: tuple[str, ...] = ()
+    """How an answerer entry names a group, one per kind: `chat-team:T…`."""
+    channel: str = ""
+    """What a target object's `channel` holds here: "C0123 (a channel)"."""
+    hint: str = ""
+    """How to set it up, for an ask that names it while it is not."""
+
+    @property
+    def answerer_kinds(self) -> tuple[str, ...]:
+        """The kinds of its answerer entries: the person's, then each group's."""
+        return tuple(entry.partition(":")[0] for entry in (self.person, *self.groups))
+
+
+@dataclass(frozen=True)
+class SurfaceWords:
+    """Examples and lists worded from the registered surfaces' specs, in their order; with
+    none (a model read outside a server), the grammar in general terms."""
+
+    specs: tuple[SurfaceSpec, ...] = ()
+
+    def answerer_entries(self, last: str = "or") -> str:
+        """Every way to name someone: "chat:U…, chat-team:T… or web:<name>"."""
+        entries = [entry for s in self.specs for entry in (s.person, *s.groups)]
+        if not entries:
+            return f"<platform>:<person id> {last} <platform>-<kind>:<group id>"
+        return _listed(entries, last)
+
+    def people(self) -> str:
+        """Every way to name one person: "chat:U…, web:<name>"."""
+        return ", ".join(s.person for s in self.specs) or "<platform>:<person id>"
+
+    def titles(self) -> str:
+        """The surfaces in prose: "Chat, Talk or a web page"."""
+        return _listed([s.title for s in self.specs], "or") or "chat"
+
+    def names(self) -> str:
+        """The surfaces' names: "chat, talk or web"."""
+        return _listed([s.name for s in self.specs], "or") or "<platform>"
+
+    def targets(self) -> str:
+        """Every example target: "'chat:C0123', 'chat:C0123/<thread>', 'web'"."""
+        return ", ".join(repr(t) for s in self.specs for t in s.targets) or "'<platform>:<channel>'"
+
+    def channels(self) -> str:
+        """What `channel` holds on each surface: "C0123 (Chat), 123 (Talk)"."""
+        return ", ".join(f"{s.channel} ({s.title})" for s in self.specs if s.channel) or (
+            "the channel, as the platform names it"
+        )
+
+    def simple_targets(self) -> tuple[str, ...]:
+        """Two example targets for a short message: a bare one, then one with a channel."""
+        bare = [t for s in self.specs for t in s.targets if ":" not in t]
+        channel = [t for s in self.specs for t in s.targets if ":" in t]
+        return (*bare[:1], *(channel[:1] or ["<platform>:<channel>"]))
+
+
+def _listed(items: Sequence[str], last: str) -> str:
+    if len(items) < 2:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} {last} {items[-1]}"
 
 
 class Surface(Protocol):
     platform: str
     answerer_kinds: tuple[str, ...]
-    """The answerer entry kinds this surface can check: a person (`slack`), a group
-    (`slack-group`)."""
+    """The answerer entry kinds this surface can check: a person (`chat`), a group
+    (`chat-team`), as its `SurfaceSpec` names them."""
 
     def check_target(self, target: Target) -> None:
         """Raise `UnknownTarget` with a fixable message when `target` cannot work here."""
@@ -76,7 +157,8 @@ class Membership:
 
 @runtime_checkable
 class GroupDirectory(Protocol):
-    """A surface whose groups (Slack user groups, say) are looked up when a click needs them.
+    """A surface whose groups (a chat platform's user groups, say) are looked up when a click
+    needs them.
 
     The broker asks only when a person's own id does not make them an answerer and the
     request names groups of their platform.
@@ -106,7 +188,7 @@ class PlatformRuntime(Protocol):
         """Routes this runtime mounts whose requests the platform signs (and it verifies)."""
 
     def mount(self, app: web.Application) -> None:
-        """Add routes (e.g. Slack's HTTP events endpoint) before the server starts."""
+        """Add routes (e.g. a platform's HTTP events endpoint) before the server starts."""
 
     async def start(self) -> str:
         """Connect; return one line for the log saying what is connected and how to reach it.

@@ -12,6 +12,7 @@ import pytest
 
 from askbridge.bots.client import InvalidRequest, request_body
 from askbridge.bots.service import Service
+from askbridge.bots.surfaces import surface_words
 from askbridge.core.ask import MAX_SECONDS, Ask, ask_schema
 from askbridge.core.errors import InvalidQuestion, UnknownTarget
 from askbridge.core.models import Target
@@ -28,8 +29,9 @@ def ask(**fields: Any) -> dict[str, Any]:
 
 
 def problems(raw: Any) -> list[str]:
+    """The problems the server names, with examples from its registered surfaces."""
     with pytest.raises(InvalidQuestion) as caught:
-        Ask.parse(raw)
+        Ask.parse(raw, surface_words())
     return [str(p) for p in caught.value.problems]
 
 
@@ -134,6 +136,16 @@ def test_every_bad_target_in_a_list_is_named() -> None:
         "target[2]: must be a string such as 'web' or 'slack:C0123', or an object such as "
         '{"platform": "slack", "channel": "C0123"}, got 7',
         "target[3].platform: field required",
+    ]
+
+
+def test_without_surfaces_the_messages_name_the_grammar() -> None:
+    with pytest.raises(InvalidQuestion) as caught:
+        Ask.parse(ask(target=[7], answerers=["bob"]))
+    assert [str(p) for p in caught.value.problems] == [
+        "target[0]: must be a string such as '<platform>:<channel>', or an object such as "
+        '{"platform": "<platform>", "channel": "<channel>"}, got 7',
+        "answerers[0]: must be <platform>:<person id> or <platform>-<kind>:<group id>, got 'bob'",
     ]
 
 

@@ -20,8 +20,10 @@ from urllib.parse import urlsplit
 import aiohttp
 import pytest
 import yaml
+from pydantic_settings import BaseSettings
 
-from askbridge.bots.settings import Settings
+from askbridge.bots.settings import Settings, variables
+from askbridge.bots.surfaces import platform_settings
 from tests.builds import PROJECT, built, copy
 from tests.server_process import LISTENING
 
@@ -127,13 +129,9 @@ def replicas() -> dict[str, dict[str, Any]]:
 
 
 def setting_names() -> set[str]:
-    """Each setting's environment variable, as bots/settings.py reads it."""
-    names: set[str] = set()
-    for name, field in Settings.model_fields.items():
-        alias = field.validation_alias
-        env = alias.choices[0] if alias is not None else f"ASKBRIDGE_{name.upper()}"  # type: ignore[union-attr]
-        names.add(str(env))
-    return names
+    """Each setting's environment variable, as bots/settings.py reads it (the platforms' too)."""
+    models: list[type[BaseSettings]] = [Settings, *platform_settings()]
+    return {env for model in models for env in variables(model)}
 
 
 def resolved(value: object) -> str:

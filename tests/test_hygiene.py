@@ -58,10 +58,15 @@ def test_code_imports_itself_through_the_installed_package() -> None:
 
 
 def test_every_setting_is_in_env_example() -> None:
-    from askbridge.bots.settings import Settings
+    from pydantic_settings import BaseSettings
+
+    from askbridge.bots.settings import Settings, variables
+    from askbridge.bots.surfaces import platform_settings
 
     example = (ROOT / ".env.example").read_text()
-    for name, field in Settings.model_fields.items():
-        alias = field.validation_alias
-        env = alias.choices[0] if alias is not None else f"ASKBRIDGE_{name.upper()}"  # type: ignore[union-attr]
+    models: list[type[BaseSettings]] = [Settings, *platform_settings()]
+    names = [env for model in models for env in variables(model)]
+    assert "SLACK_BOT_TOKEN" in names
+    assert "ASKBRIDGE_SLACK_UPDATES_PER_MINUTE" in names
+    for env in names:
         assert f"\n{env}=" in example or f"\n# {env}=" in example, f"{env} missing"

@@ -12,6 +12,7 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 
 from askbridge.bots.service import Service
+from askbridge.bots.surfaces import surface_words
 from askbridge.core.api.bodies import built
 from askbridge.core.api.errors import ErrorBody, ProblemDetail
 from askbridge.core.api.openapi import openapi_document
@@ -20,7 +21,8 @@ from askbridge.core.ask import ask_schema
 from askbridge.core.models import Request
 from tests.hostile import requests
 
-DOCUMENT = openapi_document()
+DOCUMENT = openapi_document(surface_words())
+"""As a server with the registered surfaces serves it."""
 NOT_IN_THE_DOCUMENT = {"/v1/agent"}
 """The agent WebSocket, which OpenAPI cannot describe; the README does."""
 
@@ -57,7 +59,7 @@ def test_every_agent_api_route_is_described(service: Service) -> None:
 
 
 def test_the_ask_in_the_document_is_v1_schema() -> None:
-    alone = ask_schema()
+    alone = ask_schema(surface_words())
     components = DOCUMENT["components"]["schemas"]
     for name, schema in alone.pop("$defs").items():
         assert _refs_to_components(schema) == components[name], name

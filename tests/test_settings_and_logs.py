@@ -12,6 +12,7 @@ from datetime import datetime
 import pytest
 
 from askbridge.bots.logs import RedactSecrets, configure_logging
+from askbridge.bots.settings import unknown_variables
 
 
 def test_log_lines_are_scrubbed_of_tokens(caplog: pytest.LogCaptureFixture) -> None:
@@ -36,6 +37,11 @@ def test_log_lines_are_scrubbed_of_tokens(caplog: pytest.LogCaptureFixture) -> N
     [
         ("ASKBRIDGE_PORT", "abc", "ASKBRIDGE_PORT: Input should be a valid integer"),
         ("ASKBRIDGE_WEB_UI", "maybe", "ASKBRIDGE_WEB_UI: Input should be 'auto', 'on' or 'off'"),
+        (
+            "ASKBRIDGE_SLACK_UPDATES_PER_MINUTE",
+            "abc",
+            "ASKBRIDGE_SLACK_UPDATES_PER_MINUTE: Input should be a valid number",
+        ),
     ],
 )
 async def test_a_bad_setting_is_named(name: str, value: str, message: str) -> None:
@@ -79,3 +85,16 @@ def test_log_lines_carry_iso_times_and_json_carries_context(
     stamp = lines[1].split(" ", 1)[0]
     assert datetime.fromisoformat(stamp).tzinfo is not None
     assert lines[1].endswith("askbridge.test: plain")
+
+
+def test_a_mistyped_variable_is_named_with_the_closest_setting() -> None:
+    environ = {
+        "ASKBRIDGE_SLACK_UPDATES_PER_MINUTE": "5",
+        "ASKBRIDGE_SLACK_UPDATES_PER_MINUT": "5",
+        "ASKBRIDGE_PORT": "1",
+        "SLACK_BOT_TOKEN": "xoxb-1",
+    }
+    assert unknown_variables(environ) == [
+        "ASKBRIDGE_SLACK_UPDATES_PER_MINUT is not a setting askbridge reads; did you mean "
+        "ASKBRIDGE_SLACK_UPDATES_PER_MINUTE?"
+    ]

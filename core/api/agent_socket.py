@@ -20,13 +20,14 @@ from typing import Any
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from askbridge.core.api.errors import parse_json
-from askbridge.core.api.keys import BROKER, ORPHANS, SOCKETS
+from askbridge.core.api.keys import BROKER, ORPHANS, SOCKETS, WORDS
 from askbridge.core.api.orphans import Orphans, digest
 from askbridge.core.ask import Ask
 from askbridge.core.broker import Broker
 from askbridge.core.errors import AskbridgeError, InvalidQuestion
 from askbridge.core.models import Request, Status
 from askbridge.core.permissions import permission_questions, permission_response
+from askbridge.core.surface import SurfaceWords
 from askbridge.core.wire import ASK, PERMISSION, interrupt, question_response
 
 log = logging.getLogger("askbridge.agent")
@@ -43,6 +44,8 @@ class Connection:
     settings: dict[str, Any]
     tagged: bool
     """`?interrupt=tagged`: every Interrupt names its request."""
+    words: SurfaceWords
+    """The server's surfaces, for the examples in validation messages."""
     prompts: dict[str, str] = field(default_factory=dict)
     """Permission prompts still waiting: digest -> request id."""
 
@@ -54,7 +57,9 @@ class Connection:
 async def agent_socket(request: web.Request) -> web.WebSocketResponse:
     socket = web.WebSocketResponse(heartbeat=30.0)
     tagged = request.query.get("interrupt") == "tagged"
-    connection = Connection(socket, request.app[BROKER], _settings(request), tagged)
+    connection = Connection(
+        socket, request.app[BROKER], _settings(request), tagged, request.app[WORDS]
+    )
     orphans = request.app[ORPHANS]
     await socket.prepare(request)
     request.app[SOCKETS].add(socket)
@@ -148,7 +153,7 @@ async def _answer(connection: Connection, frame: dict[str, Any]) -> None:
     # connection's query string carries the settings.
     sent = {key: frame[key] for key in ("questions", "request_id", "requestId") if key in frame}
     try:
-        outcome = await _ask_and_wait(broker, Ask.parse({**settings, **sent}))
+        outcome = await _ask_and_wait(broker, Ask.parse({**settings, **sent}, connection.words))
     except AskbridgeError as error:
         await _send(socket, _error_frame(request_id, error))
         await _send(socket, connection.interrupt(request_id))
@@ -172,7 +177,8 @@ async def _approve(connection: Connection, prompt: dict[str, Any], orphans: Orph
     connection.prompts[key] = request_id
     try:
         ask = Ask.parse(
-            {**settings, "questions": questions, "request_id": request_id, **_subject(prompt)}
+            {**settings, "questions": questions, "request_id": request_id, **_subject(prompt)},
+            connection.words,
         )
         outcome = await _ask_and_wait(broker, ask)
         connection.prompts.pop(key, None)

@@ -22,7 +22,7 @@ from askbridge.core.api.auth import (
 from askbridge.core.api.bodies import json_body
 from askbridge.core.api.errors import Handler, error_response, json_error, parse_json
 from askbridge.core.api.health import count_request
-from askbridge.core.api.keys import BROKER, ORPHANS, SOCKETS
+from askbridge.core.api.keys import BROKER, ORPHANS, SOCKETS, WORDS
 from askbridge.core.api.limits import MAX_EVENTS, MAX_LIST, MAX_WAIT_S
 from askbridge.core.api.openapi import openapi_document
 from askbridge.core.api.orphans import GRACE_S as ORPHAN_GRACE_S
@@ -33,6 +33,7 @@ from askbridge.core.broker import Broker
 from askbridge.core.clock import iso
 from askbridge.core.metrics import Metrics
 from askbridge.core.models import Status
+from askbridge.core.surface import SurfaceWords
 
 BODY_READ_S = 10.0
 EXPORT_PAGE = 1000
@@ -80,9 +81,15 @@ async def _close_orphans(app: web.Application) -> None:
 
 
 def add_api_routes(
-    app: web.Application, broker: Broker, *, orphan_grace_s: float = ORPHAN_GRACE_S
+    app: web.Application,
+    broker: Broker,
+    *,
+    words: SurfaceWords | None = None,
+    orphan_grace_s: float = ORPHAN_GRACE_S,
 ) -> None:
+    """Serve the agent API; `words` are the server's surfaces, for examples in its messages."""
     app[BROKER] = broker
+    app[WORDS] = words or SurfaceWords()
     app[SOCKETS] = weakref.WeakSet()
     app[ORPHANS] = Orphans(broker, orphan_grace_s)
     app.on_shutdown.append(close_agent_sockets)
@@ -100,15 +107,15 @@ def add_api_routes(
 
 
 async def schema(request: web.Request) -> web.Response:
-    return web.json_response(ask_schema())
+    return web.json_response(ask_schema(request.app[WORDS]))
 
 
 async def openapi(request: web.Request) -> web.Response:
-    return web.json_response(openapi_document())
+    return web.json_response(openapi_document(request.app[WORDS]))
 
 
 async def create_question(request: web.Request) -> web.Response:
-    ask = Ask.parse(await read_json_object(request))
+    ask = Ask.parse(await read_json_object(request), request.app[WORDS])
     asked, created = await request.app[BROKER].ask(ask)
     return json_body(StatusObject.of(asked), 201 if created else 200)
 

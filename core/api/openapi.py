@@ -17,7 +17,7 @@ from pydantic.json_schema import JsonSchemaMode, models_json_schema
 from askbridge.core.api.errors import ErrorBody
 from askbridge.core.api.limits import MAX_EVENTS, MAX_LIST, MAX_WAIT_S
 from askbridge.core.api.status import EventList, Health, QuestionList, StatusObject
-from askbridge.core.ask import Ask, describe_question_rules
+from askbridge.core.ask import Ask, describe_question_rules, describe_surfaces
 from askbridge.core.hooks.claude_code import (
     CLAUDE_CODE_PATH,
     DEFAULT_HOOK_TIMEOUT_S,
@@ -26,6 +26,7 @@ from askbridge.core.hooks.claude_code import (
 )
 from askbridge.core.hooks.wire import HookInput, HookOutput
 from askbridge.core.models import Status
+from askbridge.core.surface import SurfaceWords
 from askbridge.core.version import VERSION
 
 Schema = dict[str, Any]
@@ -62,10 +63,13 @@ STORE_DOWN = (503,)
 """What every route that reads or writes the database may answer."""
 
 
-def openapi_document() -> Schema:
+def openapi_document(words: SurfaceWords | None = None) -> Schema:
+    """The document, its descriptions worded from the server's surfaces (`words`)."""
+    words = words or SurfaceWords()
     refs, top = models_json_schema(MODELS, ref_template="#/components/schemas/{model}")
     schemas: Schema = top["$defs"]
     describe_question_rules(schemas)
+    describe_surfaces(schemas[Ask.__name__], schemas, words)
 
     def ref(model: type[BaseModel]) -> Schema:
         mode: JsonSchemaMode = "validation" if model in READ else "serialization"
@@ -77,9 +81,8 @@ def openapi_document() -> Schema:
         "info": {
             "title": "askbridge agent API",
             "version": VERSION,
-            "description": "Ask people multiple-choice questions in Slack, Discord or a web page "
-            "and read their answers. The agent WebSocket (`GET /v1/agent`) is described in the "
-            "README.",
+            "description": f"Ask people multiple-choice questions in {words.titles()} and read "
+            "their answers. The agent WebSocket (`GET /v1/agent`) is described in the README.",
         },
         "paths": _paths(ref),
         "components": {

@@ -31,7 +31,9 @@ async def test_a_burst_of_answers_keeps_under_slacks_edit_limit(
     refused: bool,
 ) -> None:
     slack.limit_rate("chat.update", per_minute=PER_MINUTE, burst=SLACK_BURST)
-    bridge = await start_bridge(slack, mode, start_service, http, slack_updates_per_minute=paced)
+    bridge = await start_bridge(
+        slack, mode, start_service, http, ASKBRIDGE_SLACK_UPDATES_PER_MINUTE=paced
+    )
     ids = [f"ask_burst_{number}" for number in range(MESSAGES)]
     messages = [await bridge.ask(ask_body(request_id, questions=[DEPLOY])) for request_id in ids]
     person = slack.person("U1")

@@ -1,0 +1,159 @@
+"""The surface registry: every place where people answer, in one table.
+
+An entry says how the surface's places and people are written (`SurfaceSpec`: help texts,
+validation messages, the API's descriptions and the CLI's and MCP tool's parameter docs are
+worded from it), which settings it reads, and how its runtime is made once those settings are
+present. A new surface is its folder under `adapters/`, a settings model and one entry here.
+Each platform's SDK is imported only when it is configured: discord.py alone takes a tenth of
+a second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from pydantic import SecretStr
+
+from askbridge.bots.settings import DiscordSettings, PlatformSettings, Settings, SlackSettings
+from askbridge.core.surface import PlatformRuntime, SurfaceSpec, SurfaceWords
+
+if TYPE_CHECKING:
+    from askbridge.core.broker import Broker
+    from askbridge.core.metrics import Metrics
+
+P = TypeVar("P", bound=PlatformSettings)
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """What a runtime factory may use besides its platform's settings."""
+
+    settings: Settings
+    broker: Broker
+    metrics: Metrics
+
+
+@dataclass(frozen=True)
+class SurfaceEntry(Generic[P]):
+    spec: SurfaceSpec
+    settings: type[P] | None = None
+    """Its settings model; None for a surface that has none (the web page)."""
+    runtime: Callable[[P, Wiring], PlatformRuntime | None] | None = None
+    """Its runtime from its settings, or None when they do not set it up (no token)."""
+    token_shapes: tuple[str, ...] = ()
+    """Regular expressions of its tokens, scrubbed from every log line, set up or not."""
+    library_noise: tuple[str, ...] = ()
+    """Warnings its libraries log about features askbridge does not use (left out of logs)."""
+
+    def make_runtime(self, wiring: Wiring) -> PlatformRuntime | None:
+        if self.settings is None or self.runtime is None:
+            return None
+        return self.runtime(wiring.settings.platform(self.settings), wiring)
+
+
+def _slack(settings: SlackSettings, wiring: Wiring) -> PlatformRuntime | None:
+    if settings.bot_token is None:
+        return None
+    from askbridge.adapters.slack import SlackConfig, SlackRuntime
+
+    config = SlackConfig(
+        bot_token=settings.bot_token.get_secret_value(),
+        app_token=_secret(settings.app_token),
+        signing_secret=_secret(settings.signing_secret),
+        api_url=settings.api_url,
+        updates_per_minute=settings.updates_per_minute or None,
+    )
+    return SlackRuntime(wiring.broker, config, wiring.metrics)
+
+
+def _discord(settings: DiscordSettings, wiring: Wiring) -> PlatformRuntime | None:
+    if settings.bot_token is None:
+        return None
+    from askbridge.adapters.discord import DiscordRuntime
+    from askbridge.core.election import seat_for
+
+    return DiscordRuntime(
+        wiring.broker,
+        token=settings.bot_token.get_secret_value(),
+        api_url=settings.api_url,
+        gateway_url=settings.gateway_url,
+        public_key=settings.public_key,
+        metrics=wiring.metrics,
+        seat=seat_for(wiring.settings.database_url, "discord-gateway"),
+        election_check_s=wiring.settings.election_check_s,
+    )
+
+
+def _secret(value: SecretStr | None) -> str | None:
+    return (value.get_secret_value() or None) if value is not None else None
+
+
+SLACK = SurfaceEntry(
+    SurfaceSpec(
+        name="slack",
+        title="Slack",
+        person="slack:U…",
+        groups=("slack-group:S…",),
+        targets=("slack:C0123", "slack:C0123/<thread ts>"),
+        channel="C0123 / U0123",
+        hint="set SLACK_BOT_TOKEN, plus SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET "
+        "(HTTP mode); see the README's 'Set up Slack'",
+    ),
+    SlackSettings,
+    _slack,
+    token_shapes=(r"xox[abpr]-[\w-]+", r"xapp-[\w-]+"),
+    # bolt noticing SLACK_BOT_TOKEN in the environment beside the client askbridge gives it.
+    library_noise=("As you gave `client` as well, `token` will be unused.",),
+)
+DISCORD = SurfaceEntry(
+    SurfaceSpec(
+        name="discord",
+        title="Discord",
+        person="discord:@<user id>",
+        groups=("discord-role:<role id>",),
+        targets=("discord:123", "discord:@456"),
+        channel="123 or @456",
+        hint="set DISCORD_BOT_TOKEN; see the README's 'Set up Discord'",
+    ),
+    DiscordSettings,
+    _discord,
+    library_noise=("voice will NOT be supported",),
+)
+WEB: SurfaceEntry[Any] = SurfaceEntry(
+    SurfaceSpec(
+        name="web",
+        title="a web page",
+        person="web:<name>",
+        targets=("web",),
+        hint="the web page is off; set ASKBRIDGE_WEB_UI=on to serve it",
+    )
+)
+"""The page askbridge serves itself; `Service` mounts it (ASKBRIDGE_WEB_UI), so its entry only
+words it."""
+
+SURFACES: tuple[SurfaceEntry[Any], ...] = (SLACK, DISCORD, WEB)
+"""Every surface, in the order help texts and messages name them."""
+
+
+def platform_settings(
+    surfaces: Sequence[SurfaceEntry[Any]] = SURFACES,
+) -> tuple[type[PlatformSettings], ...]:
+    """The settings models of `surfaces`."""
+    return tuple(entry.settings for entry in surfaces if entry.settings is not None)
+
+
+def surface_words(surfaces: Sequence[SurfaceEntry[Any]] = SURFACES) -> SurfaceWords:
+    """The words of help texts and messages about `surfaces`."""
+    return SurfaceWords(tuple(entry.spec for entry in surfaces))
+
+
+def token_shapes(surfaces: Sequence[SurfaceEntry[Any]] = SURFACES) -> tuple[str, ...]:
+    """The shapes of every surface's tokens (regular expressions)."""
+    return tuple(shape for entry in surfaces for shape in entry.token_shapes)
+
+
+def library_noise(surfaces: Sequence[SurfaceEntry[Any]] = SURFACES) -> tuple[str, ...]:
+    """The warnings of every surface's libraries that askbridge's logs leave out."""
+    return tuple(noise for entry in surfaces for noise in entry.library_noise)
