@@ -4,7 +4,7 @@
 view): the request still waits; its requester does not approve their own request when it has
 no_self_approval (they may still cancel it); and the person is an answerer now, by their own
 id or by a group they are in, of the request or of the escalation step it has reached. Groups
-come two ways: those a click carries (Discord roles), and those the person's platform is asked
+come two ways: those a click carries (a member's roles), and those the person's platform is asked
 about (`GroupDirectory.membership`, async) only for the entries `groups_to_ask` names, which is
 none unless groups could change the answer. The check itself reads nothing and awaits nothing.
 """
@@ -19,7 +19,7 @@ from askbridge.core.models import EscalationStep, Person, Policy, Request
 from askbridge.core.refusals import Refusal
 from askbridge.core.surface import Membership
 
-# `platform:id` names one person; `platform-kind:id` (slack-group:S…, discord-role:…) a group
+# `platform:id` names one person; `platform-kind:id` (chat-team:T…, a SurfaceSpec's groups) a group
 # that the person's surface resolves into `Person.groups`. The broker knows no platform.
 ANSWERER = re.compile(r"(?P<kind>[a-z]+(?:-[a-z]+)?):(?P<id>@?[A-Za-z0-9_.-]{1,64})")
 
