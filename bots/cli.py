@@ -33,7 +33,7 @@ from askbridge.bots.client import (
 from askbridge.bots.crash_hook import crash_point_from
 from askbridge.bots.logs import configure_logging
 from askbridge.bots.settings import Settings, unknown_variables
-from askbridge.bots.surfaces import surface_words
+from askbridge.bots.surfaces import SURFACES, surface_words
 from askbridge.core import audit_log
 from askbridge.core.errors import AskbridgeError, StartupError
 from askbridge.core.escalation import ladder_example
@@ -61,10 +61,11 @@ EXIT_AUTH = 6
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    if args.command == "slack-manifest":
-        # Needs no settings: it is how a Slack app gets made before askbridge has any.
-        manifest = resources.files("askbridge.adapters.slack").joinpath("manifest.yaml")
-        sys.stdout.write(manifest.read_text())
+    manifests = {f"{e.spec.name}-manifest": e.manifest for e in SURFACES if e.manifest}
+    if args.command in manifests:
+        # Needs no settings: it is how a platform's app gets made before askbridge has any.
+        package, name = manifests[args.command]
+        sys.stdout.write(resources.files(package).joinpath(name).read_text())
         return 0
     try:
         settings = Settings()
@@ -190,10 +191,14 @@ def _parser() -> argparse.ArgumentParser:
         "--older-than", required=True, metavar="AGE", help="e.g. 90d, 12h, 30m (days by default)"
     )
 
-    commands.add_parser(
-        "slack-manifest",
-        help="print the Slack app manifest to create askbridge's app from (README: Set up Slack)",
-    )
+    for entry in SURFACES:
+        if entry.manifest is not None:
+            title = entry.spec.title
+            commands.add_parser(
+                f"{entry.spec.name}-manifest",
+                help=f"print the {title} app manifest to create askbridge's app from "
+                f"(README: Set up {title})",
+            )
 
     audit = commands.add_parser(
         "audit",

@@ -46,6 +46,9 @@ class SurfaceEntry(Generic[P]):
     """Regular expressions of its tokens, scrubbed from every log line, set up or not."""
     library_noise: tuple[str, ...] = ()
     """Warnings its libraries log about features askbridge does not use (left out of logs)."""
+    manifest: tuple[str, str] | None = None
+    """The package and file of the app manifest its app is made from, which
+    `askbridge <name>-manifest` prints."""
 
     def make_runtime(self, wiring: Wiring) -> PlatformRuntime | None:
         if self.settings is None or self.runtime is None:
@@ -106,6 +109,7 @@ SLACK = SurfaceEntry(
     token_shapes=(r"xox[abpr]-[\w-]+", r"xapp-[\w-]+"),
     # bolt noticing SLACK_BOT_TOKEN in the environment beside the client askbridge gives it.
     library_noise=("As you gave `client` as well, `token` will be unused.",),
+    manifest=("askbridge.adapters.slack", "manifest.yaml"),
 )
 DISCORD = SurfaceEntry(
     SurfaceSpec(

@@ -18,6 +18,8 @@ from tests.conftest import DATABASE, EXPECTED, waiting_ids
 from tests.server_process import ServerProcess
 from tests.web_person import answer_on_web
 
+ROOT = Path(__file__).resolve().parent.parent
+
 
 @pytest.fixture
 async def started(server: ServerProcess) -> ServerProcess:
@@ -298,3 +300,13 @@ async def test_a_refused_token_has_its_own_exit_status(server: ServerProcess) ->
     _, err = await ask.communicate()
     assert ask.returncode == 6
     assert "ASKBRIDGE_API_TOKEN" in err.decode()
+
+
+def test_a_surface_with_an_app_manifest_has_a_command_that_prints_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from askbridge.bots.cli import main
+
+    assert main(["slack-manifest"]) == 0
+    printed = capsys.readouterr().out
+    assert printed == (ROOT / "adapters" / "slack" / "manifest.yaml").read_text()
