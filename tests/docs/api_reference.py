@@ -10,6 +10,7 @@ import html
 import json
 from typing import Any
 
+from askbridge.bots.surfaces import surface_words
 from askbridge.core.api.openapi import openapi_document
 
 Schema = dict[str, Any]
@@ -17,11 +18,11 @@ METHODS = ("get", "post", "put", "patch", "delete")
 
 
 def openapi_json() -> str:
-    return json.dumps(openapi_document(), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(openapi_document(surface_words()), indent=2, ensure_ascii=False) + "\n"
 
 
 def api_page() -> str:
-    document = openapi_document()
+    document = openapi_document(surface_words())
     responses: Schema = document["components"]["responses"]
     lines = ["## Operations", ""]
     for path, operations in document["paths"].items():

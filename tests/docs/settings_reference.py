@@ -21,6 +21,7 @@ from pydantic_core import PydanticUndefined
 from pydantic_settings import BaseSettings
 
 from askbridge.bots.settings import Settings
+from askbridge.bots.surfaces import platform_settings
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 ENV_EXAMPLE = ROOT / ".env.example"
@@ -39,8 +40,8 @@ class Setting:
 
 
 def settings_models() -> list[type[BaseSettings]]:
-    """The settings models whose variables askbridge reads."""
-    return [Settings]
+    """The settings models whose variables askbridge reads: its own and each platform's."""
+    return [Settings, *platform_settings()]
 
 
 def variable(model: type[BaseSettings], name: str, field: FieldInfo) -> str:
