@@ -3,7 +3,7 @@
 The agent never waits on a chat platform: after a transition the broker hands the request
 here, after the waiters are woken, and one worker per message renders the newest state it has
 been given (so a slow, retried update never lands after a newer one); at most CALLS_AT_ONCE
-platform calls are in flight, the others queue. An update is retried for as long as the
+calls per platform are in flight, the others queue. An update is retried for as long as the
 process lives, backing off up to a minute (or as long as the platform's Retry-After says), and
 tried again within seconds once its platform answers again (`core/outages.py`: the first
 success after failures wakes every update waiting on that platform, and no other);
@@ -57,10 +57,11 @@ acknowledgement and the agent's wake-up, which follow the same commit, go first 
 queuing behind rendering the message and sending it; the person sees no difference (a platform
 takes longer than this to show an edit), and a burst of votes on one message is one update."""
 CALLS_AT_ONCE = 4
-"""Platform calls (updates, reminders) in flight at once: a burst of clicks queues its message
-updates behind the agents' wake-ups instead of opening dozens of connections at the same
-moment, and a platform's rate limit (429 + Retry-After, honoured below) is met by a few
-callers, not by all of them."""
+"""Calls (updates, reminders) in flight at once on one platform: a burst of clicks queues its
+message updates behind the agents' wake-ups instead of opening dozens of connections at the
+same moment, and a platform's rate limit (429 + Retry-After, honoured below) is met by a few
+callers, not by all of them. Per platform, so that calls hanging on one that is down never
+hold up another's."""
 MessageKey = tuple[str, str, str, str]
 
 
@@ -96,7 +97,7 @@ class MessageUpdates:
         self._tasks: set[asyncio.Task[None]] = set()
         self._sweeper: asyncio.Task[None] | None = None
         self._renewer: asyncio.Task[None] | None = None
-        self._calls = asyncio.Semaphore(CALLS_AT_ONCE)
+        self._calls: dict[str, asyncio.Semaphore] = {}
         self._pacing: set[asyncio.Task[Any]] = set()
         """Workers waiting for a turn under a platform's rate limit."""
         self._stopping = False
@@ -274,6 +275,9 @@ class MessageUpdates:
         outage = self._outages.get(platform)
         if outage is None:
             outage = self._outages[platform] = Outage(self._clock, self._probe_s)
+        calls = self._calls.get(platform)
+        if calls is None:
+            calls = self._calls[platform] = asyncio.Semaphore(CALLS_AT_ONCE)
         waiter = outage.waiter()
 
         def failed(state: RetryCallState) -> None:
@@ -292,7 +296,7 @@ class MessageUpdates:
             wait=self._backoff, sleep=waiter.pause, before_sleep=failed, reraise=True
         ):
             with attempt:
-                async with self._calls:
+                async with calls:
                     await call()
         outage.succeeded()
 

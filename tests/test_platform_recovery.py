@@ -13,7 +13,7 @@ from askbridge.core.ask import Ask
 from askbridge.core.broker import Broker
 from askbridge.core.errors import RetryLater
 from askbridge.core.intents import Cancel
-from askbridge.core.message_updates import BACKOFF_S
+from askbridge.core.message_updates import BACKOFF_S, CALLS_AT_ONCE
 from askbridge.core.models import MessageRef, Person, Request, Target
 from askbridge.core.outages import PROBE_S
 from askbridge.core.store.sqlite import SQLiteStore
@@ -267,7 +267,7 @@ async def test_a_message_failing_for_its_own_reason_keeps_its_backoff(store: SQL
         slack.down = False
         await run_until(clock, 600, slack)
     finally:
-        await broker.stop()
+        await broker.stop(grace_s=0)  # its update is still being retried
     assert len(slack.shown) == MESSAGES - 1
     assert max(slack.shown.values()) <= 130
     # Woken with the others when Slack came back, it failed again: from then on it waits its
@@ -278,3 +278,42 @@ async def test_a_message_failing_for_its_own_reason_keeps_its_backoff(store: SQL
     gaps = [b - a for a, b in itertools.pairwise([woken, *later])]
     assert len(gaps) >= 6
     assert min(gaps) >= BACKOFF_S[-1] * 0.8 - 1e-3, gaps
+
+
+class Hanging(Platform):
+    """A platform down in the worst way: its calls neither succeed nor fail until `released`."""
+
+    def __init__(self, platform: str, clock: VirtualClock) -> None:
+        super().__init__(platform, clock)
+        self.released = asyncio.Event()
+        self.hanging = 0
+        self.all_hang = asyncio.Event()
+        """As many calls hang as may be in flight on one platform."""
+
+    async def update(self, request: Request, message: MessageRef) -> None:
+        if self.down:
+            self.hanging += 1
+            if self.hanging == CALLS_AT_ONCE:
+                self.all_hang.set()
+            await self.released.wait()
+        await super().update(request, message)
+
+
+async def test_calls_hanging_on_one_platform_never_hold_up_another(store: SQLiteStore) -> None:
+    clock = VirtualClock()
+    discord, slack = Hanging("discord", clock), Platform("slack", clock)
+    broker = await outage(store, discord)
+    try:
+        await asyncio.wait_for(discord.all_hang.wait(), 10)
+        broker.add_surface(slack)
+        for n in range(MESSAGES):
+            request_id = f"ask_slack_{n}"
+            body = {"request_id": request_id, "questions": [DEPLOY], "target": "slack:C1"}
+            await broker.ask(Ask.parse(body))
+            await broker.act(request_id, ADA, Cancel())
+        # Slack's updates go out while every Discord call still hangs, the clock standing.
+        await clock.settled(lambda: slack.pending() == 0)
+        assert clock.seconds() == 0
+        discord.released.set()
+    finally:
+        await broker.stop(grace_s=0)  # Discord is still down
