@@ -14,10 +14,18 @@ from askbridge.bots.settings import Settings
 from askbridge.core.clock import ManualClock
 from askbridge.core.store import Store, open_store
 from askbridge.core.store.sqlite import SQLiteStore
+from tests.editable import stale_install_message
 from tests.server_process import ServerProcess
 from tests.stores import database_url
 
 StartService = Callable[..., Awaitable[Service]]
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    message = stale_install_message()
+    if message is not None:
+        pytest.exit(message, returncode=pytest.ExitCode.USAGE_ERROR)
+
 
 DATABASE = {
     "request_id": "ask_db",

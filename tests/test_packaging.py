@@ -16,6 +16,7 @@ import pytest
 
 import askbridge
 from tests.builds import LINKED, PROJECT, ROOT, build, built, checkout
+from tests.editable import linked_tree, unlinked_modules
 
 SERVER_ONLY = ("slack_bolt", "slack_sdk", "discord", "asyncpg", "prometheus_client", "mcp")
 PARTS = (
@@ -226,3 +227,25 @@ def test_pyright_in_another_project_checks_calls_against_the_client(tmp_path: Pa
 def test_ci_installs_the_pyright_the_tests_pin() -> None:
     script = (ROOT / ".ci" / "run").read_text()
     assert f"\nPYRIGHT_VERSION={PYRIGHT_VERSION}\n" in script
+
+
+def test_a_module_added_after_make_dev_is_named(tmp_path: Path) -> None:
+    site_packages = tmp_path / "site-packages"
+    site_packages.mkdir()
+    tree = tmp_path / "build" / "__editable__.askbridge-0-py3-none-any"
+    (tree / "askbridge" / "core").mkdir(parents=True)
+    (site_packages / "__editable__.askbridge-0.pth").write_text(f"{tree}\n")
+    assert linked_tree(site_packages) == tree
+    source = tmp_path / "checkout"
+    for folder in ("askbridge", "core", "adapters", "bots"):
+        (source / folder).mkdir(parents=True)
+    for module in ("askbridge/client.py", "core/broker.py", "core/refusals.py"):
+        (source / module).write_text("")
+    (tree / "askbridge" / "client.py").symlink_to(source / "askbridge" / "client.py")
+    (tree / "askbridge" / "core" / "broker.py").symlink_to(source / "core" / "broker.py")
+    assert unlinked_modules(source, tree) == ["core/refusals.py"]
+
+
+def test_the_default_editable_install_has_no_folder_of_links(tmp_path: Path) -> None:
+    (tmp_path / "__editable__.askbridge-0.pth").write_text("import __editable___finder\n")
+    assert linked_tree(tmp_path) is None
