@@ -17,7 +17,8 @@ from askbridge.core.clock import ManualClock
 from askbridge.core.intents import Cancel
 from askbridge.core.models import Person
 from askbridge.core.store import Store, open_store
-from askbridge.core.store.sqlite import PRUNE_BATCH, SQLiteStore
+from askbridge.core.store.sqlite import SQLiteStore
+from askbridge.core.store.transactions import PRUNE_BATCH
 from tests.chat import Chat
 from tests.conftest import DEPLOY, StartService
 from tests.stores import database_url

@@ -16,7 +16,7 @@ from askbridge.core.ask import Ask
 from askbridge.core.models import Person, Request, Target
 from askbridge.core.store.checkpoints import Checkpoints
 from askbridge.core.store.group_commit import Sync
-from askbridge.core.store.sqlite import SQLiteStore, _one
+from askbridge.core.store.sqlite import SQLiteStore
 from tests.conftest import DATABASE
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
@@ -42,7 +42,7 @@ async def test_many_creates_keep_the_wal_under_its_bound(tmp_path: Path) -> None
     store = SQLiteStore(path, checkpoints=checkpoints)
     await store.open()
     try:
-        autocheckpoint = await store._run(_one, store.db, "PRAGMA wal_autocheckpoint")
+        autocheckpoint = await pragma(store, "PRAGMA wal_autocheckpoint")
         assert autocheckpoint == (0,)
         largest = 0
         for index in range(1500):
@@ -64,7 +64,7 @@ async def test_transactions_queued_together_share_commits(tmp_path: Path, sync: 
     await store.open()
     try:
         synchronous = {"normal": 1, "full": 2}[sync]
-        assert await store._run(_one, store.db, "PRAGMA synchronous") == (synchronous,)
+        assert await pragma(store, "PRAGMA synchronous") == (synchronous,)
         before = store.commits
         created = await asyncio.gather(*(store.create(request(i)) for i in range(50)))
         assert all(new for _, new in created)
@@ -153,7 +153,7 @@ async def test_the_default_survives_a_crash_of_the_process_not_a_power_loss(
     await store.open()
     try:
         # NORMAL (1): commits reach the WAL file, which the OS keeps when the process dies.
-        assert await store._run(_one, store.db, "PRAGMA synchronous") == (1,)
+        assert await pragma(store, "PRAGMA synchronous") == (1,)
     finally:
         await store.close()
 
@@ -181,3 +181,8 @@ async def test_a_lock_held_by_another_process_holds_up_no_other_call(tmp_path: P
     finally:
         elsewhere.close()
         await store.close()
+
+
+async def pragma(store: SQLiteStore, name: str) -> tuple[object, ...]:
+    """The store's connection's `name` setting, read where its calls run."""
+    return tuple(await store._run(lambda: store.db.execute(name).fetchone()))

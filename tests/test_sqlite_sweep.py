@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from askbridge.core.models import MessageRef, Person, Request, Status, Target, UserQuestion
+from askbridge.core.store import transactions
 from askbridge.core.store.base import Ending
 from askbridge.core.store.sqlite import SQLiteStore
 from tests.conftest import DEPLOY
@@ -49,7 +50,7 @@ def steps_of_the_sweep(store: SQLiteStore) -> tuple[int, list[str]]:
 
     store.db.set_progress_handler(step, 10)
     try:
-        found = store._unrendered(None)
+        found = store._write_now(transactions.unrendered, None)
     finally:
         store.db.set_progress_handler(None, 0)
     return counted[0], [request_id for request_id, _ in found]

@@ -10,6 +10,10 @@ The listening connection is watched: when it closes, or stops answering a period
 (a network blip can leave it open but dead), it is replaced, with capped exponential backoff and
 jitter between failed attempts. NOTIFYs sent while it was down are lost, so once it is back
 `on_change(EVERY_REQUEST)` tells the broker that any request may have changed.
+
+What each call does is written once for both stores (`transactions`, `queries`); here is only
+how PostgreSQL runs it, and what is PostgreSQL's own: the vote in one statement, the posting
+claim (a session advisory lock), LISTEN/NOTIFY and the errors that mean it cannot serve.
 """
 
 from __future__ import annotations
@@ -19,11 +23,10 @@ import contextlib
 import hashlib
 import json
 import logging
-import secrets
 import uuid
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from datetime import datetime
-from typing import Any, TypeAlias
+from typing import Any, ParamSpec, TypeAlias, TypeVar
 from urllib.parse import urlsplit
 
 import asyncpg
@@ -32,9 +35,11 @@ from tenacity import AsyncRetrying, RetryCallState
 
 from askbridge.core import audit_log
 from askbridge.core.errors import StartupError
-from askbridge.core.models import MessageRef, Person, Request, Selections, Status, Vote
+from askbridge.core.models import MessageRef, Person, Request, Selections, Status
 from askbridge.core.retry import doubling
 from askbridge.core.store import codec
+from askbridge.core.store import queries as q
+from askbridge.core.store import transactions as tx
 from askbridge.core.store.base import (
     EVERY_REQUEST,
     Attempt,
@@ -46,6 +51,8 @@ from askbridge.core.store.base import (
 )
 from askbridge.core.store.factory import shown_url
 from askbridge.core.store.postgres_schema import MIGRATIONS
+from askbridge.core.store.sql import Query, Step
+from askbridge.core.store.transactions import Script
 
 log = logging.getLogger("askbridge.store")
 
@@ -56,12 +63,9 @@ deployment on the same database) get a channel of their own, see `_channel_of`."
 MIGRATION_LOCK = 0x61736B62
 # The seed that hashes request ids into their own advisory lock keys, for posting claims.
 POSTING_LOCKS = 0x61736B70
-# The seed for the per-request transaction locks that order each request's audit chain.
-EVENT_LOCKS = 0x61736B65
 CONNECT_TIMEOUT_S = 10.0
 # PostgreSQL cuts identifiers, NOTIFY channels included, to 63 bytes.
 MAX_CHANNEL_BYTES = 63
-SECRET_BYTES = 32
 LISTENER_NAME = "askbridge-listener"
 UNAVAILABLE = (
     OSError,  # the server refuses or drops the connection
@@ -73,6 +77,8 @@ UNAVAILABLE = (
 REQUEST_FIELDS = tuple(codec.REQUEST_COLUMNS.replace(" ", "").split(","))
 """The request's columns in the order `codec.load_request` takes them, by name."""
 Connection: TypeAlias = "asyncpg.Connection[Any] | PoolConnectionProxy[Any]"
+T = TypeVar("T")
+P = ParamSpec("P")
 OnChange: TypeAlias = Callable[[str], Coroutine[Any, Any, None]]
 
 
@@ -134,7 +140,7 @@ class PostgresStore:
                     for statement in statements:
                         await db.execute(statement)
                     await db.execute("INSERT INTO schema_version (version) VALUES ($1)", version)
-            await _chain_unchained(db)
+            await self._drive(db, tx.chain_unchained())
             self._channel = _channel_of(await db.fetchval("SELECT current_schema()"))
 
     async def close(self) -> None:
@@ -160,7 +166,7 @@ class PostgresStore:
 
     async def ping(self) -> None:
         async with self.pool.acquire(timeout=CONNECT_TIMEOUT_S) as db:
-            await db.fetchval("SELECT max(version) FROM schema_version")
+            await self._drive(db, tx.value(q.SCHEMA_VERSION.value()))
 
     def unavailable(self, error: BaseException) -> str | None:
         if isinstance(error, UNAVAILABLE):
@@ -262,160 +268,97 @@ class PostgresStore:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _notify(self, db: Connection, request_id: str) -> None:
-        await db.execute(
-            "SELECT pg_notify($1, $2)", self._channel, f"{self._instance}:{request_id}"
-        )
+    async def _write(self, script: Callable[P, Script[T]], *args: P.args, **kw: P.kwargs) -> T:
+        """`script` in a transaction."""
+        async with self.pool.acquire() as db, db.transaction():
+            return await self._drive(db, script(*args, **kw))
+
+    async def _read(self, script: Callable[P, Script[T]], *args: P.args, **kw: P.kwargs) -> T:
+        """`script` with each statement on its own (a read, or a single write)."""
+        async with self.pool.acquire() as db:
+            return await self._drive(db, script(*args, **kw))
+
+    async def _drive(self, db: Connection, script: Script[T]) -> T:
+        """Run `script` on `db`: each statement it yields, its result sent back."""
+        result: Any = None
+        try:
+            while True:
+                result = await self._step(db, script.send(result))
+        except StopIteration as done:
+            value: T = done.value
+            return value
+
+    async def _step(self, db: Connection, step: Step) -> Any:
+        query, want = step.query, step.want
+        sql = query.postgres
+        if sql is None:
+            return None
+        if want == "notify":
+            payload = f"{self._instance}:{step.params['request_id']}"
+            return await db.execute(
+                sql, *query.args({"channel": self._channel, "payload": payload})
+            )
+        args = query.args(step.params)
+        if want == "rows":
+            return [tuple(row) for row in await db.fetch(sql, *args)]
+        if want == "row":
+            row = await db.fetchrow(sql, *args)
+            return None if row is None else tuple(row)
+        if want == "value":
+            return await db.fetchval(sql, *args)
+        # The command tag ends with how many rows the statement changed ("INSERT 0 1").
+        return int((await db.execute(sql, *args)).rsplit(" ", 1)[1])
 
     # --- requests -----------------------------------------------------------------------
 
     async def create(self, request: Request) -> tuple[Request, bool]:
-        async with self.pool.acquire() as db, db.transaction():
-            created = await db.fetchval(
-                "INSERT INTO requests (request_id, questions, targets, context, status,"
-                " created_at, expires_at, policy, remind_at, escalate_at)"
-                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
-                " ON CONFLICT (request_id) DO NOTHING RETURNING true",
-                request.request_id,
-                codec.dump_questions(request.questions),
-                codec.dump_targets(request.targets),
-                request.context,
-                request.status.value,
-                codec.epoch(request.created_at),
-                codec.epoch(request.expires_at),
-                request.policy.model_dump_json(),
-                codec.epoch(request.remind_at),
-                codec.epoch(request.escalate_at),
-            )
-            if created:
-                await _insert_event(db, Event(request.request_id, request.created_at, "created"))
-                await self._notify(db, request.request_id)
-            stored = await _load(db, request.request_id)
-        assert stored is not None
-        return stored, bool(created)
+        return await self._write(tx.create, request)
 
     async def discard(self, request_id: str, at: datetime, reason: str) -> None:
-        async with self.pool.acquire() as db, db.transaction():
-            for table in ("drafts", "votes", "messages", "requests"):
-                await db.execute(f"DELETE FROM {table} WHERE request_id = $1", request_id)
-            await _insert_event(db, Event(request_id, at, "post_failed", data={"error": reason}))
+        await self._write(tx.discard, request_id, at, reason)
 
     async def status(self, request_id: str) -> Status | None:
-        if not _storable(request_id):
-            return None
-        async with self.pool.acquire() as db:
-            found = await db.fetchval(
-                "SELECT status FROM requests WHERE request_id = $1", request_id
-            )
-        return None if found is None else Status(found)
+        return await self._read(tx.status, request_id) if _storable(request_id) else None
 
     async def get(self, request_id: str) -> Request | None:
-        if not _storable(request_id):
-            return None
-        async with self.pool.acquire() as db:
-            return await _load(db, request_id)
+        return await self._read(tx.load, request_id) if _storable(request_id) else None
 
     async def prune(self, ended_before: datetime) -> int:
-        before = codec.epoch(ended_before)
-        async with self.pool.acquire() as db, db.transaction():
-            ids = [
-                row[0]
-                for row in await db.fetch(
-                    "SELECT request_id FROM requests"
-                    " WHERE status <> 'waiting' AND ended_at < $1 FOR UPDATE",
-                    before,
-                )
-            ]
-            for table in ("drafts", "votes", "messages", "events", "deliveries", "requests"):
-                await db.execute(f"DELETE FROM {table} WHERE request_id = ANY($1::text[])", ids)
-            # Requests whose posting failed left only their events.
-            await db.execute(
-                "DELETE FROM events e WHERE at < $1"
-                " AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.request_id = e.request_id)",
-                before,
-            )
-        return len(ids)
+        before, pruned = codec.epoch(ended_before), 0
+        assert before is not None
+        while True:
+            count = await self._write(tx.prune, before, tx.PRUNE_BATCH)
+            pruned += count
+            if count < tx.PRUNE_BATCH:
+                return pruned
 
     async def get_with_draft(
         self, request_id: str, person: Person
     ) -> tuple[Request | None, Selections]:
         if not _storable(request_id):
             return None, {}
-        async with self.pool.acquire() as db:
-            return await _load(db, request_id), await _draft(db, request_id, person)
+        return await self._read(tx.get_with_draft, request_id, person)
 
     async def list_requests(
         self, status: Status | None = None, limit: int = 100, older_than: str | None = None
     ) -> list[Request]:
         if not _storable(older_than):
             return []
-        where, args = _listing(status, older_than, first=2)
-        async with self.pool.acquire() as db:
-            rows = await db.fetch(
-                f"SELECT {codec.REQUEST_COLUMNS} FROM requests {where}"
-                " ORDER BY created_at DESC, request_id DESC LIMIT $1",
-                limit,
-                *args,
-            )
-            ids = [row[0] for row in rows]
-            messages, votes = await _messages(db, ids), await _votes(db, ids)
-        return [
-            codec.load_request(tuple(row), messages.get(row[0], []), votes.get(row[0], []))
-            for row in rows
-        ]
+        return await self._read(tx.list_requests, status, limit, older_than)
 
     async def count_requests(self, status: Status, older_than: str | None = None) -> int:
         if not _storable(older_than):
             return 0
-        where, args = _listing(status, older_than, first=1)
-        async with self.pool.acquire() as db:
-            found = await db.fetchval(f"SELECT count(*) FROM requests {where}", *args)
-        return int(found)
+        return await self._read(tx.count_requests, status, older_than)
 
     async def add_message(self, request_id: str, message: MessageRef, at: datetime) -> None:
-        async with self.pool.acquire() as db, db.transaction():
-            inserted = await db.execute(
-                "INSERT INTO messages (request_id, platform, channel, message_id, data,"
-                " posted_at, rendered_status, target)"
-                " VALUES ($1, $2, $3, $4, $5, $6, 'waiting', $7) ON CONFLICT DO NOTHING",
-                request_id,
-                message.platform,
-                message.channel,
-                message.message_id,
-                json.dumps(message.data),
-                codec.epoch(at),
-                message.target,
-            )
-            if inserted.endswith(" 1"):
-                # A message starts at revision 0: if the request has moved on, it is stale.
-                await db.execute(
-                    "UPDATE requests SET rendered = 0 WHERE request_id = $1 AND rendered > 0",
-                    request_id,
-                )
-            where = {
-                "platform": message.platform,
-                "channel": message.channel,
-                "message_id": message.message_id,
-            }
-            await _insert_event(db, Event(request_id, at, "posted", data=where))
+        await self._write(tx.add_message, request_id, message, at)
 
     async def mark_posted(self, request_id: str, at: datetime) -> None:
-        async with self.pool.acquire() as db:
-            await db.execute(
-                "UPDATE requests SET posted_at = $2 WHERE request_id = $1 AND posted_at IS NULL",
-                request_id,
-                codec.epoch(at),
-            )
+        await self._read(tx.mark_posted, request_id, at)
 
     async def unposted(self, limit: int = 100) -> list[Request]:
-        async with self.pool.acquire() as db:
-            rows = await db.fetch(
-                "SELECT request_id FROM requests WHERE posted_at IS NULL"
-                " ORDER BY created_at LIMIT $1",
-                limit,
-            )
-            found = [await _load(db, row[0]) for row in rows]
-        return [request for request in found if request is not None]
+        return await self._read(tx.unposted, limit)
 
     @contextlib.asynccontextmanager
     async def posting(self, request_id: str) -> AsyncIterator[bool]:
@@ -465,22 +408,7 @@ class PostgresStore:
     async def save_draft(
         self, request_id: str, person: Person, selections: Selections, at: datetime
     ) -> Selections:
-        async with self.pool.acquire() as db, db.transaction():
-            # The row lock keeps two quick clicks of one person from losing either choice.
-            await db.execute("SELECT 1 FROM requests WHERE request_id = $1 FOR UPDATE", request_id)
-            draft = await _draft(db, request_id, person)
-            draft.update(selections)
-            await db.execute(
-                "INSERT INTO drafts (request_id, person, selections, updated_at)"
-                " VALUES ($1, $2, $3, $4) ON CONFLICT (request_id, person)"
-                " DO UPDATE SET selections = excluded.selections,"
-                " updated_at = excluded.updated_at",
-                request_id,
-                person.key,
-                codec.dump_selections(draft),
-                codec.epoch(at),
-            )
-        return draft
+        return await self._write(tx.save_draft, request_id, person, selections, at)
 
     async def vote(
         self,
@@ -506,9 +434,7 @@ class PostgresStore:
         db = await self.pool.acquire()
         try:
             row = await db.fetchrow(
-                "SELECT o_outcome, o_request, o_messages, o_votes FROM askbridge_vote("
-                "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
-                " $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)",
+                _VOTE,
                 request_id,
                 person.key,
                 voter,
@@ -517,7 +443,7 @@ class PostgresStore:
                 None if sent_at is None else codec.epoch(sent_at),
                 json.dumps(dict(notes)) if notes else None,
                 quorum,
-                EVENT_LOCKS,
+                q.EVENT_LOCKS,
                 audit_log.GENESIS,
                 json.dumps(vote_event.data),
                 vote_head,
@@ -552,201 +478,57 @@ class PostgresStore:
         task.add_done_callback(self._giving_back.discard)
 
     async def finish(self, request_id: str, ending: Ending) -> tuple[Request, bool]:
-        async with self.pool.acquire() as db, db.transaction():
-            won = await _end(db, request_id, ending)
-            if won:
-                await self._notify(db, request_id)
-            stored = await _load(db, request_id)
-        if stored is None:
-            raise KeyError(request_id)
-        return stored, won
+        return await self._write(tx.finish, request_id, ending)
 
     # --- time and rendering -------------------------------------------------------------
 
     async def next_deadline(self) -> datetime | None:
-        async with self.pool.acquire() as db:
-            at = await db.fetchval(
-                "SELECT least("
-                " (SELECT min(expires_at) FROM requests WHERE status = 'waiting'),"
-                " (SELECT min(remind_at) FROM requests"
-                "  WHERE status = 'waiting' AND reminded_at IS NULL),"
-                " (SELECT min(escalate_at) FROM requests WHERE status = 'waiting'))"
-            )
-        return codec.from_epoch(at)
+        return codec.from_epoch(await self._read(tx.value, q.NEXT_DEADLINE.value()))
 
     async def expired(self, now: datetime, limit: int = 100) -> list[str]:
-        return await self._ids(
-            "SELECT request_id FROM requests WHERE status = 'waiting'"
-            " AND expires_at <= $1 ORDER BY expires_at LIMIT $2",
-            now,
-            limit,
-        )
+        return await self._read(tx.ids, q.EXPIRED.rows(now=codec.epoch(now), limit=limit))
+
+    async def due_reminders(self, now: datetime, limit: int = 100) -> list[str]:
+        return await self._read(tx.ids, q.DUE_REMINDERS.rows(now=codec.epoch(now), limit=limit))
+
+    async def mark_reminded(self, request_id: str, at: datetime) -> bool:
+        return await self._write(tx.mark_reminded, request_id, at)
 
     async def due_escalations(self, now: datetime, limit: int = 100) -> list[str]:
-        return await self._ids(
-            "SELECT request_id FROM requests WHERE status = 'waiting'"
-            " AND escalate_at <= $1 ORDER BY escalate_at LIMIT $2",
-            now,
-            limit,
-        )
+        found = q.DUE_ESCALATIONS.rows(now=codec.epoch(now), limit=limit)
+        return await self._read(tx.ids, found)
 
     async def escalate(
         self, request_id: str, step: int, at: datetime, next_at: datetime | None
     ) -> bool:
-        async with self.pool.acquire() as db, db.transaction():
-            row = await db.fetchrow(
-                "SELECT policy, targets FROM requests WHERE request_id = $1"
-                " AND status = 'waiting' AND escalation_step = $2 FOR UPDATE",
-                request_id,
-                step,
-            )
-            found = None if row is None else codec.escalated(row[0], row[1], step)
-            if found is None:
-                return False
-            taken, targets = found
-            await db.execute(
-                "UPDATE requests SET escalation_step = $3, escalated_at = $4, escalate_at = $5,"
-                " revision = revision + 1, pings = pings + $7,"
-                " targets = coalesce($6, targets),"
-                " posted_at = CASE WHEN $6::text IS NULL THEN posted_at END"
-                " WHERE request_id = $1 AND escalation_step = $2",
-                request_id,
-                step,
-                step + 1,
-                codec.epoch(at),
-                codec.epoch(next_at),
-                targets,
-                int(taken.mention),
-            )
-            data = codec.escalation_data(step, taken)
-            await _insert_event(db, Event(request_id, at, "escalated", data=data))
-            await self._notify(db, request_id)
-        return True
-
-    async def due_reminders(self, now: datetime, limit: int = 100) -> list[str]:
-        return await self._ids(
-            "SELECT request_id FROM requests WHERE status = 'waiting' AND reminded_at IS NULL"
-            " AND remind_at <= $1 ORDER BY remind_at LIMIT $2",
-            now,
-            limit,
-        )
-
-    async def _ids(self, sql: str, now: datetime, limit: int) -> list[str]:
-        async with self.pool.acquire() as db:
-            rows = await db.fetch(sql, codec.epoch(now), limit)
-        return [row[0] for row in rows]
-
-    async def mark_reminded(self, request_id: str, at: datetime) -> bool:
-        async with self.pool.acquire() as db, db.transaction():
-            claimed = await db.fetchval(
-                "UPDATE requests SET reminded_at = $2, pings = pings + 1,"
-                " revision = revision + 1 WHERE request_id = $1"
-                " AND status = 'waiting' AND reminded_at IS NULL RETURNING true",
-                request_id,
-                codec.epoch(at),
-            )
-            if claimed:
-                await _insert_event(db, Event(request_id, at, "reminder"))
-        return bool(claimed)
+        return await self._write(tx.escalate, request_id, step, at, next_at)
 
     async def unrendered(self, now: datetime | None = None) -> list[tuple[str, MessageRef]]:
-        async with self.pool.acquire() as db:
-            # Only the requests with a stale message (`requests_unrendered`), not every message
-            # ever posted.
-            rows = await db.fetch(
-                "SELECT m.request_id, m.platform, m.channel, m.message_id, m.data, m.target"
-                " FROM requests r JOIN messages m ON m.request_id = r.request_id"
-                " WHERE r.rendered < r.revision AND m.rendered_revision < r.revision"
-                " AND ($1::double precision IS NULL"
-                " OR m.claimed_until IS NULL OR m.claimed_until <= $1)",
-                codec.epoch(now),
-            )
-        return [(row[0], codec.load_message(tuple(row)[1:])) for row in rows]
+        return await self._read(tx.unrendered, now)
 
     async def claim_message(
         self, request_id: str, message: MessageRef, owner: str, now: datetime, until: datetime
     ) -> Render | None:
-        async with self.pool.acquire() as db, db.transaction():
-            # The share lock holds back votes until the request is read with its revision.
-            revision = await db.fetchval(
-                "SELECT revision FROM requests WHERE request_id = $1 FOR SHARE", request_id
-            )
-            claimed = await db.fetchval(
-                "UPDATE messages SET claimed_by = $5, claimed_until = $6"
-                f" WHERE {_MESSAGE} AND (claimed_by IS NULL OR claimed_by = $5"
-                " OR claimed_until <= $7) AND rendered_revision < $8 RETURNING true",
-                *_message_key(request_id, message),
-                owner,
-                codec.epoch(until),
-                codec.epoch(now),
-                revision,
-            )
-            return await _render(db, request_id, message, revision) if claimed else None
+        return await self._write(tx.claim_message, request_id, message, owner, now, until)
 
     async def mark_rendered(
         self, request_id: str, message: MessageRef, owner: str, rendered: Render, until: datetime
     ) -> Render | None:
-        async with self.pool.acquire() as db, db.transaction():
-            # Not a share lock: the request's `rendered` may be written below, and two renders
-            # of its messages that both held a share lock would deadlock on that.
-            revision = await db.fetchval(
-                "SELECT revision FROM requests WHERE request_id = $1 FOR NO KEY UPDATE", request_id
-            )
-            newer = revision is not None and revision > rendered.revision
-            held = await db.fetchval(
-                "UPDATE messages SET rendered_status = $7,"
-                " rendered_revision = greatest(rendered_revision, $8),"
-                " pinged = greatest(pinged, $10), claimed_by = $6, claimed_until = $9"
-                f" WHERE {_MESSAGE} AND claimed_by = $5 RETURNING true",
-                *_message_key(request_id, message),
-                owner,
-                owner if newer else None,
-                rendered.request.status.value,
-                rendered.revision,
-                codec.epoch(until) if newer else None,
-                rendered.pings,
-            )
-            await db.execute(
-                "UPDATE requests SET rendered = coalesce((SELECT min(rendered_revision)"
-                " FROM messages WHERE request_id = $1), revision)"
-                " WHERE request_id = $1 AND rendered < revision",
-                request_id,
-            )
-            if not (newer and held):
-                return None
-            return await _render(db, request_id, message, revision)
+        return await self._write(tx.mark_rendered, request_id, message, owner, rendered, until)
 
     async def renew_claims(self, owner: str, until: datetime) -> int:
-        async with self.pool.acquire() as db:
-            done = await db.execute(
-                "UPDATE messages SET claimed_until = $2 WHERE claimed_by = $1",
-                owner,
-                codec.epoch(until),
-            )
-        return int(done.rsplit(" ", 1)[1])
+        return await self._read(tx.renew_claims, owner, until)
 
     async def release_claims(self, owner: str) -> None:
-        async with self.pool.acquire() as db:
-            await db.execute(
-                "UPDATE messages SET claimed_by = NULL, claimed_until = NULL WHERE claimed_by = $1",
-                owner,
-            )
+        await self._read(tx.release_claims, owner)
 
     # --- audit --------------------------------------------------------------------------
 
     async def secret(self, name: str) -> bytes:
-        async with self.pool.acquire() as db:
-            await db.execute(
-                "INSERT INTO secrets (name, value) VALUES ($1, $2) ON CONFLICT DO NOTHING",
-                name,
-                secrets.token_hex(SECRET_BYTES),
-            )
-            value = await db.fetchval("SELECT value FROM secrets WHERE name = $1", name)
-        return bytes.fromhex(str(value))
+        return await self._read(tx.secret, name)
 
     async def add_event(self, event: Event) -> None:
-        async with self.pool.acquire() as db, db.transaction():
-            await _insert_event(db, event)
+        await self._write(tx.add_events, event)
 
     async def events(
         self,
@@ -759,66 +541,20 @@ class PostgresStore:
     ) -> list[Event]:
         if not _storable(request_id):
             return []
-        async with self.pool.acquire() as db:
-            rows = await db.fetch(
-                f"SELECT {codec.EVENT_COLUMNS} FROM events"
-                " WHERE at >= $1 AND ($2::text IS NULL OR request_id = $2) AND seq > $4"
-                " AND ($5::double precision IS NULL OR at < $5)"
-                " ORDER BY seq LIMIT $3",
-                codec.epoch(since) if since else 0.0,
-                request_id,
-                limit,
-                after,
-                codec.epoch(until),
-            )
-        return [codec.load_event(tuple(row)) for row in rows]
+        return await self._read(tx.events, request_id, since, limit, until, after)
 
     # --- webhooks -----------------------------------------------------------------------
 
     async def claim_deliveries(
         self, owner: str, now: datetime, lease_until: datetime, limit: int
     ) -> list[Delivery]:
-        async with self.pool.acquire() as db, db.transaction():
-            rows = await db.fetch(
-                "UPDATE deliveries SET claimed_by = $1, claimed_until = $2"
-                " WHERE delivery_id IN (SELECT delivery_id FROM deliveries"
-                "  WHERE done_at IS NULL AND next_at <= $3"
-                "  AND (claimed_until IS NULL OR claimed_until <= $3)"
-                "  ORDER BY next_at LIMIT $4 FOR UPDATE SKIP LOCKED)"
-                f" RETURNING {codec.DELIVERY_COLUMNS}",
-                owner,
-                codec.epoch(lease_until),
-                codec.epoch(now),
-                limit,
-            )
-        return [codec.load_delivery(tuple(row)) for row in rows]
+        return await self._write(tx.claim_deliveries, owner, now, lease_until, limit)
 
     async def record_attempt(self, delivery: Delivery, owner: str, attempt: Attempt) -> bool:
-        done = None if attempt.next_at is not None else codec.epoch(attempt.at)
-        async with self.pool.acquire() as db, db.transaction():
-            held = await db.fetchval(
-                "UPDATE deliveries SET attempts = attempts + 1, claimed_by = NULL,"
-                " claimed_until = NULL, next_at = coalesce($1, next_at), done_at = $2,"
-                " result = $3 WHERE delivery_id = $4 AND claimed_by = $5 AND done_at IS NULL"
-                " RETURNING true",
-                codec.epoch(attempt.next_at),
-                done,
-                attempt.result,
-                delivery.delivery_id,
-                owner,
-            )
-            data = codec.attempt_data(delivery, attempt)
-            await _insert_event(db, Event(delivery.request_id, attempt.at, "webhook", data=data))
-            await self._notify(db, delivery.request_id)
-        return bool(held)
+        return await self._write(tx.record_attempt, delivery, owner, attempt)
 
     async def next_delivery(self) -> datetime | None:
-        async with self.pool.acquire() as db:
-            at = await db.fetchval(
-                "SELECT min(greatest(next_at, coalesce(claimed_until, 0))) FROM deliveries"
-                " WHERE done_at IS NULL"
-            )
-        return codec.from_epoch(at)
+        return await self._read(tx.next_delivery)
 
 
 async def _kept(_connection: Connection) -> None:
@@ -834,56 +570,13 @@ def _storable(key: str | None) -> bool:
     return key is None or "\x00" not in key
 
 
-async def _end(db: Connection, request_id: str, ending: Ending) -> bool:
-    won = await db.fetchval(
-        "UPDATE requests SET status = $1, ended_at = $2, answers = $3, ended_by = $4,"
-        " revision = revision + 1 WHERE request_id = $5 AND status = 'waiting' RETURNING true",
-        ending.status.value,
-        codec.epoch(ending.at),
-        None if ending.answers is None else json.dumps(ending.answers),
-        codec.dump_person(ending.by),
-        request_id,
-    )
-    if not won:
-        return False
-    policy = await db.fetchval("SELECT policy FROM requests WHERE request_id = $1", request_id)
-    data = codec.ending_data(ending, policy)
-    await _insert_event(db, Event(request_id, ending.at, ending.status.value, ending.by, data))
-    await db.execute("DELETE FROM drafts WHERE request_id = $1", request_id)
-    url = codec.callback_url(policy)
-    if url is not None:
-        await db.execute(
-            "INSERT INTO deliveries (delivery_id, request_id, url, created_at, next_at)"
-            " VALUES ($1, $2, $3, $4, $4) ON CONFLICT DO NOTHING",
-            f"dlv_{uuid.uuid4().hex}",
-            request_id,
-            url,
-            codec.epoch(ending.at),
-        )
-    return True
+def _postgres(query: Query) -> str:
+    """`query` as PostgreSQL runs it, for a call this store makes itself."""
+    assert query.postgres is not None
+    return query.postgres
 
 
-_MESSAGE = "request_id = $1 AND platform = $2 AND channel = $3 AND message_id = $4"
-
-
-def _message_key(request_id: str, message: MessageRef) -> tuple[str, str, str, str]:
-    return (request_id, message.platform, message.channel, message.message_id)
-
-
-async def _render(
-    db: Connection, request_id: str, message: MessageRef, revision: int
-) -> Render | None:
-    counts = await db.fetchrow(
-        "SELECT r.pings, m.pinged FROM messages m JOIN requests r"
-        " ON r.request_id = m.request_id WHERE m.request_id = $1 AND m.platform = $2"
-        " AND m.channel = $3 AND m.message_id = $4",
-        *_message_key(request_id, message),
-    )
-    request = await _load(db, request_id)
-    if counts is None or request is None:
-        return None
-    pings, pinged = counts
-    return Render(request, revision, pings, ping=pinged < pings)
+_VOTE = _postgres(q.VOTE)
 
 
 def _digest_slot(head: bytes) -> tuple[bytes, bytes]:
@@ -892,124 +585,6 @@ def _digest_slot(head: bytes) -> tuple[bytes, bytes]:
     last key sorts after "answers", and the data is followed by the "kind" key)."""
     cut = head.rindex(b'},"kind":')
     return head[:cut], head[cut:]
-
-
-async def _load(db: Connection, request_id: str) -> Request | None:
-    row = await db.fetchrow(
-        f"SELECT {codec.REQUEST_COLUMNS} FROM requests WHERE request_id = $1", request_id
-    )
-    if row is None:
-        return None
-    return codec.load_request(
-        tuple(row),
-        (await _messages(db, [request_id])).get(request_id, []),
-        (await _votes(db, [request_id])).get(request_id, []),
-    )
-
-
-def _listing(status: Status | None, older_than: str | None, *, first: int) -> tuple[str, list[str]]:
-    """The WHERE clause of a listing: by status, and after request `older_than` in its order;
-    its parameters are numbered from `first`."""
-    conditions: list[str] = []
-    args: list[str] = []
-    if status is not None:
-        conditions.append(f"status = ${first + len(args)}")
-        args.append(status.value)
-    if older_than is not None:
-        conditions.append(
-            "(created_at, request_id) < (SELECT created_at, request_id FROM requests"
-            f" WHERE request_id = ${first + len(args)})"
-        )
-        args.append(older_than)
-    return ("WHERE " + " AND ".join(conditions) if conditions else ""), args
-
-
-async def _messages(db: Connection, request_ids: Sequence[str]) -> dict[str, list[MessageRef]]:
-    found: dict[str, list[MessageRef]] = {}
-    if request_ids:
-        rows = await db.fetch(
-            f"SELECT request_id, {codec.MESSAGE_COLUMNS} FROM messages"
-            " WHERE request_id = ANY($1::text[]) ORDER BY posted_at, seq",
-            list(request_ids),
-        )
-        for row in rows:
-            found.setdefault(row[0], []).append(codec.load_message(tuple(row)[1:]))
-    return found
-
-
-async def _votes(db: Connection, request_ids: Sequence[str]) -> dict[str, list[Vote]]:
-    found: dict[str, list[Vote]] = {}
-    if request_ids:
-        rows = await db.fetch(
-            f"SELECT request_id, {codec.VOTE_COLUMNS} FROM votes"
-            " WHERE request_id = ANY($1::text[]) ORDER BY at",
-            list(request_ids),
-        )
-        for row in rows:
-            found.setdefault(row[0], []).append(codec.load_vote(tuple(row)[1:]))
-    return found
-
-
-async def _draft(db: Connection, request_id: str, person: Person) -> Selections:
-    text = await db.fetchval(
-        "SELECT selections FROM drafts WHERE request_id = $1 AND person = $2",
-        request_id,
-        person.key,
-    )
-    return codec.load_selections(text)
-
-
-async def _insert_event(db: Connection, event: Event) -> None:
-    """Append `event` to its request's hash chain, in the caller's transaction. A lock per
-    request (taken last, after any row lock) keeps two transactions from both chaining onto
-    the same previous event."""
-    await db.execute(
-        "SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || ':' || $1, $2))",
-        event.request_id,
-        EVENT_LOCKS,
-    )
-    prev = await db.fetchval(
-        "SELECT hash FROM events WHERE request_id = $1 ORDER BY seq DESC LIMIT 1",
-        event.request_id,
-    )
-    prev = prev or audit_log.GENESIS
-    at, actor, data, digest = codec.event_row(event, prev)
-    await db.execute(
-        "INSERT INTO events (request_id, at, kind, actor, data, prev_hash, hash)"
-        " VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        event.request_id,
-        at,
-        event.kind,
-        actor,
-        data,
-        prev,
-        digest,
-    )
-
-
-async def _chain_unchained(db: Connection) -> None:
-    """Chain the events stored before the audit log had hashes, in order (once: the version
-    that added the hashes is applied in the same transaction, under the migration lock)."""
-    heads: dict[str, str] = {}
-    rows = await db.fetch(
-        f"SELECT {codec.EVENT_COLUMNS} FROM events WHERE hash IS NULL ORDER BY seq"
-    )
-    for row in rows:
-        event = codec.load_event(tuple(row))
-        prev = heads.get(event.request_id)
-        if prev is None:
-            found = await db.fetchval(
-                "SELECT hash FROM events WHERE request_id = $1 AND hash IS NOT NULL"
-                " AND seq < $2 ORDER BY seq DESC LIMIT 1",
-                event.request_id,
-                event.seq,
-            )
-            prev = found or audit_log.GENESIS
-        digest = codec.event_row(event, prev)[3]
-        await db.execute(
-            "UPDATE events SET prev_hash = $1, hash = $2 WHERE seq = $3", prev, digest, event.seq
-        )
-        heads[event.request_id] = digest
 
 
 def _where(url: str) -> str:

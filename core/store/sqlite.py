@@ -13,6 +13,10 @@ statement, a dozen statements per click). "full" waits for the disk on every com
 (power-loss durable), so it runs on a dedicated thread. Either way, the calls queued together
 share one commit (`group_commit`). Checkpoints run off the commits, from a connection and thread
 of their own (`checkpoints`).
+
+What each call does is written once for both stores (`transactions`, `queries`); here is only
+how SQLite runs it, and what is SQLite's own: the vote's statements, the posting claim (one
+process owns the file), the file lock and the errors that mean the database cannot serve.
 """
 
 from __future__ import annotations
@@ -20,29 +24,28 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import json
-import secrets
 import sqlite3
-import uuid
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Any, ParamSpec, TypeVar
 
 from askbridge.core import audit_log
 from askbridge.core.errors import StartupError
-from askbridge.core.models import MessageRef, Person, Request, Selections, Status, Vote
+from askbridge.core.models import MessageRef, Person, Request, Selections, Status
 from askbridge.core.store import codec
+from askbridge.core.store import queries as q
+from askbridge.core.store import transactions as tx
 from askbridge.core.store.base import Attempt, Delivery, Ending, Event, Render, VoteOutcome
 from askbridge.core.store.checkpoints import Checkpoints
 from askbridge.core.store.group_commit import BUSY_TIMEOUT_MS, GroupCommit, Sync, primary_code
 from askbridge.core.store.migrations import MIGRATIONS
+from askbridge.core.store.transactions import Script
 
 T = TypeVar("T")
-SECRET_BYTES = 32
-PRUNE_BATCH = 500
-"""Requests deleted a transaction by `prune`."""
+P = ParamSpec("P")
 
 PRAGMAS = (
     "PRAGMA journal_mode = WAL",
@@ -119,7 +122,7 @@ class SQLiteStore:
                     for statement in statements:
                         db.execute(statement)
                     db.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
-            _chain_unchained(db)
+            _drive(db, tx.chain_unchained())
             if self.serving:
                 # This process owns the file: message claims in it are a dead process's.
                 db.execute("UPDATE messages SET claimed_by = NULL, claimed_until = NULL")
@@ -142,7 +145,7 @@ class SQLiteStore:
             self._lock = None
 
     async def ping(self) -> None:
-        await self._run(_one, self.db, "SELECT max(version) FROM schema_version")
+        await self._read(tx.value, q.SCHEMA_VERSION.value())
 
     def unavailable(self, error: BaseException) -> str | None:
         if not isinstance(error, sqlite3.OperationalError):
@@ -179,168 +182,67 @@ class SQLiteStore:
         db.execute("COMMIT")
         self._committed()
 
+    async def _write(self, script: Callable[P, Script[T]], *args: P.args, **kw: P.kwargs) -> T:
+        """`script` in a transaction of its own, or in its group's (`group_commit`)."""
+        return await self._calls.run(partial(self._write_now, script, *args, **kw), False)
+
+    def _write_now(self, script: Callable[P, Script[T]], *args: P.args, **kw: P.kwargs) -> T:
+        # The script is made here, on each try: a call that found the database busy is run again.
+        with self._transaction() as db:
+            return _drive(db, script(*args, **kw))
+
+    async def _read(self, script: Callable[P, Script[T]], *args: P.args, **kw: P.kwargs) -> T:
+        return await self._calls.run(partial(self._read_now, script, *args, **kw), False)
+
+    def _read_now(self, script: Callable[P, Script[T]], *args: P.args, **kw: P.kwargs) -> T:
+        return _drive(self.db, script(*args, **kw))
+
     # --- requests -----------------------------------------------------------------------
 
     async def create(self, request: Request) -> tuple[Request, bool]:
-        return await self._run(self._create, request)
-
-    def _create(self, request: Request) -> tuple[Request, bool]:
-        with self._transaction() as db:
-            cursor = db.execute(
-                "INSERT INTO requests (request_id, questions, targets, context, status,"
-                " created_at, expires_at, policy, remind_at, escalate_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (request_id) DO NOTHING",
-                (
-                    request.request_id,
-                    codec.dump_questions(request.questions),
-                    codec.dump_targets(request.targets),
-                    request.context,
-                    request.status.value,
-                    codec.epoch(request.created_at),
-                    codec.epoch(request.expires_at),
-                    request.policy.model_dump_json(),
-                    codec.epoch(request.remind_at),
-                    codec.epoch(request.escalate_at),
-                ),
-            )
-            created = cursor.rowcount == 1
-            if created:
-                _insert_events(db, Event(request.request_id, request.created_at, "created"))
-            stored = _load(db, request.request_id)
-        assert stored is not None
-        return stored, created
+        return await self._write(tx.create, request)
 
     async def discard(self, request_id: str, at: datetime, reason: str) -> None:
-        await self._run(self._discard, request_id, at, reason)
-
-    def _discard(self, request_id: str, at: datetime, reason: str) -> None:
-        with self._transaction() as db:
-            for table in ("drafts", "votes", "messages", "requests"):
-                db.execute(f"DELETE FROM {table} WHERE request_id = ?", (request_id,))
-            _insert_events(db, Event(request_id, at, "post_failed", data={"error": reason}))
+        await self._write(tx.discard, request_id, at, reason)
 
     async def get(self, request_id: str) -> Request | None:
-        return await self._run(_load, self.db, request_id)
+        return await self._read(tx.load, request_id)
 
     async def status(self, request_id: str) -> Status | None:
-        found = await self._run(_status, self.db, request_id)
-        return None if found is None else Status(found)
+        return await self._read(tx.status, request_id)
 
     async def prune(self, ended_before: datetime) -> int:
         before, pruned = codec.epoch(ended_before), 0
+        assert before is not None
         while True:
             # A few hundred requests a transaction: clicks get their turn in between.
-            count = await self._run(self._prune, before, PRUNE_BATCH)
+            count = await self._write(tx.prune, before, tx.PRUNE_BATCH)
             pruned += count
-            if count < PRUNE_BATCH:
+            if count < tx.PRUNE_BATCH:
                 return pruned
             await asyncio.sleep(0)
-
-    def _prune(self, before: float, limit: int) -> int:
-        with self._transaction() as db:
-            db.execute("CREATE TEMP TABLE IF NOT EXISTS pruned (request_id TEXT PRIMARY KEY)")
-            db.execute("DELETE FROM pruned")
-            db.execute(
-                "INSERT INTO pruned SELECT request_id FROM requests"
-                " WHERE status <> 'waiting' AND ended_at < ? LIMIT ?",
-                (before, limit),
-            )
-            for table in ("drafts", "votes", "messages", "events", "deliveries", "requests"):
-                db.execute(f"DELETE FROM {table} WHERE request_id IN (SELECT * FROM pruned)")
-            row = _one(db, "SELECT count(*) FROM pruned")
-            count = int(row[0]) if row else 0
-            if count < limit:
-                # Requests whose posting failed left only their events.
-                db.execute(
-                    "DELETE FROM events WHERE at < ? AND request_id NOT IN"
-                    " (SELECT request_id FROM requests)",
-                    (before,),
-                )
-        return count
 
     async def get_with_draft(
         self, request_id: str, person: Person
     ) -> tuple[Request | None, Selections]:
-        return await self._run(self._get_with_draft, request_id, person)
-
-    def _get_with_draft(self, request_id: str, person: Person) -> tuple[Request | None, Selections]:
-        return _load(self.db, request_id), _draft(self.db, request_id, person)
+        return await self._read(tx.get_with_draft, request_id, person)
 
     async def list_requests(
         self, status: Status | None = None, limit: int = 100, older_than: str | None = None
     ) -> list[Request]:
-        return await self._run(self._list, status, limit, older_than)
-
-    def _list(self, status: Status | None, limit: int, older_than: str | None) -> list[Request]:
-        where, args = _listing(status, older_than)
-        rows = self.db.execute(
-            f"SELECT {codec.REQUEST_COLUMNS} FROM requests {where}"
-            " ORDER BY created_at DESC, request_id DESC LIMIT ?",
-            (*args, limit),
-        ).fetchall()
-        ids = [row[0] for row in rows]
-        messages, votes = _messages(self.db, ids), _votes(self.db, ids)
-        return [
-            codec.load_request(row, messages.get(row[0], []), votes.get(row[0], [])) for row in rows
-        ]
+        return await self._read(tx.list_requests, status, limit, older_than)
 
     async def count_requests(self, status: Status, older_than: str | None = None) -> int:
-        where, args = _listing(status, older_than)
-        rows = await self._run(_all, self.db, f"SELECT count(*) FROM requests {where}", args)
-        return int(rows[0][0])
+        return await self._read(tx.count_requests, status, older_than)
 
     async def add_message(self, request_id: str, message: MessageRef, at: datetime) -> None:
-        await self._run(self._add_message, request_id, message, at)
-
-    def _add_message(self, request_id: str, message: MessageRef, at: datetime) -> None:
-        with self._transaction() as db:
-            cursor = db.execute(
-                "INSERT INTO messages (request_id, platform, channel, message_id, data,"
-                " posted_at, rendered_status, target) VALUES (?, ?, ?, ?, ?, ?, 'waiting', ?)"
-                " ON CONFLICT DO NOTHING",
-                (
-                    request_id,
-                    message.platform,
-                    message.channel,
-                    message.message_id,
-                    json.dumps(message.data),
-                    codec.epoch(at),
-                    message.target,
-                ),
-            )
-            if cursor.rowcount == 1:
-                # A message starts at revision 0: if the request has moved on, it is stale.
-                db.execute(
-                    "UPDATE requests SET rendered = 0 WHERE request_id = ? AND rendered > 0",
-                    (request_id,),
-                )
-            where = {
-                "platform": message.platform,
-                "channel": message.channel,
-                "message_id": message.message_id,
-            }
-            _insert_events(db, Event(request_id, at, "posted", data=where))
+        await self._write(tx.add_message, request_id, message, at)
 
     async def mark_posted(self, request_id: str, at: datetime) -> None:
-        await self._run(self._mark_posted, request_id, at)
-
-    def _mark_posted(self, request_id: str, at: datetime) -> None:
-        with self._transaction() as db:
-            db.execute(
-                "UPDATE requests SET posted_at = ? WHERE request_id = ? AND posted_at IS NULL",
-                (codec.epoch(at), request_id),
-            )
+        await self._write(tx.mark_posted, request_id, at)
 
     async def unposted(self, limit: int = 100) -> list[Request]:
-        return await self._run(self._unposted, limit)
-
-    def _unposted(self, limit: int) -> list[Request]:
-        rows = self.db.execute(
-            "SELECT request_id FROM requests WHERE posted_at IS NULL ORDER BY created_at LIMIT ?",
-            (limit,),
-        ).fetchall()
-        return [r for row in rows if (r := _load(self.db, row[0])) is not None]
+        return await self._read(tx.unposted, limit)
 
     @asynccontextmanager
     async def posting(self, request_id: str) -> AsyncIterator[bool]:
@@ -358,22 +260,7 @@ class SQLiteStore:
     async def save_draft(
         self, request_id: str, person: Person, selections: Selections, at: datetime
     ) -> Selections:
-        return await self._run(self._save_draft, request_id, person, selections, at)
-
-    def _save_draft(
-        self, request_id: str, person: Person, selections: Selections, at: datetime
-    ) -> Selections:
-        with self._transaction() as db:
-            draft = _draft(db, request_id, person)
-            draft.update(selections)
-            db.execute(
-                "INSERT INTO drafts (request_id, person, selections, updated_at)"
-                " VALUES (?, ?, ?, ?) ON CONFLICT (request_id, person)"
-                " DO UPDATE SET selections = excluded.selections,"
-                " updated_at = excluded.updated_at",
-                (request_id, person.key, codec.dump_selections(draft), codec.epoch(at)),
-            )
-        return draft
+        return await self._write(tx.save_draft, request_id, person, selections, at)
 
     async def vote(
         self,
@@ -385,357 +272,60 @@ class SQLiteStore:
         sent_at: datetime | None = None,
         notes: Mapping[str, str] | None = None,
     ) -> tuple[Request, VoteOutcome]:
-        return await self._run(
-            self._vote, request_id, person, answers, quorum, at, sent_at, dict(notes or {})
-        )
-
-    def _vote(
-        self,
-        request_id: str,
-        person: Person,
-        answers: dict[str, str],
-        quorum: int,
-        at: datetime,
-        sent_at: datetime | None,
-        notes: dict[str, str],
-    ) -> tuple[Request, VoteOutcome]:
-        encoded = codec.dump_answers(answers)
-        with self._transaction() as db:
-            cursor = db.execute(
-                "INSERT INTO votes (request_id, person, voter, answers, at, sent_at, notes)"
-                " SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM requests"
-                " WHERE request_id = ? AND status = 'waiting')"
-                " ON CONFLICT (request_id, person) DO UPDATE SET voter = excluded.voter,"
-                " answers = excluded.answers, at = excluded.at, sent_at = excluded.sent_at,"
-                " notes = excluded.notes"
-                f" WHERE {codec.NEWER_CLICK}",
-                (
-                    request_id,
-                    person.key,
-                    person.model_dump_json(),
-                    encoded,
-                    codec.epoch(at),
-                    None if sent_at is None else codec.epoch(sent_at),
-                    json.dumps(notes) if notes else None,
-                    request_id,
-                ),
-            )
-            if cursor.rowcount == 0:
-                replayed = _status(db, request_id) == Status.WAITING.value
-                stored = _load(db, request_id)
-                if stored is None:
-                    raise KeyError(request_id)
-                return stored, VoteOutcome.REPLAYED if replayed else VoteOutcome.CLOSED
-            # The request's votes, the new one among them, and the head of its audit chain, in
-            # one read: the votes are counted here and are part of the request the waiting
-            # agents get; the vote's event (and the ending's) chain from the head.
-            found = _all(
-                db,
-                "SELECT (SELECT hash FROM events WHERE request_id = ?1 ORDER BY seq DESC LIMIT 1),"
-                f" {codec.VOTE_COLUMNS} FROM votes WHERE request_id = ?1 ORDER BY at",
-                (request_id,),
-            )
-            head = found[0][0] or audit_log.GENESIS
-            votes = [row[1:] for row in found]
-            vote = Event(request_id, at, "vote", person, codec.vote_data(answers, notes))
-            row: tuple[Any, ...] | None
-            if sum(1 for v in votes if v[1] == encoded) >= quorum:
-                outcome = VoteOutcome.DECIDED
-                ending = Ending(Status.ANSWERED, at, answers=answers, by=person)
-                # The ending moves the revision on, and it follows the vote in the chain.
-                row = self._end(db, request_id, ending, vote, head)
-            else:
-                outcome = VoteOutcome.COUNTED
-                _insert_events(db, vote, prev=head)
-                row = _one(
-                    db,
-                    "UPDATE requests SET revision = revision + 1 WHERE request_id = ?"
-                    f" RETURNING {codec.REQUEST_COLUMNS}",
-                    (request_id,),
-                )
-            if row is None:
-                raise KeyError(request_id)
-            messages = _messages(db, [request_id]).get(request_id, [])
-            stored = codec.load_request(row, messages, [codec.load_vote(v) for v in votes])
-        return stored, outcome
+        return await self._write(_vote, request_id, person, answers, quorum, at, sent_at, notes)
 
     async def finish(self, request_id: str, ending: Ending) -> tuple[Request, bool]:
-        return await self._run(self._finish, request_id, ending)
-
-    def _finish(self, request_id: str, ending: Ending) -> tuple[Request, bool]:
-        with self._transaction() as db:
-            won = self._end(db, request_id, ending) is not None
-            stored = _load(db, request_id)
-        if stored is None:
-            raise KeyError(request_id)
-        return stored, won
-
-    def _end(
-        self,
-        db: sqlite3.Connection,
-        request_id: str,
-        ending: Ending,
-        cause: Event | None = None,
-        head: str | None = None,
-    ) -> tuple[Any, ...] | None:
-        """End a waiting request: the request's row as the ending left it, or None when it was
-        not waiting. `cause` (the vote that decided it) is written with the ending's event,
-        before it in the chain, whose head is `head` when the caller has read it."""
-        rows = db.execute(
-            "UPDATE requests SET status = ?, ended_at = ?, answers = ?, ended_by = ?,"
-            " revision = revision + 1 WHERE request_id = ? AND status = 'waiting'"
-            f" RETURNING {codec.REQUEST_COLUMNS}",
-            (
-                ending.status.value,
-                codec.epoch(ending.at),
-                None if ending.answers is None else json.dumps(ending.answers),
-                codec.dump_person(ending.by),
-                request_id,
-            ),
-        ).fetchall()
-        if len(rows) != 1:
-            return None
-        row = tuple(rows[0])
-        policy = row[codec.REQUEST_COLUMNS_POLICY]
-        data = codec.ending_data(ending, policy)
-        event = Event(request_id, ending.at, ending.status.value, ending.by, data)
-        _insert_events(db, *filter(None, (cause, event)), prev=head)
-        db.execute("DELETE FROM drafts WHERE request_id = ?", (request_id,))
-        url = codec.callback_url(policy)
-        if url is not None:
-            db.execute(
-                "INSERT INTO deliveries (delivery_id, request_id, url, created_at, next_at)"
-                " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                (f"dlv_{uuid.uuid4().hex}", request_id, url, *[codec.epoch(ending.at)] * 2),
-            )
-        return row
+        return await self._write(tx.finish, request_id, ending)
 
     # --- time and rendering -------------------------------------------------------------
 
-    # The deadline queries name their partial indexes: without statistics SQLite's planner
-    # takes the status index and reads every waiting request instead.
     async def next_deadline(self) -> datetime | None:
-        row = await self._run(
-            _one,
-            self.db,
-            "SELECT min(at) FROM ("
-            " SELECT min(expires_at) AS at FROM requests INDEXED BY requests_waiting_expiry"
-            " WHERE status = 'waiting' AND expires_at IS NOT NULL"
-            " UNION ALL SELECT min(remind_at) FROM requests INDEXED BY requests_waiting_remind"
-            " WHERE status = 'waiting' AND reminded_at IS NULL AND remind_at IS NOT NULL"
-            " UNION ALL SELECT min(escalate_at) FROM requests"
-            " INDEXED BY requests_waiting_escalate"
-            " WHERE status = 'waiting' AND escalate_at IS NOT NULL)",
-        )
-        return codec.from_epoch(row[0] if row else None)
+        return codec.from_epoch(await self._read(tx.value, q.NEXT_DEADLINE.value()))
+
+    async def expired(self, now: datetime, limit: int = 100) -> list[str]:
+        return await self._read(tx.ids, q.EXPIRED.rows(now=codec.epoch(now), limit=limit))
 
     async def due_reminders(self, now: datetime, limit: int = 100) -> list[str]:
-        rows = await self._run(
-            _all,
-            self.db,
-            "SELECT request_id FROM requests INDEXED BY requests_waiting_remind"
-            " WHERE status = 'waiting' AND reminded_at IS NULL"
-            " AND remind_at <= ? ORDER BY remind_at LIMIT ?",
-            (codec.epoch(now), limit),
-        )
-        return [row[0] for row in rows]
+        return await self._read(tx.ids, q.DUE_REMINDERS.rows(now=codec.epoch(now), limit=limit))
 
     async def mark_reminded(self, request_id: str, at: datetime) -> bool:
-        return await self._run(self._mark_reminded, request_id, at)
-
-    def _mark_reminded(self, request_id: str, at: datetime) -> bool:
-        with self._transaction() as db:
-            cursor = db.execute(
-                "UPDATE requests SET reminded_at = ?, pings = pings + 1,"
-                " revision = revision + 1 WHERE request_id = ?"
-                " AND status = 'waiting' AND reminded_at IS NULL",
-                (codec.epoch(at), request_id),
-            )
-            if cursor.rowcount == 1:
-                _insert_events(db, Event(request_id, at, "reminder"))
-                return True
-            return False
+        return await self._write(tx.mark_reminded, request_id, at)
 
     async def due_escalations(self, now: datetime, limit: int = 100) -> list[str]:
-        rows = await self._run(
-            _all,
-            self.db,
-            "SELECT request_id FROM requests INDEXED BY requests_waiting_escalate"
-            " WHERE status = 'waiting' AND escalate_at <= ? ORDER BY escalate_at LIMIT ?",
-            (codec.epoch(now), limit),
-        )
-        return [row[0] for row in rows]
+        found = q.DUE_ESCALATIONS.rows(now=codec.epoch(now), limit=limit)
+        return await self._read(tx.ids, found)
 
     async def escalate(
         self, request_id: str, step: int, at: datetime, next_at: datetime | None
     ) -> bool:
-        return await self._run(self._escalate, request_id, step, at, next_at)
-
-    def _escalate(self, request_id: str, step: int, at: datetime, next_at: datetime | None) -> bool:
-        with self._transaction() as db:
-            row = _one(
-                db,
-                "SELECT policy, targets FROM requests WHERE request_id = ?"
-                " AND status = 'waiting' AND escalation_step = ?",
-                (request_id, step),
-            )
-            found = None if row is None else codec.escalated(row[0], row[1], step)
-            if found is None:
-                return False
-            taken, targets = found
-            db.execute(
-                "UPDATE requests SET escalation_step = ?, escalated_at = ?, escalate_at = ?,"
-                " revision = revision + 1, pings = pings + ?,"
-                " targets = coalesce(?, targets),"
-                " posted_at = CASE WHEN ? IS NULL THEN posted_at END"
-                " WHERE request_id = ? AND status = 'waiting' AND escalation_step = ?",
-                (
-                    step + 1,
-                    codec.epoch(at),
-                    codec.epoch(next_at),
-                    int(taken.mention),
-                    targets,
-                    targets,
-                    request_id,
-                    step,
-                ),
-            )
-            data = codec.escalation_data(step, taken)
-            _insert_events(db, Event(request_id, at, "escalated", data=data))
-            return True
-
-    async def expired(self, now: datetime, limit: int = 100) -> list[str]:
-        rows = await self._run(
-            _all,
-            self.db,
-            "SELECT request_id FROM requests INDEXED BY requests_waiting_expiry"
-            " WHERE status = 'waiting' AND expires_at <= ? ORDER BY expires_at LIMIT ?",
-            (codec.epoch(now), limit),
-        )
-        return [row[0] for row in rows]
+        return await self._write(tx.escalate, request_id, step, at, next_at)
 
     async def unrendered(self, now: datetime | None = None) -> list[tuple[str, MessageRef]]:
-        return await self._run(self._unrendered, now)
-
-    def _unrendered(self, now: datetime | None) -> list[tuple[str, MessageRef]]:
-        # Only the requests with a stale message, from their index: a full scan of the
-        # messages took 9 ms per 20,000 on the event loop's thread, every sweep.
-        with self._transaction() as db:
-            # A request that changed without ever being posted has nothing to show it.
-            db.execute(
-                "UPDATE requests INDEXED BY requests_unrendered SET rendered = revision"
-                " WHERE rendered < revision AND NOT EXISTS"
-                " (SELECT 1 FROM messages m WHERE m.request_id = requests.request_id)"
-            )
-            rows = db.execute(
-                "SELECT m.request_id, m.platform, m.channel, m.message_id, m.data, m.target"
-                " FROM requests r INDEXED BY requests_unrendered"
-                " JOIN messages m ON m.request_id = r.request_id"
-                " WHERE r.rendered < r.revision AND m.rendered_revision < r.revision"
-                " AND (? IS NULL OR m.claimed_until IS NULL OR m.claimed_until <= ?)",
-                (codec.epoch(now), codec.epoch(now)),
-            ).fetchall()
-        return [(row[0], codec.load_message(row[1:])) for row in rows]
+        return await self._write(tx.unrendered, now)
 
     async def claim_message(
         self, request_id: str, message: MessageRef, owner: str, now: datetime, until: datetime
     ) -> Render | None:
-        return await self._run(self._claim_message, request_id, message, owner, now, until)
-
-    def _claim_message(
-        self, request_id: str, message: MessageRef, owner: str, now: datetime, until: datetime
-    ) -> Render | None:
-        with self._transaction() as db:
-            cursor = db.execute(
-                "UPDATE messages SET claimed_by = ?, claimed_until = ?"
-                f" WHERE {_MESSAGE} AND (claimed_by IS NULL OR claimed_by = ?"
-                " OR claimed_until <= ?) AND rendered_revision < (SELECT revision"
-                " FROM requests WHERE request_id = messages.request_id)",
-                (
-                    owner,
-                    codec.epoch(until),
-                    *_message_key(request_id, message),
-                    owner,
-                    codec.epoch(now),
-                ),
-            )
-            return _render(db, request_id, message) if cursor.rowcount == 1 else None
+        return await self._write(tx.claim_message, request_id, message, owner, now, until)
 
     async def mark_rendered(
         self, request_id: str, message: MessageRef, owner: str, rendered: Render, until: datetime
     ) -> Render | None:
-        return await self._run(self._mark_rendered, request_id, message, owner, rendered, until)
-
-    def _mark_rendered(
-        self, request_id: str, message: MessageRef, owner: str, rendered: Render, until: datetime
-    ) -> Render | None:
-        with self._transaction() as db:
-            row = _one(db, "SELECT revision FROM requests WHERE request_id = ?", (request_id,))
-            newer = row is not None and row[0] > rendered.revision
-            cursor = db.execute(
-                "UPDATE messages SET rendered_status = ?,"
-                " rendered_revision = max(rendered_revision, ?), pinged = max(pinged, ?),"
-                f" claimed_by = ?, claimed_until = ? WHERE {_MESSAGE} AND claimed_by = ?",
-                (
-                    rendered.request.status.value,
-                    rendered.revision,
-                    rendered.pings,
-                    owner if newer else None,
-                    codec.epoch(until) if newer else None,
-                    *_message_key(request_id, message),
-                    owner,
-                ),
-            )
-            db.execute(
-                "UPDATE requests SET rendered = coalesce((SELECT min(rendered_revision)"
-                " FROM messages WHERE request_id = ?1), revision)"
-                " WHERE request_id = ?1 AND rendered < revision",
-                (request_id,),
-            )
-            return _render(db, request_id, message) if newer and cursor.rowcount == 1 else None
+        return await self._write(tx.mark_rendered, request_id, message, owner, rendered, until)
 
     async def renew_claims(self, owner: str, until: datetime) -> int:
-        return await self._run(self._renew_claims, owner, until)
-
-    def _renew_claims(self, owner: str, until: datetime) -> int:
-        with self._transaction() as db:
-            cursor = db.execute(
-                "UPDATE messages SET claimed_until = ? WHERE claimed_by = ?",
-                (codec.epoch(until), owner),
-            )
-        return cursor.rowcount
+        return await self._write(tx.renew_claims, owner, until)
 
     async def release_claims(self, owner: str) -> None:
-        await self._run(self._release_claims, owner)
-
-    def _release_claims(self, owner: str) -> None:
-        with self._transaction() as db:
-            db.execute(
-                "UPDATE messages SET claimed_by = NULL, claimed_until = NULL WHERE claimed_by = ?",
-                (owner,),
-            )
-
-    async def secret(self, name: str) -> bytes:
-        return bytes.fromhex(await self._run(self._secret, name))
-
-    def _secret(self, name: str) -> str:
-        with self._transaction() as db:
-            db.execute(
-                "INSERT INTO secrets (name, value) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                (name, secrets.token_hex(SECRET_BYTES)),
-            )
-            row = _one(db, "SELECT value FROM secrets WHERE name = ?", (name,))
-        assert row is not None
-        return str(row[0])
+        await self._write(tx.release_claims, owner)
 
     # --- audit --------------------------------------------------------------------------
 
-    async def add_event(self, event: Event) -> None:
-        await self._run(self._add_event, event)
+    async def secret(self, name: str) -> bytes:
+        return await self._write(tx.secret, name)
 
-    def _add_event(self, event: Event) -> None:
-        with self._transaction() as db:
-            _insert_events(db, event)
+    async def add_event(self, event: Event) -> None:
+        await self._write(tx.add_events, event)
 
     async def events(
         self,
@@ -746,77 +336,93 @@ class SQLiteStore:
         until: datetime | None = None,
         after: int = 0,
     ) -> list[Event]:
-        conditions = ["at >= ?", "seq > ?"]
-        args: list[Any] = [codec.epoch(since) if since else 0.0, after]
-        if until is not None:
-            conditions.append("at < ?")
-            args.append(codec.epoch(until))
-        if request_id is not None:
-            conditions.append("request_id = ?")
-            args.append(request_id)
-        rows = await self._run(
-            _all,
-            self.db,
-            f"SELECT {codec.EVENT_COLUMNS} FROM events"
-            f" WHERE {' AND '.join(conditions)} ORDER BY seq LIMIT ?",
-            (*args, limit),
-        )
-        return [codec.load_event(row) for row in rows]
+        return await self._read(tx.events, request_id, since, limit, until, after)
 
     # --- webhooks -----------------------------------------------------------------------
 
     async def claim_deliveries(
         self, owner: str, now: datetime, lease_until: datetime, limit: int
     ) -> list[Delivery]:
-        return await self._run(self._claim_deliveries, owner, now, lease_until, limit)
-
-    def _claim_deliveries(
-        self, owner: str, now: datetime, lease_until: datetime, limit: int
-    ) -> list[Delivery]:
-        with self._transaction() as db:
-            rows = _all(
-                db,
-                f"SELECT {codec.DELIVERY_COLUMNS} FROM deliveries WHERE done_at IS NULL"
-                " AND next_at <= ? AND (claimed_until IS NULL OR claimed_until <= ?)"
-                " ORDER BY next_at LIMIT ?",
-                (codec.epoch(now), codec.epoch(now), limit),
-            )
-            db.executemany(
-                "UPDATE deliveries SET claimed_by = ?, claimed_until = ? WHERE delivery_id = ?",
-                [(owner, codec.epoch(lease_until), row[0]) for row in rows],
-            )
-        return [codec.load_delivery(row) for row in rows]
+        return await self._write(tx.claim_deliveries, owner, now, lease_until, limit)
 
     async def record_attempt(self, delivery: Delivery, owner: str, attempt: Attempt) -> bool:
-        return await self._run(self._record_attempt, delivery, owner, attempt)
-
-    def _record_attempt(self, delivery: Delivery, owner: str, attempt: Attempt) -> bool:
-        done = None if attempt.next_at is not None else codec.epoch(attempt.at)
-        with self._transaction() as db:
-            cursor = db.execute(
-                "UPDATE deliveries SET attempts = attempts + 1, claimed_by = NULL,"
-                " claimed_until = NULL, next_at = coalesce(?, next_at), done_at = ?, result = ?"
-                " WHERE delivery_id = ? AND claimed_by = ? AND done_at IS NULL",
-                (
-                    codec.epoch(attempt.next_at),
-                    done,
-                    attempt.result,
-                    delivery.delivery_id,
-                    owner,
-                ),
-            )
-            data = codec.attempt_data(delivery, attempt)
-            _insert_events(db, Event(delivery.request_id, attempt.at, "webhook", data=data))
-        return cursor.rowcount == 1
+        return await self._write(tx.record_attempt, delivery, owner, attempt)
 
     async def next_delivery(self) -> datetime | None:
-        row = await self._run(
-            _one,
-            self.db,
-            "SELECT min(max(next_at, coalesce(claimed_until, 0))) FROM deliveries"
-            " WHERE done_at IS NULL",
-        )
-        return codec.from_epoch(row[0] if row else None)
+        return await self._read(tx.next_delivery)
+
+
+def _vote(
+    request_id: str,
+    person: Person,
+    answers: dict[str, str],
+    quorum: int,
+    at: datetime,
+    sent_at: datetime | None,
+    notes: Mapping[str, str] | None,
+) -> Script[tuple[Request, VoteOutcome]]:
+    """A vote in four statements: recorded (unless the request ended or a newer click's vote
+    is), counted, and the request either ended or moved on, then its messages read."""
+    encoded = codec.dump_answers(answers)
+    recorded = yield q.VOTE.count(
+        request_id=request_id,
+        person=person.key,
+        voter=person.model_dump_json(),
+        answers=encoded,
+        at=codec.epoch(at),
+        sent_at=codec.epoch(sent_at),
+        notes=json.dumps(dict(notes)) if notes else None,
+    )
+    if recorded == 0:
+        replayed = (yield from tx.status(request_id)) is Status.WAITING
+        stored = yield from tx.load(request_id)
+        if stored is None:
+            raise KeyError(request_id)
+        return stored, VoteOutcome.REPLAYED if replayed else VoteOutcome.CLOSED
+    # The request's votes, the new one among them, and the head of its audit chain, in one
+    # read: the votes are counted here and are part of the request the waiting agents get;
+    # the vote's event (and the ending's) chain from the head.
+    found = yield q.COUNT_VOTES.rows(request_id=request_id)
+    head = found[0][0] or audit_log.GENESIS
+    votes = [row[1:] for row in found]
+    vote = Event(request_id, at, "vote", person, codec.vote_data(answers, notes))
+    if sum(1 for v in votes if v[1] == encoded) >= quorum:
+        outcome = VoteOutcome.DECIDED
+        ending = Ending(Status.ANSWERED, at, answers=answers, by=person)
+        # The ending moves the revision on, and it follows the vote in the chain.
+        row = yield from tx.end(request_id, ending, vote, head)
+    else:
+        outcome = VoteOutcome.COUNTED
+        yield from tx.add_events(vote, prev=head)
+        row = yield q.COUNTED.row(request_id=request_id)
+    if row is None:
+        raise KeyError(request_id)
+    messages = tx.messages((yield q.MESSAGES.rows(request_id=request_id)))
+    return codec.load_request(row, messages, [codec.load_vote(v) for v in votes]), outcome
+
+
+def _drive(db: sqlite3.Connection, script: Script[T]) -> T:
+    """Run `script` on `db`: each statement it yields, its result sent back."""
+    result: Any = None
+    try:
+        while True:
+            step = script.send(result)
+            sql = step.query.sqlite
+            if sql is None:
+                result = None
+                continue
+            cursor = db.execute(sql, step.params)
+            if step.want == "count":
+                result = cursor.rowcount
+            elif step.want == "rows":
+                result = cursor.fetchall()
+            else:
+                result = cursor.fetchone()
+                if step.want == "value" and result is not None:
+                    result = result[0]
+    except StopIteration as done:
+        value: T = done.value
+        return value
 
 
 def _own(path: str) -> IO[bytes]:
@@ -836,154 +442,3 @@ def _own(path: str) -> IO[bytes]:
             "ASKBRIDGE_DATABASE_URL at PostgreSQL to run several replicas"
         ) from error
     return lock
-
-
-def _load(db: sqlite3.Connection, request_id: str) -> Request | None:
-    row = _one(
-        db, f"SELECT {codec.REQUEST_COLUMNS} FROM requests WHERE request_id = ?", (request_id,)
-    )
-    if row is None:
-        return None
-    return codec.load_request(
-        row,
-        _messages(db, [request_id]).get(request_id, []),
-        _votes(db, [request_id]).get(request_id, []),
-    )
-
-
-_MESSAGE = "request_id = ? AND platform = ? AND channel = ? AND message_id = ?"
-
-
-def _message_key(request_id: str, message: MessageRef) -> tuple[str, str, str, str]:
-    return (request_id, message.platform, message.channel, message.message_id)
-
-
-def _render(db: sqlite3.Connection, request_id: str, message: MessageRef) -> Render | None:
-    row = _one(
-        db,
-        "SELECT r.revision, r.pings, m.pinged FROM messages m JOIN requests r"
-        " ON r.request_id = m.request_id WHERE m.request_id = ? AND m.platform = ?"
-        " AND m.channel = ? AND m.message_id = ?",
-        _message_key(request_id, message),
-    )
-    request = _load(db, request_id)
-    if row is None or request is None:
-        return None
-    revision, pings, pinged = row
-    return Render(request, revision, pings, ping=pinged < pings)
-
-
-def _votes(db: sqlite3.Connection, request_ids: list[str]) -> dict[str, list[Vote]]:
-    if not request_ids:
-        return {}
-    marks = ", ".join("?" for _ in request_ids)
-    rows = db.execute(
-        f"SELECT request_id, {codec.VOTE_COLUMNS} FROM votes WHERE request_id IN ({marks})"
-        " ORDER BY at",
-        tuple(request_ids),
-    ).fetchall()
-    found: dict[str, list[Vote]] = {}
-    for row in rows:
-        found.setdefault(row[0], []).append(codec.load_vote(row[1:]))
-    return found
-
-
-def _messages(db: sqlite3.Connection, request_ids: list[str]) -> dict[str, list[MessageRef]]:
-    if not request_ids:
-        return {}
-    marks = ", ".join("?" for _ in request_ids)
-    rows = db.execute(
-        f"SELECT request_id, {codec.MESSAGE_COLUMNS} FROM messages"
-        f" WHERE request_id IN ({marks}) ORDER BY posted_at, rowid",
-        tuple(request_ids),
-    ).fetchall()
-    found: dict[str, list[MessageRef]] = {}
-    for row in rows:
-        found.setdefault(row[0], []).append(codec.load_message(row[1:]))
-    return found
-
-
-def _draft(db: sqlite3.Connection, request_id: str, person: Person) -> Selections:
-    row = _one(
-        db,
-        "SELECT selections FROM drafts WHERE request_id = ? AND person = ?",
-        (request_id, person.key),
-    )
-    return codec.load_selections(row[0] if row else None)
-
-
-def _insert_events(db: sqlite3.Connection, *events: Event, prev: str | None = None) -> str:
-    """Append `events`, in order, to their request's hash chain in one statement (writers are
-    serialised: BEGIN IMMEDIATE) and return the last hash; `prev`: the chain's head, when the
-    caller has read it."""
-    if prev is None:
-        row = _one(
-            db,
-            "SELECT hash FROM events WHERE request_id = ? ORDER BY seq DESC LIMIT 1",
-            (events[0].request_id,),
-        )
-        prev = row[0] if row and row[0] else audit_log.GENESIS
-    values: list[Any] = []
-    for event in events:
-        at, actor, data, digest = codec.event_row(event, prev)
-        values += (event.request_id, at, event.kind, actor, data, prev, digest)
-        prev = digest
-    rows = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(events))
-    db.execute(
-        f"INSERT INTO events (request_id, at, kind, actor, data, prev_hash, hash) VALUES {rows}",
-        values,
-    )
-    return prev
-
-
-def _chain_unchained(db: sqlite3.Connection) -> None:
-    """Chain the events stored before the audit log had hashes, in order (once: the version
-    that added the hashes is applied in the same transaction)."""
-    heads: dict[str, str] = {}
-    rows = _all(db, f"SELECT {codec.EVENT_COLUMNS} FROM events WHERE hash IS NULL ORDER BY seq")
-    for row in rows:
-        event = codec.load_event(row)
-        prev = heads.get(event.request_id)
-        if prev is None:
-            found = _one(
-                db,
-                "SELECT hash FROM events WHERE request_id = ? AND hash IS NOT NULL AND seq < ?"
-                " ORDER BY seq DESC LIMIT 1",
-                (event.request_id, event.seq),
-            )
-            prev = found[0] if found else audit_log.GENESIS
-        digest = codec.event_row(event, prev)[3]
-        db.execute(
-            "UPDATE events SET prev_hash = ?, hash = ? WHERE seq = ?", (prev, digest, event.seq)
-        )
-        heads[event.request_id] = digest
-
-
-def _status(db: sqlite3.Connection, request_id: str) -> str | None:
-    row = _one(db, "SELECT status FROM requests WHERE request_id = ?", (request_id,))
-    return None if row is None else str(row[0])
-
-
-def _one(db: sqlite3.Connection, sql: str, args: Iterable[Any] = ()) -> tuple[Any, ...] | None:
-    row = db.execute(sql, tuple(args)).fetchone()
-    return None if row is None else tuple(row)
-
-
-def _listing(status: Status | None, older_than: str | None) -> tuple[str, tuple[str, ...]]:
-    """The WHERE clause of a listing: by status, and after request `older_than` in its order."""
-    conditions: list[str] = []
-    args: list[str] = []
-    if status is not None:
-        conditions.append("status = ?")
-        args.append(status.value)
-    if older_than is not None:
-        conditions.append(
-            "(created_at, request_id) <"
-            " (SELECT created_at, request_id FROM requests WHERE request_id = ?)"
-        )
-        args.append(older_than)
-    return ("WHERE " + " AND ".join(conditions) if conditions else ""), tuple(args)
-
-
-def _all(db: sqlite3.Connection, sql: str, args: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
-    return [tuple(row) for row in db.execute(sql, tuple(args)).fetchall()]
