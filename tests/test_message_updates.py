@@ -7,13 +7,13 @@ import asyncio
 import itertools
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 
 from askbridge.core.ask import Ask
 from askbridge.core.broker import Broker
 from askbridge.core.errors import RetryLater
 from askbridge.core.intents import Cancel, Decided
 from askbridge.core.models import MessageRef, Person, Request, Target
+from askbridge.core.store.base import Store
 from askbridge.core.store.sqlite import SQLiteStore
 from tests.conftest import DEPLOY
 
@@ -53,7 +53,7 @@ def ask(request_id: str) -> Ask:
 
 
 async def started(
-    store: SQLiteStore,
+    store: Store,
     surface: Flaky,
     render_backoff_s: tuple[float, ...] = (1.0,),
     render_sweep_s: float = 60.0,
@@ -89,11 +89,10 @@ async def test_an_update_waits_as_long_as_retry_after_says(store: SQLiteStore) -
     assert all(gap >= 0.3 for gap in gaps), gaps
 
 
-async def test_another_replica_finishes_the_updates_of_one_that_died(tmp_path: Path) -> None:
-    path = tmp_path / "shared.db"
-    first_store, second_store = SQLiteStore(path), SQLiteStore(path)
-    await first_store.open()
-    await second_store.open()
+async def test_another_replica_finishes_the_updates_of_one_that_died(
+    store_replicas: tuple[Store, Store],
+) -> None:
+    first_store, second_store = store_replicas
     down = Flaky(failures=1_000_000)
     healthy = Flaky()
     first = await started(first_store, down, render_backoff_s=(0.01,))
@@ -109,17 +108,14 @@ async def test_another_replica_finishes_the_updates_of_one_that_died(tmp_path: P
         assert shown.status.value == "cancelled"
     finally:
         await second.stop()
-        await first_store.close()
-        await second_store.close()
 
 
-async def test_two_replicas_told_of_one_change_update_the_message_once(tmp_path: Path) -> None:
-    path = tmp_path / "shared.db"
-    stores = (SQLiteStore(path), SQLiteStore(path))
+async def test_two_replicas_told_of_one_change_update_the_message_once(
+    store_replicas: tuple[Store, Store],
+) -> None:
     surfaces = (Flaky(), Flaky())
     brokers = []
-    for store, surface in zip(stores, surfaces, strict=True):
-        await store.open()
+    for store, surface in zip(store_replicas, surfaces, strict=True):
         brokers.append(await started(store, surface))
     try:
         await brokers[0].ask(ask("ask_once"))
@@ -130,8 +126,6 @@ async def test_two_replicas_told_of_one_change_update_the_message_once(tmp_path:
         # A clean stop lets each finish what it started.
         for broker in brokers:
             await broker.stop()
-        for store in stores:
-            await store.close()
     shown = [surface.rendered.get_nowait() for surface in surfaces if surface.rendered.qsize()]
     assert [request.status.value for request in shown] == ["cancelled"]
     assert sum(len(surface.attempts) for surface in surfaces) == 1
@@ -155,11 +149,10 @@ class Pinging(Flaky):
         self.pinged_once.set()
 
 
-async def test_a_reminder_a_dying_replica_never_sent_is_sent_by_another(tmp_path: Path) -> None:
-    path = tmp_path / "shared.db"
-    first_store, second_store = SQLiteStore(path), SQLiteStore(path)
-    await first_store.open()
-    await second_store.open()
+async def test_a_reminder_a_dying_replica_never_sent_is_sent_by_another(
+    store_replicas: tuple[Store, Store],
+) -> None:
+    first_store, second_store = store_replicas
     down, healthy = Pinging(failures=1_000_000), Pinging()
     first = await started(first_store, down, render_backoff_s=(0.01,))
     second = await started(second_store, healthy, render_sweep_s=0.05)
@@ -180,7 +173,5 @@ async def test_a_reminder_a_dying_replica_never_sent_is_sent_by_another(tmp_path
         assert final.status.value == "cancelled"
     finally:
         await second.stop()
-        await first_store.close()
-        await second_store.close()
     assert down.pinged == []
     assert healthy.pinged == ["ask_remind"]

@@ -17,7 +17,6 @@ from askbridge.core.clock import ManualClock
 from askbridge.core.intents import Cancel
 from askbridge.core.models import Person
 from askbridge.core.store import Store, open_store
-from askbridge.core.store.sqlite import SQLiteStore
 from askbridge.core.store.transactions import PRUNE_BATCH
 from tests.chat import Chat
 from tests.conftest import DEPLOY, StartService
@@ -61,8 +60,8 @@ async def prune_story(store: Store) -> None:
     assert await broker.prune(timedelta(days=5)) == 0
 
 
-async def test_many_ended_requests_are_pruned_a_batch_at_a_time(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "many.db")
+async def test_many_ended_requests_are_pruned_a_batch_at_a_time(store_url: str) -> None:
+    store = open_store(store_url)
     await store.open()
     clock = ManualClock()
     broker = Broker(store, clock=clock, default_target="chat:C1")
