@@ -20,8 +20,7 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 Want = Literal["rows", "row", "value", "count", "notify"]
 Params = Mapping[str, Any]
@@ -31,10 +30,10 @@ _ROW_LOCK = re.compile(r"\s+FOR (?:NO KEY UPDATE|UPDATE|SHARE)(?: SKIP LOCKED)?"
 _INDEXED_BY = re.compile(r"\s+INDEXED BY \w+")
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
+class Step(NamedTuple):
     """One statement for a store to run, with what the script wants back: every row, the
-    first row (or None), its first value (or None), or how many rows it changed."""
+    first row (or None), its first value (or None), or how many rows it changed. (A tuple:
+    a click makes a dozen of them.)"""
 
     query: Query
     params: Params
