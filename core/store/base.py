@@ -1,4 +1,6 @@
-"""The Store protocol: every method that changes state is one atomic transaction.
+"""The store's role protocols, and `Store`, all of them at once: every method that changes
+state is one atomic transaction. A part of the service takes only the role it uses
+(`Posting` its `Postings`, `MessageUpdates` its `RenderClaims`, `Webhooks` its `Outbox`).
 
 The broker never sees SQL. A PostgreSQL implementation must give the same guarantees:
 `finish` is a compare-and-set on `status = 'waiting'`, so when two people submit at the
