@@ -53,6 +53,9 @@ def test_named_parameters_are_numbered_for_postgresql_and_lined_up_once() -> Non
         "SELECT pg_advisory_xact_lock($1)",
     )
     assert only_postgres.args({"key": 7}) == (7,)
+    # A migration's statement goes as it is written for its database.
+    body = "CREATE FUNCTION f(p TEXT) RETURNS TEXT AS $$ SELECT p || ':x' $$ LANGUAGE sql"
+    assert (Query.verbatim(body).sqlite, Query.verbatim(body).postgres) == (body, body)
     # A literal colon is no parameter.
     assert Query("SELECT ':' || :x").postgres == "SELECT ':' || $1"
 

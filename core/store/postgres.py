@@ -59,8 +59,6 @@ log = logging.getLogger("askbridge.store")
 CHANNEL = "askbridge_changes"
 """The NOTIFY channel of the tables in `public`; tables in another schema (another
 deployment on the same database) get a channel of their own, see `_channel_of`."""
-# Any constant: replicas starting together take turns migrating under this advisory lock.
-MIGRATION_LOCK = 0x61736B62
 # The seed that hashes request ids into their own advisory lock keys, for posting claims.
 POSTING_LOCKS = 0x61736B70
 CONNECT_TIMEOUT_S = 10.0
@@ -132,15 +130,7 @@ class PostgresStore:
                 "exists and the user may log in"
             ) from error
         async with self.pool.acquire() as db, db.transaction():
-            await db.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
-            await db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER)")
-            current = await db.fetchval("SELECT max(version) FROM schema_version") or 0
-            for version, statements in MIGRATIONS:
-                if version > current:
-                    for statement in statements:
-                        await db.execute(statement)
-                    await db.execute("INSERT INTO schema_version (version) VALUES ($1)", version)
-            await self._drive(db, tx.chain_unchained())
+            await self._drive(db, tx.migrate(MIGRATIONS))
             self._channel = _channel_of(await db.fetchval("SELECT current_schema()"))
 
     async def close(self) -> None:
@@ -306,6 +296,10 @@ class PostgresStore:
             return None if row is None else tuple(row)
         if want == "value":
             return await db.fetchval(sql, *args)
+        if want == "run":
+            # Without parameters, a statement goes as it is (a migration's function body).
+            await db.execute(sql, *args)
+            return None
         # The command tag ends with how many rows the statement changed ("INSERT 0 1").
         return int((await db.execute(sql, *args)).rsplit(" ", 1)[1])
 

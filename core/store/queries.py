@@ -18,7 +18,13 @@ from askbridge.core.store.codec import (
 )
 from askbridge.core.store.sql import Query
 
+# Any constant: PostgreSQL replicas starting together take turns migrating under this lock.
+# SQLite's writers are serialised already.
+MIGRATION_LOCKS = 0x61736B62
+MIGRATION_LOCK = Query(None, postgres="SELECT pg_advisory_xact_lock(:key)")
+SCHEMA_TABLE = Query("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER)")
 SCHEMA_VERSION = Query("SELECT max(version) FROM schema_version")
+MIGRATED = Query("INSERT INTO schema_version (version) VALUES (:version)")
 
 # --- requests ---------------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, NamedTuple
 
-Want = Literal["rows", "row", "value", "count", "notify"]
+Want = Literal["rows", "row", "value", "count", "run", "notify"]
 Params = Mapping[str, Any]
 
 _NAME = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
@@ -32,8 +32,8 @@ _INDEXED_BY = re.compile(r"\s+INDEXED BY \w+")
 
 class Step(NamedTuple):
     """One statement for a store to run, with what the script wants back: every row, the
-    first row (or None), its first value (or None), or how many rows it changed. (A tuple:
-    a click makes a dozen of them.)"""
+    first row (or None), its first value (or None), how many rows it changed, or nothing (a
+    schema change). (A tuple: a click makes a dozen of them.)"""
 
     query: Query
     params: Params
@@ -74,6 +74,17 @@ class Query:
 
     def count(self, **params: Any) -> Step:
         return Step(self, params, "count")
+
+    def run(self, **params: Any) -> Step:
+        return Step(self, params, "run")
+
+    @classmethod
+    def verbatim(cls, text: str) -> Query:
+        """`text` as it is, on either database, without parameters: a migration's statement,
+        which is written for its database already."""
+        query = cls(None, postgres=None)
+        query.sqlite = query.postgres = text
+        return query
 
 
 def _nothing(_params: Params) -> tuple[Any, ...]:

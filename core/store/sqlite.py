@@ -115,14 +115,7 @@ class SQLiteStore:
             # A WAL that a checkpoint copied back is cut to this size when writing restarts.
             self._db.execute(f"PRAGMA journal_size_limit = {self._checkpoints.soft_bytes}")
         with self._transaction() as db:
-            db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER)")
-            current = db.execute("SELECT max(version) FROM schema_version").fetchone()[0] or 0
-            for version, statements in MIGRATIONS:
-                if version > current:
-                    for statement in statements:
-                        db.execute(statement)
-                    db.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
-            _drive(db, tx.chain_unchained())
+            _drive(db, tx.migrate(MIGRATIONS))
             if self.serving:
                 # This process owns the file: message claims in it are a dead process's.
                 db.execute("UPDATE messages SET claimed_by = NULL, claimed_until = NULL")
@@ -414,6 +407,8 @@ def _drive(db: sqlite3.Connection, script: Script[T]) -> T:
             cursor = db.execute(sql, step.params)
             if step.want == "count":
                 result = cursor.rowcount
+            elif step.want == "run":
+                result = None
             elif step.want == "rows":
                 result = cursor.fetchall()
             else:

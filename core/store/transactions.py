@@ -20,7 +20,7 @@ from askbridge.core.models import MessageRef, Person, Request, Selections, Statu
 from askbridge.core.store import codec
 from askbridge.core.store import queries as q
 from askbridge.core.store.base import Attempt, Delivery, Ending, Event, Render
-from askbridge.core.store.sql import Step, notify
+from askbridge.core.store.sql import Query, Step, notify
 
 T = TypeVar("T")
 Script: TypeAlias = Generator[Step, Any, T]
@@ -366,6 +366,20 @@ def events(
         limit=limit,
     )
     return [codec.load_event(row) for row in rows]
+
+
+def migrate(migrations: Iterable[tuple[int, Iterable[str]]]) -> Script[None]:
+    """Bring the schema up to date: the `migrations` (version, statements) newer than the
+    stored version, in order, then the events stored before the audit log had hashes."""
+    yield q.MIGRATION_LOCK.value(key=q.MIGRATION_LOCKS)
+    yield q.SCHEMA_TABLE.run()
+    current = (yield q.SCHEMA_VERSION.value()) or 0
+    for version, statements in migrations:
+        if version > current:
+            for statement in statements:
+                yield Query.verbatim(statement).run()
+            yield q.MIGRATED.run(version=version)
+    yield from chain_unchained()
 
 
 def chain_unchained() -> Script[None]:
