@@ -31,6 +31,7 @@ from askbridge.bots.client import (
     outcome,
 )
 from askbridge.bots.crash_hook import crash_point_from
+from askbridge.bots.database_place import earlier_database, sqlite_path
 from askbridge.bots.logs import configure_logging
 from askbridge.bots.settings import Settings, unknown_variables
 from askbridge.bots.surfaces import SURFACES, surface_words
@@ -38,6 +39,7 @@ from askbridge.core import audit_log
 from askbridge.core.errors import AskbridgeError, StartupError
 from askbridge.core.escalation import ladder_example
 from askbridge.core.store import open_store
+from askbridge.core.store.factory import shown_url
 from askbridge.core.version import VERSION
 
 if TYPE_CHECKING:
@@ -189,6 +191,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     prune.add_argument(
         "--older-than", required=True, metavar="AGE", help="e.g. 90d, 12h, 30m (days by default)"
+    )
+    prune.add_argument(
+        "--yes", action="store_true", help="needed with --older-than 0: delete every ended request"
     )
 
     for entry in SURFACES:
@@ -622,6 +627,16 @@ def _prune(settings: Settings, args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     keep = timedelta(seconds=float(age[1]) * AGE_UNITS[age[2]])
+    if not keep and not args.yes:
+        sys.stderr.write(
+            f"askbridge prune: --older-than {args.older_than.strip()} deletes every request "
+            "that has ended, with its votes and audit trail; add --yes to do that\n"
+        )
+        return EXIT_USAGE
+    missing = _missing_database(settings)
+    if missing is not None:
+        sys.stderr.write(f"askbridge prune: {missing}\n")
+        return EXIT_ERROR
 
     async def prune() -> int:
         # Beside a running server: a SQLite file stays the server's.
@@ -642,6 +657,28 @@ def _prune(settings: Settings, args: argparse.Namespace) -> int:
         f"{args.older_than.strip()} ago\n"
     )
     return EXIT_ANSWERED
+
+
+def _missing_database(settings: Settings) -> str | None:
+    """Why a one-off command must not open the SQLite database: it does not exist, and opening
+    it would make an empty one (somewhere no server reads). None: it exists, or is not SQLite."""
+    path = sqlite_path(settings.database_url)
+    if path is None or path.is_file():
+        return None
+    given = "database_url" in settings.model_fields_set
+    where = (
+        f"ASKBRIDGE_DATABASE_URL={shown_url(settings.database_url)}"
+        if given
+        else "the default place (ASKBRIDGE_DATABASE_URL is unset)"
+    )
+    problem = (
+        f"there is no database at {path.absolute()}, {where}; set ASKBRIDGE_DATABASE_URL to the "
+        "database the server uses"
+    )
+    earlier = None if given else earlier_database(Path.cwd())
+    if earlier is not None:
+        problem += f" (an earlier askbridge's may be sqlite:///{earlier})"
+    return problem
 
 
 def _print_json(value: Any) -> None:

@@ -8,12 +8,14 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 from aiohttp.abc import AbstractResolver
 
 from askbridge.adapters.web import WebSurface, add_web_routes, form_key
+from askbridge.bots.database_place import earlier_database_warning
 from askbridge.bots.event_loop import running_loop
 from askbridge.bots.settings import Settings
 from askbridge.bots.surfaces import SURFACES, SurfaceEntry, Wiring, surface_words
@@ -182,13 +184,18 @@ class Service:
         )
 
     def _log_ready(self, lines: list[str], token: str | None) -> None:
+        given = "database_url" in self.settings.model_fields_set
         log.info(
-            "askbridge %s is listening on %s (store: %s; event loop: %s)",
+            "askbridge %s is listening on %s (store: %s%s; event loop: %s)",
             VERSION,
             self.url,
             shown_url(self.settings.database_url),
+            "" if given else ", the default: ASKBRIDGE_DATABASE_URL is unset",
             running_loop(),
         )
+        earlier = None if given else earlier_database_warning(Path.cwd())
+        if earlier is not None:
+            log.warning("%s", earlier)
         auth = "Bearer token required" if token else "no token: loopback only"
         log.info(
             "agent API: %s/v1/questions, WebSocket %s/v1/agent (%s)",

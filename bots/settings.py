@@ -17,6 +17,7 @@ from pydantic import AliasChoices, BaseModel, Field, PrivateAttr, SecretStr, fie
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from askbridge.bots.database_place import default_database_url
 from askbridge.bots.event_loop import EventLoop
 from askbridge.core.ask import MAX_SECONDS
 from askbridge.core.callback_guard import AllowList
@@ -88,7 +89,9 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(default=8765, ge=0, le=65535)
     api_token: SecretStr | None = None
-    database_url: str = "sqlite:///askbridge.db"
+    # Unset: a file in the per-user data directory (bots/database_place.py), whatever the
+    # working directory.
+    database_url: str = Field(default_factory=default_database_url)
     sqlite_sync: Literal["normal", "full"] = "normal"
     event_loop: EventLoop = "auto"
     default_target: str = "web"

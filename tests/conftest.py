@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -110,6 +110,17 @@ async def story(
     """Each audit event's kind and who acted (their name, or their platform id), in order."""
     trail = await audit_events(http, url, request_id)
     return [(e["kind"], e["actor"][who] if e["actor"] else None) for e in trail]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def data_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The per-user data directory (XDG_DATA_HOME), where settings without
+    ASKBRIDGE_DATABASE_URL keep their database: in the tests a temporary one, never the home's;
+    `askbridge` processes the tests start inherit it."""
+    with pytest.MonkeyPatch.context() as patch:
+        found = tmp_path_factory.mktemp("data-home")
+        patch.setenv("XDG_DATA_HOME", str(found))
+        yield found
 
 
 @pytest.fixture

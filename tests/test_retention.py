@@ -94,14 +94,14 @@ async def test_askbridge_prune_works_on_the_configured_database(tmp_path: Path) 
         await ask(broker, "ask_done")
         await broker.act("ask_done", ADA, Cancel())
         env = {**os.environ, "ASKBRIDGE_DATABASE_URL": url}
-        for age, code in (("ninety", 2), ("1d", 0), ("0s", 0)):
+        for flags, code in (("ninety",), 2), (("1d",), 0), (("0s",), 2), (("0s", "--yes"), 0):
             process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
                 "askbridge.bots.cli",
                 "prune",
                 "--older-than",
-                age,
+                *flags,
                 env=env,
                 stderr=asyncio.subprocess.PIPE,
             )
