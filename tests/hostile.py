@@ -53,6 +53,26 @@ HOSTILE = (
     "🏳️‍🌈",
 )
 
+SHOWN_AS_ONE = (
+    "e\u0301",  # e and a combining acute accent
+    "👍🏽",  # a thumb and its skin tone
+    "👩\u200d💻",  # two emoji joined
+    "🇫🇷",  # a flag: two regional indicators
+    "❤\ufe0f",  # a variation selector
+    "🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f",  # a tag sequence
+)
+"""Runs of code points that a reader sees as one character, which a cut must not split."""
+
+
+def whole_pieces(text: str, pieces: list[str]) -> set[str]:
+    """Every start of `text` (written as `pieces`) that ends between two of its pieces."""
+    starts, at = {""}, 0
+    for piece in pieces:
+        at += len(piece)
+        starts.add(text[:at])
+    return starts
+
+
 AT = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 STATES = ("waiting", "answered", "several", "timeout", "cancelled", "expired", "gone")
 ANSWERERS = ("slack:U1", "slack-group:S1", "discord:@1", "discord-role:2", "web:x")

@@ -7,7 +7,8 @@ restyle nothing, mention or ping nobody, and hide no link behind other words. (d
 a line live.) A question or the context may hold ``` code blocks, and a permission prompt's
 input is one: `prose` keeps those as code blocks, where nothing is live, each closed.
 
-`shorten` never cuts an escape in half, nor a fence, and closes a code block it cuts open.
+`shorten` never cuts an escape in half, nor a fence, nor a character as shown (`cut_point`), and
+closes a code block it cuts open.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import re
 from collections.abc import Iterable, Sequence
 
 import discord
+
+from askbridge.core.graphemes import cut_point
 
 ELLIPSIS = "…"
 FENCE = "```"
@@ -77,6 +80,8 @@ def shorten(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     for end, inside in reversed(_cuts(text, limit)):
+        if cut_point(text, end) != end:
+            continue
         cut = text[:end].rstrip()
         tail = ELLIPSIS + (CLOSE_FENCE if inside else "")
         if len(cut) + len(tail) <= limit:
@@ -101,7 +106,9 @@ def _cuts(text: str, limit: int) -> list[tuple[int, bool]]:
 
 def clip(text: str, limit: int) -> str:
     """Plain text (a button label, a select option) cut to `limit` with an ellipsis."""
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + ELLIPSIS
+    if len(text) <= limit:
+        return text
+    return text[: cut_point(text, limit - len(ELLIPSIS))].rstrip() + ELLIPSIS
 
 
 def fit(texts: Sequence[str], budget: int) -> list[str]:

@@ -45,6 +45,7 @@ from askbridge.adapters.slack.richtext import (
     prose,
     section,
     shorten,
+    shorten_mrkdwn,
 )
 from askbridge.core.view import (
     CANCEL_HINT,
@@ -139,7 +140,7 @@ def fallback(view: RequestView) -> str:
     else:
         detail = given(view.answers) if view.answers else asked
         line = f"{view.heading.format(deciders=names)}: {detail}"
-    return shorten(mrkdwn([Span(line)]), MAX_FALLBACK_TEXT)
+    return shorten_mrkdwn(mrkdwn([Span(line)]), MAX_FALLBACK_TEXT)
 
 
 def one_line(text: str) -> str:

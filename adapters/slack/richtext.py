@@ -24,6 +24,7 @@ from askbridge.adapters.slack.blockkit import (
     RichTextBlock,
     TextStyle,
 )
+from askbridge.core.graphemes import cut_point
 from askbridge.core.models import Person
 
 ELLIPSIS = "…"
@@ -67,10 +68,28 @@ Line = list[Part]
 
 
 def shorten(text: str, limit: int) -> str:
-    """`text` if it fits in `limit` characters, else its start and an ellipsis."""
+    """`text` if it fits in `limit` characters, else its start and an ellipsis, cut between
+    characters as shown (never between an emoji and its skin tone, say)."""
     if len(text) <= limit:
         return text
-    return text[: max(limit - len(ELLIPSIS), 0)].rstrip() + ELLIPSIS
+    return text[: cut_point(text, limit - len(ELLIPSIS))].rstrip() + ELLIPSIS
+
+
+def shorten_mrkdwn(text: str, limit: int) -> str:
+    """mrkdwn `text` (as `mrkdwn` writes it) if it fits in `limit` characters, else its start
+    and an ellipsis, cut where `shorten` would and never inside an escape (`&amp;`) or a
+    control sequence (`<@U1>`, `<!date^…>`), which Slack would show half written."""
+    if len(text) <= limit:
+        return text
+    end = max(limit - len(ELLIPSIS), 0)
+    escape = text.rfind("&", max(end - len("&amp"), 0), end)
+    if escape >= 0 and ";" not in text[escape:end]:
+        end = escape
+    # `mrkdwn` escapes every `<` and `>` of text as written: any here open askbridge's own.
+    control = text.rfind("<", 0, end)
+    if control >= 0 and ">" not in text[control:end]:
+        end = control
+    return text[: cut_point(text, end)].rstrip() + ELLIPSIS
 
 
 def person(who: Person | None, limit: int = 100) -> Line:

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from askbridge.adapters.discord.markdown import fit, join_within, shorten
+from askbridge.adapters.discord.markdown import clip, fit, join_within, shorten
 from askbridge.adapters.discord.render import render
 from askbridge.core.models import Person, Policy, Request, Status, Target, Vote
 from askbridge.core.permissions import permission_questions
@@ -30,6 +30,7 @@ from tests.emulators.discord.components import (
     visible_text,
     walk,
 )
+from tests.hostile import SHOWN_AS_ONE, whole_pieces
 
 COMPONENTS_V2 = 1 << 15
 WHEN = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
@@ -208,6 +209,14 @@ def test_shorten_and_fit() -> None:
     assert fit(["a" * 10, "b" * 2, "c" * 50], 30) == ["a" * 10, "b" * 2, "c" * 17 + "…"]
     assert fit(["a" * 40, "b" * 40], 30) == ["a" * 14 + "…", "b" * 14 + "…"]
     assert fit(["short"], 30) == ["short"]
+
+
+@given(st.lists(st.sampled_from(["a", *SHOWN_AS_ONE]), max_size=40), st.integers(1, 60))
+def test_shortening_never_splits_a_character_as_shown(pieces: list[str], limit: int) -> None:
+    text = "".join(pieces)
+    for short in (shorten(text, limit), clip(text, limit)):
+        assert len(short) <= limit
+        assert short.removesuffix("…") in whole_pieces(text, pieces), short
 
 
 def test_join_within_keeps_whole_items() -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import html
+import re
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +22,7 @@ from askbridge.adapters.slack.richtext import inert, shorten
 from askbridge.core.models import Person, QuestionOption, Request, Status, UserQuestion
 from askbridge.core.view import RequestView
 from tests.emulators.slack import validate_blocks
+from tests.hostile import SHOWN_AS_ONE, whole_pieces
 from tests.slack.conftest import Bridge, ask_body
 
 LONG_WORD = "Supercalifragilisticexpialidocious"
@@ -162,6 +166,55 @@ def test_shortening_keeps_within_the_limit(text: str, limit: int) -> None:
         safe[i:].startswith(("&amp;", "&lt;", "&gt;")) for i, ch in enumerate(safe) if ch == "&"
     )
     assert not set(safe) & set("<>*_~`")
+
+
+def one_question(question: str) -> Request:
+    options = (QuestionOption(label="Approve"), QuestionOption(label="Reject"))
+    return Request(
+        request_id="ask_long_fallback",
+        questions=(UserQuestion(question=question, header="Deploy", options=options),),
+        targets=(),
+        created_at=datetime(2030, 1, 1, tzinfo=UTC),
+    )
+
+
+PREFIX = "Question from the agent: Deploy: "
+
+
+@pytest.mark.parametrize("offset", range(5))
+@pytest.mark.parametrize("char", ["&", "<", ">"])
+def test_a_long_fallback_is_never_cut_inside_an_escape(char: str, offset: int) -> None:
+    text = render(RequestView.of(one_question("x" * offset + char * 3000)), "00000001")["text"]
+    assert len(text) <= 3000
+    assert text.startswith(PREFIX + "x" * offset)
+    kept = text.removesuffix("…")
+    assert kept != text
+    assert "&" not in re.sub("&(?:amp|lt|gt);", "", kept), kept[-8:]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from(["&", "<", ">", "a", *SHOWN_AS_ONE]), min_size=1500, max_size=2000),
+    st.integers(min_value=0, max_value=4),
+)
+def test_a_long_fallback_is_cut_between_escapes_and_characters(
+    pieces: list[str], offset: int
+) -> None:
+    pieces = ["x" * offset, *pieces]
+    question = "".join(pieces)
+    text = render(RequestView.of(one_question(question)), "00000001")["text"]
+    assert len(text) <= 3000
+    kept = text.removesuffix("…")
+    assert kept != text
+    assert kept.startswith(PREFIX)
+    assert "&" not in re.sub("&(?:amp|lt|gt);", "", kept), kept[-8:]
+    assert html.unescape(kept.removeprefix(PREFIX)) in whole_pieces(question, pieces)
+
+
+@given(st.lists(st.sampled_from(["a", *SHOWN_AS_ONE]), max_size=40), st.integers(2, 60))
+def test_shortening_never_splits_a_character_as_shown(pieces: list[str], limit: int) -> None:
+    text = "".join(pieces)
+    assert shorten(text, limit).removesuffix("…") in whole_pieces(text, pieces)
 
 
 def test_the_limits_are_slacks() -> None:
