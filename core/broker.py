@@ -17,6 +17,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from askbridge.core import request_log
 from askbridge.core.answers import ballot, merge
 from askbridge.core.ask import REQUEST_ID_PATTERN as REQUEST_ID_PATTERN
 from askbridge.core.ask import Ask
@@ -239,6 +240,7 @@ class Broker:
                 self._crash("ask.stored")
                 await self.posting.first(stored)
                 self.metrics.record_created(stored)
+                request_log.step(request_id, "created", request_log.surfaces_of(stored))
         if any(at is not None for at in (stored.expires_at, stored.remind_at, stored.escalate_at)):
             self._deadline_moved.set()
         self.hub.publish(request_id)
@@ -352,6 +354,10 @@ class Broker:
     async def ping(self) -> None:
         """Raise unless the store answers (for readiness)."""
         await self.store.ping()
+
+    async def waiting_by_surface(self) -> dict[str, int]:
+        """How many requests wait now on each surface, from the store: every replica's."""
+        return await self.store.waiting_by_surface()
 
     async def secret(self, name: str) -> bytes:
         """A random secret every replica shares, made on first use (see `Store.secret`)."""
@@ -584,6 +590,7 @@ class Broker:
         now = RequestView.of(voted)
         self.messages.changed(voted)
         if outcome is VoteOutcome.DECIDED:
+            request_log.step(request_id, voted.status.value, [person.platform], person)
             self.metrics.record_ended(voted)
             if self.webhooks is not None:
                 self.webhooks.poke()
@@ -640,8 +647,11 @@ class Broker:
         if not await self.store.escalate(request_id, step, now, due_at(request, step + 1, now)):
             return
         escalated = await self.get(request_id)
-        log.info(
-            "request %s escalated (step %d)", request_id, step + 1, extra={"request_id": request_id}
+        request_log.step(
+            request_id,
+            "escalated",
+            request_log.surfaces_of(escalated),
+            detail=f" (step {step + 1})",
         )
         if escalated.posted_at is None:
             async with self.store.posting(request_id) as mine:
@@ -753,12 +763,9 @@ class Broker:
         self._hold(request)
         # The waiting agents first: the log line and the rest are nobody's wait.
         self.hub.publish(request.request_id, request)
-        log.info(
-            "request %s %s",
-            request.request_id,
-            request.status.value,
-            extra={"request_id": request.request_id},
-        )
+        by = request.answered_by or request.cancelled_by
+        surfaces = [by.platform] if by is not None else request_log.surfaces_of(request)
+        request_log.step(request.request_id, request.status.value, surfaces, by)
         self.messages.changed(request)
         self.metrics.record_ended(request)
         if self.webhooks is not None:

@@ -4,7 +4,8 @@ One `Metrics` per service, each with its own registry (never prometheus_client's
 so that several services in one process keep their numbers apart. The broker, the API and
 each platform adapter call the small `record_…` and `observe_…` functions at the point where
 the thing happens; gauges that describe a state (the message-update backlog, open agent
-sockets) are read when `/metrics` is scraped.
+sockets) are read when `/metrics` is scraped, and the requests waiting now are counted in the
+database then, so that every replica reports all of them, restarts or not.
 
 A request's `surface` is each platform it was posted to: a request posted to two
 platforms counts once under each, so that `created - ended` is what waits on that surface.
@@ -108,6 +109,14 @@ class Metrics:
             ["state"],
             registry=registry,
         )
+        self._waiting = Gauge(
+            "askbridge_requests_waiting",
+            "Requests waiting for an answer right now, by surface, counted in the database at "
+            "each scrape (every replica's; absent when the database did not answer).",
+            ["surface"],
+            registry=registry,
+        )
+        self._surfaces: set[str] = set()
         self._long_polls = Gauge(
             "askbridge_long_polls_open",
             "Agents long-polling a request (GET /v1/questions/{id}?wait=…) right now.",
@@ -123,9 +132,19 @@ class Metrics:
 
     def add_surface(self, platform: str) -> None:
         """Start the request counters of `platform` at zero, so they exist before they move."""
+        self._surfaces.add(platform)
         self._created.labels(platform)
         for counter in self._ended.values():
             counter.labels(platform)
+
+    def set_waiting(self, counts: Mapping[str, int] | None) -> None:
+        """The waiting requests of each surface as the store counted them just now (None: it
+        could not), each running surface shown even with none."""
+        self._waiting.clear()
+        if counts is None:
+            return
+        for surface in sorted(self._surfaces | set(counts)):
+            self._waiting.labels(surface).set(counts.get(surface, 0))
 
     def record_created(self, request: Request) -> None:
         for surface in _surfaces(request):

@@ -23,6 +23,7 @@ import itertools
 import logging
 from collections.abc import Callable, Mapping, Sequence
 
+from askbridge.core import request_log
 from askbridge.core.clock import Clock
 from askbridge.core.crash_points import CrashPoint
 from askbridge.core.errors import AskbridgeError, SurfaceUnavailable
@@ -152,6 +153,7 @@ class Posting:
         self._crash("ask.posted")
         await self._store.add_message(request.request_id, message, self._clock.now())
         self._crash("ask.recorded")
+        request_log.step(request.request_id, "posted", [message.platform])
 
     def _retry(self, request_id: str, wait_s: float) -> None:
         if request_id not in self._retrying:

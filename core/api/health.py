@@ -86,7 +86,16 @@ async def readyz(request: web.Request) -> web.Response:
 
 
 async def metrics(request: web.Request) -> web.Response:
-    exposition = request.app[PARTS].broker.metrics.exposition()
+    broker = request.app[PARTS].broker
+    counts: dict[str, int] | None = None
+    try:
+        async with asyncio.timeout(READY_TIMEOUT_S):
+            counts = await broker.waiting_by_surface()
+    except Exception:
+        # The scrape still shows the rest; /readyz says what is wrong with the database.
+        log.debug("counting the waiting requests for /metrics failed", exc_info=True)
+    broker.metrics.set_waiting(counts)
+    exposition = broker.metrics.exposition()
     return web.Response(body=exposition, headers={"Content-Type": CONTENT_TYPE})
 
 

@@ -145,6 +145,10 @@ class Requests(Reading, Protocol):
         """How many requests `list_requests(status, older_than=older_than)` would list without
         a limit."""
 
+    async def waiting_by_surface(self) -> dict[str, int]:
+        """How many requests wait now on each platform they were posted to (a request posted
+        to two counts under each); a platform with none is left out."""
+
     async def prune(self, ended_before: datetime) -> int:
         """Delete requests that ended before `ended_before`, with their votes, drafts, messages
         and audit events (and the events of requests whose posting failed by then); never a

@@ -345,6 +345,9 @@ class PostgresStore:
             return 0
         return await self._read(tx.count_requests, status, older_than)
 
+    async def waiting_by_surface(self) -> dict[str, int]:
+        return await self._read(tx.waiting_by_surface)
+
     async def add_message(self, request_id: str, message: MessageRef, at: datetime) -> None:
         await self._write(tx.add_message, request_id, message, at)
 

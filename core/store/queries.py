@@ -41,6 +41,13 @@ FORGET = {
     for table in ("drafts", "votes", "messages", "requests")
 }
 """What `discard` deletes of a request, in order (its events stay)."""
+WAITING_BY_SURFACE = Query(
+    "SELECT json_extract(t.value, '$.platform'), count(DISTINCT r.request_id)"
+    " FROM requests r, json_each(r.targets) t WHERE r.status = 'waiting' GROUP BY 1",
+    postgres="SELECT t ->> 'platform', count(DISTINCT r.request_id) FROM requests r,"
+    " json_array_elements(CAST(r.targets AS json)) t WHERE r.status = 'waiting' GROUP BY 1",
+)
+"""How many requests wait on each surface (a request posted to two counts under each)."""
 PRUNABLE = Query(
     "SELECT request_id FROM requests WHERE status <> 'waiting' AND ended_at < :before"
     " LIMIT :limit FOR UPDATE"

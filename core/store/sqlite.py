@@ -228,6 +228,9 @@ class SQLiteStore:
     async def count_requests(self, status: Status, older_than: str | None = None) -> int:
         return await self._read(tx.count_requests, status, older_than)
 
+    async def waiting_by_surface(self) -> dict[str, int]:
+        return await self._read(tx.waiting_by_surface)
+
     async def add_message(self, request_id: str, message: MessageRef, at: datetime) -> None:
         await self._write(tx.add_message, request_id, message, at)
 

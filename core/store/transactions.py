@@ -93,6 +93,10 @@ def count_requests(status: Status, older_than: str | None) -> Script[int]:
     return int((yield counting.value(status=status.value, older_than=older_than)))
 
 
+def waiting_by_surface() -> Script[dict[str, int]]:
+    return {str(surface): int(count) for surface, count in (yield q.WAITING_BY_SURFACE.rows())}
+
+
 def unposted(limit: int) -> Script[list[Request]]:
     found = []
     for row in (yield q.UNPOSTED.rows(limit=limit)):

@@ -1,0 +1,41 @@
+"""One INFO line for each step of a request's life: created, posted, answered, cancelled,
+expired, withdrawn, escalated. Each names the request, the surface and the person both in its
+text (the text log format) and as fields (`extra`: the JSON format's `request_id`, `surface`,
+`person`).
+
+Ids only: a person as `platform:id` (a Slack member id, a Discord user id, the name someone
+gave the web page), never their display name; never the question, an answer or a note, which
+may be confidential and are in the audit trail for whoever may read it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from askbridge.core.models import Person, Request
+
+log = logging.getLogger("askbridge.requests")
+
+
+def surfaces_of(request: Request) -> list[str]:
+    return sorted({target.platform for target in request.targets})
+
+
+def step(
+    request_id: str,
+    what: str,
+    surfaces: Iterable[str],
+    person: Person | None = None,
+    detail: str = "",
+) -> None:
+    """Log that request `request_id` went through `what` (on `surfaces`, by `person`)."""
+    surface = ",".join(sorted(set(surfaces))) or "-"
+    fields = {"request_id": request_id, "surface": surface}
+    if person is None:
+        log.info("request %s %s%s on %s", request_id, what, detail, surface, extra=fields)
+        return
+    fields["person"] = person.key
+    log.info(
+        "request %s %s%s on %s by %s", request_id, what, detail, surface, person.key, extra=fields
+    )
