@@ -1,11 +1,13 @@
 """What a click means, and what came of it: the one vocabulary of every surface.
 
 A surface parses its platform's interaction into a `Person`, the message it came from and an
-`Intent`; `Broker.act` turns that into an `Outcome`, and the surface words the outcome once.
+`Intent`; `Broker.act` turns that into an `Outcome`; `note_for` decides which `Note` the person
+is told of it, and the surface words that note once.
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -13,6 +15,38 @@ from askbridge.core.answers import NOTE_LABEL
 from askbridge.core.models import Selections
 from askbridge.core.refusals import Refusal as Refusal
 from askbridge.core.view import Receipt, RequestView
+
+
+class Action(enum.Enum):
+    """What an element of a message, or of its answer form, does: the one vocabulary of every
+    surface's id codec (`adapters/<surface>/ids.py`). Each codec spells an action its own way
+    on the wire, and never changes that spelling, so old messages keep working; each surface
+    has the elements it needs."""
+
+    PICK = "pick"
+    """One option: `Pick`."""
+    CHOOSE_ONE = "choose_one"
+    """The options of a single-select question, one chosen at a time: `Choose`."""
+    CHOOSE_ANY = "choose_any"
+    """The options of a multi-select question: `Choose`."""
+    SUBMIT = "submit"
+    """`Submit`, with what the message or the form holds."""
+    CANCEL = "cancel"
+    """The Cancel button, which asks whether the person is sure before anything ends: in its
+    own confirm dialog (Slack: a click arrives only once they are, and is `Cancel`), or in a
+    private note whose button is CONFIRM_CANCEL (Discord)."""
+    CONFIRM_CANCEL = "confirm_cancel"
+    """`Cancel`, confirmed."""
+    WORDS = "words"
+    """Opens the answer form for answers in one's own words (and a note)."""
+    ADD_NOTE = "add_note"
+    """Opens the answer form with the options and a note."""
+    FORM = "form"
+    """The answer form itself; its submission is a `Submit`."""
+    TYPED = "typed"
+    """The form's field for a question's answer in one's own words."""
+    NOTE = "note"
+    """The form's field for the note."""
 
 
 @dataclass(frozen=True)
@@ -119,3 +153,54 @@ class FormOpens:
 
 
 Outcome = Decided | Counted | Drafted | Refused
+
+
+class Note(enum.Enum):
+    """Which note the person who clicked is told, privately, of what came of their click: the
+    decision is made here once (`note_for`), and each surface words each note once."""
+
+    COUNTED = "counted"
+    """Their vote counted toward a quorum not reached yet: its receipt."""
+    DRAFTED = "drafted"
+    """A choice kept until they submit: what they chose, and what is still unanswered."""
+    GONE = "gone"
+    """The request is not there (or no longer): nothing to show of it."""
+    FOREIGN = "foreign"
+    """The click was not made for this request (another message, or options it lacks)."""
+    SELF_APPROVAL = "self_approval"
+    NOT_ANSWERER = "not_answerer"
+    """Who may answer, and the groups that could not be checked just now."""
+    ENDED = "ended"
+    """How the request ended, and who ended it."""
+    MISSING_ANSWERS = "missing_answers"
+    BAD_TEXT = "bad_text"
+    """Each typed field not taken and why, then what is still unanswered."""
+
+
+_REFUSAL_NOTES = {
+    Refusal.UNKNOWN_REQUEST: Note.GONE,
+    Refusal.FOREIGN_MESSAGE: Note.FOREIGN,
+    Refusal.ALREADY_ENDED: Note.ENDED,
+    Refusal.NOT_ANSWERER: Note.NOT_ANSWERER,
+    Refusal.MISSING_ANSWERS: Note.MISSING_ANSWERS,
+    Refusal.BAD_TEXT: Note.BAD_TEXT,
+    Refusal.SELF_APPROVAL: Note.SELF_APPROVAL,
+}
+
+
+def note_for(outcome: Outcome) -> Note | None:
+    """Which note follows `outcome`; None when the message itself shows it (the request was
+    decided) or there is nothing to say (a replay of a click already counted). A refusal that
+    needs the request to be worded (ENDED, NOT_ANSWERER) and has none is GONE."""
+    match outcome:
+        case Counted():
+            return Note.COUNTED
+        case Drafted():
+            return Note.DRAFTED
+        case Refused(reason=Refusal.REPLAYED):
+            return None
+        case Refused(reason=Refusal.ALREADY_ENDED | Refusal.NOT_ANSWERER, view=None):
+            return Note.GONE
+        case Refused(reason=reason):
+            return _REFUSAL_NOTES[reason]
+    return None

@@ -16,7 +16,7 @@ from askbridge.adapters.discord.render import render as discord_render
 from askbridge.adapters.slack.notes import note as slack_note
 from askbridge.adapters.slack.notes import reminder_line
 from askbridge.adapters.slack.render import render as slack_render
-from askbridge.adapters.slack.richtext import SLOT, mrkdwn
+from askbridge.adapters.slack.text import SLOT, mrkdwn
 from askbridge.adapters.web import render as web_render
 from askbridge.adapters.web.clicks import vote_note as web_vote_note
 from askbridge.core.intents import NOTE, Counted, Refusal, Refused

@@ -10,16 +10,16 @@ from typing import Any
 import aiohttp
 import discord
 
-from askbridge.adapters.discord import clicks, forms, pointing
+from askbridge.adapters.discord import handlers, pointing
 from askbridge.adapters.discord.ids import (
     DYNAMIC_ITEMS,
-    Action,
     BadCustomId,
     ClickHandler,
     CustomId,
     unpack,
 )
 from askbridge.core.broker import Broker
+from askbridge.core.intents import Action
 
 PERMISSIONS = discord.Permissions(
     view_channel=True,
@@ -94,24 +94,24 @@ class BridgeBot(discord.Client, ClickHandler):
         self, interaction: discord.Interaction[Any], custom_id: CustomId, values: Sequence[str]
     ) -> None:
         """A click that came over the gateway (from the DynamicItems)."""
-        await self.on_click(interaction, clicks.Callback(interaction), custom_id, values)
+        await self.on_click(interaction, handlers.Callback(interaction), custom_id, values)
 
     async def on_click(
         self,
         interaction: discord.Interaction[Any],
-        first: clicks.First,
+        first: handlers.First,
         custom_id: CustomId,
         values: Sequence[str],
     ) -> None:
         if custom_id.action is Action.WORDS:
-            await forms.open_form(self.broker, interaction, first, custom_id)
+            await handlers.open_form(self.broker, interaction, first, custom_id)
         else:
-            await clicks.respond(self.broker, interaction, first, custom_id, values)
+            await handlers.respond(self.broker, interaction, first, custom_id, values)
 
     async def on_form(
-        self, interaction: discord.Interaction[Any], first: clicks.First, custom_id: CustomId
+        self, interaction: discord.Interaction[Any], first: handlers.First, custom_id: CustomId
     ) -> None:
-        await forms.submitted(self.broker, interaction, first, custom_id)
+        await handlers.submitted(self.broker, interaction, first, custom_id)
 
     async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
         """Every interaction comes here as well; askbridge takes its forms' submissions, which
@@ -124,4 +124,4 @@ class BridgeBot(discord.Client, ClickHandler):
         except BadCustomId:
             return  # not askbridge's
         if custom_id.action is Action.FORM:
-            await self.on_form(interaction, clicks.Callback(interaction), custom_id)
+            await self.on_form(interaction, handlers.Callback(interaction), custom_id)

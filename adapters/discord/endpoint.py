@@ -9,7 +9,7 @@ an endpoint that accepts them.
 
 A PING (type 1) gets a PONG. A click (type 3) or a form's submission (type 5) is read by
 discord.py into the same `discord.Interaction` the gateway would give, and handled by the same
-code (`clicks`, `forms`): only the first response differs. `Inline` makes it the reply to
+code (`handlers`): only the first response differs. `Inline` makes it the reply to
 Discord's request, which must come within 3 seconds; whatever follows (a private note after a
 deferral) goes over REST as it does in gateway mode. Nothing is kept between requests, so any
 process with the same settings and database can take any request.
@@ -31,10 +31,11 @@ from discord import ui
 from nacl.exceptions import BadSignatureError
 from nacl.signing import VerifyKey
 
-from askbridge.adapters.discord.clicks import MAX_CONTENT, NO_PINGS, First
-from askbridge.adapters.discord.ids import Action, BadCustomId, CustomId, unpack
-from askbridge.adapters.discord.markdown import shorten
+from askbridge.adapters.discord.handlers import MAX_CONTENT, NO_PINGS, First
+from askbridge.adapters.discord.ids import BadCustomId, CustomId, unpack
+from askbridge.adapters.discord.text import shorten
 from askbridge.core.api.errors import error_response, parse_json
+from askbridge.core.intents import Action
 from askbridge.core.view import FAILED, FOREIGN_CLICK
 
 log = logging.getLogger("askbridge.discord")
@@ -112,7 +113,7 @@ class Signatures:
 
 
 class Inline:
-    """The first response as the reply to Discord's request (see `clicks.First`)."""
+    """The first response as the reply to Discord's request (see `handlers.First`)."""
 
     def __init__(self) -> None:
         self.body: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()

@@ -1,7 +1,8 @@
 """The one format of askbridge's Discord `custom_id`s, and the DynamicItems that read it back.
 
     ab:<request_id>:o:<question>:<option>   PICK an option of a single-select question (button)
-    ab:<request_id>:m:<question>            CHOOSE options of a multi-select question (select)
+    ab:<request_id>:m:<question>            CHOOSE_ANY options of a multi-select question
+                                            (select)
     ab:<request_id>:s                       SUBMIT
     ab:<request_id>:c                       CANCEL: asks the person privately whether they
                                             are sure
@@ -16,14 +17,14 @@ discord.py matches each `DynamicItem`'s template against every click, so registe
 classes once in `setup_hook` serves every message askbridge ever posted, before a restart too:
 a click needs nothing but its `custom_id` and the store. A form's submission is matched against
 FORM_TEMPLATE by the runtime itself (discord.py only routes one to a modal it still holds in
-memory). The letters on the wire never change, so messages posted by older versions keep
+memory). The actions are `core.intents.Action`, every surface's vocabulary; the letters that
+spell them on the wire (`LETTERS`) never change, so messages posted by older versions keep
 working.
 """
 
 from __future__ import annotations
 
 import abc
-import enum
 import logging
 import re
 from collections.abc import Sequence
@@ -34,6 +35,7 @@ import discord
 from discord import ui
 
 from askbridge.core.broker import REQUEST_ID_PATTERN
+from askbridge.core.intents import Action
 
 log = logging.getLogger("askbridge.discord")
 
@@ -65,18 +67,20 @@ _TEMPLATES = tuple(
 )
 
 
-class Action(enum.StrEnum):
-    """What a component does, named as `core.intents` names it; the value is its wire letter."""
-
-    PICK = "o"
-    CHOOSE = "m"
-    SUBMIT = "s"
-    CANCEL = "c"
-    CONFIRM_CANCEL = "k"
-    WORDS = "w"
-    FORM = "f"
-    TYPED = "t"
-    NOTE = "n"
+LETTERS = {
+    Action.PICK: "o",
+    Action.CHOOSE_ANY: "m",
+    Action.SUBMIT: "s",
+    Action.CANCEL: "c",
+    Action.CONFIRM_CANCEL: "k",
+    Action.WORDS: "w",
+    Action.FORM: "f",
+    Action.TYPED: "t",
+    Action.NOTE: "n",
+}
+"""The actions a Discord message or form has (`core.intents.Action`), as their custom_ids
+spell them (see the module's docstring)."""
+_ACTIONS = {letter: action for action, letter in LETTERS.items()}
 
 
 class BadCustomId(ValueError):
@@ -98,7 +102,7 @@ class CustomId:
 
     @classmethod
     def choose(cls, request_id: str, question: int) -> CustomId:
-        return cls(request_id, Action.CHOOSE, question)
+        return cls(request_id, Action.CHOOSE_ANY, question)
 
     @classmethod
     def submit(cls, request_id: str) -> CustomId:
@@ -129,7 +133,10 @@ class CustomId:
         return cls(request_id, Action.NOTE)
 
     def pack(self) -> str:
-        parts = [PREFIX, self.request_id, self.action.value]
+        letter = LETTERS.get(self.action)
+        if letter is None:
+            raise BadCustomId(f"a Discord message has no {self.action.value!r} component")
+        parts = [PREFIX, self.request_id, letter]
         parts += [str(i) for i in (self.question, self.option) if i is not None]
         custom_id = ":".join(parts)
         try:
@@ -153,7 +160,7 @@ class CustomId:
             int(groups[name]) if groups.get(name) is not None else None
             for name in ("question", "option")
         )
-        return cls(groups["request_id"], Action(letter), question, option)
+        return cls(groups["request_id"], _ACTIONS[letter], question, option)
 
 
 def unpack(custom_id: str) -> CustomId:

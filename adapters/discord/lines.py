@@ -10,7 +10,7 @@ from typing import Any
 
 import discord
 
-from askbridge.adapters.discord.markdown import join_within, line, shorten
+from askbridge.adapters.discord.text import join_within, line, shorten
 from askbridge.core.models import Person
 from askbridge.core.view import RequestView, TallyRow, more_answers, plain_name
 

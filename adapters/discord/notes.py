@@ -1,58 +1,72 @@
-"""What the person who clicked in Discord is told privately: one sentence per outcome, in
-Discord's markdown, with every user text escaped (`markdown.line`)."""
+"""What the person who clicked in Discord is told privately: each note that `core.intents.note_for`
+picks for an outcome, worded once in Discord's markdown, with every user text escaped
+(`text.line`)."""
 
 from __future__ import annotations
 
 from askbridge.adapters.discord.lines import MAX_SUMMARY, answerers_text, name, names
-from askbridge.adapters.discord.markdown import line, shorten
-from askbridge.core.intents import (
-    Counted,
-    Decided,
-    Drafted,
-    Outcome,
-    Refusal,
-    Refused,
-)
+from askbridge.adapters.discord.text import line, shorten
+from askbridge.core.intents import Counted, Decided, Drafted, Note, Outcome, Refused, note_for
 from askbridge.core.view import (
     FOREIGN_CLICK,
     NO_LONGER_AVAILABLE,
     NOT_ANSWERER,
     NOT_RECORDED,
     SELF_APPROVAL,
+    RequestView,
     counted_sentence,
     end_sentence,
     missing_sentence,
 )
 
+TYPED_NOT_RECORDED = "What you typed was not recorded."
+
 
 def note(outcome: Outcome) -> str | None:
-    """What the person who clicked is told privately; None when the message itself shows it."""
-    match outcome:
-        case Decided() | Refused(reason=Refusal.REPLAYED):
+    """What the person who clicked is told privately (`note_for` decides which note); None
+    when the message itself shows it."""
+    match note_for(outcome), outcome:
+        case None, _:
             return None
-        case Counted(receipt=receipt):
+        case Note.COUNTED, Counted(receipt=receipt):
             return counted_sentence(receipt, lambda a: f"**{shorten(line(a), MAX_SUMMARY)}**")
-        case Drafted(view=view, question=q, draft=draft):
-            asked = view.questions[q]
-            picked = ", ".join(line(asked.options[o].label) for o in draft.get(q, ()))
-            chosen = f"**{line(asked.header)}**: {picked}."
-            if missing := outcome.unanswered:
-                rest = ", ".join(f"**{line(h)}**" for h in missing)
-                return f"{chosen} Still to answer: {rest}; then press **Submit**."
-            return f"{chosen} Press **Submit** to send your answers."
-        case Refused(reason=Refusal.NOT_ANSWERER, view=view) if view is not None:
+        case Note.DRAFTED, Drafted() as drafted:
+            return drafted_note(drafted)
+        case Note.NOT_ANSWERER, Refused(view=RequestView() as view):
             return NOT_ANSWERER.format(answerers=answerers_text(view.answerers))
-        case Refused(reason=Refusal.ALREADY_ENDED, view=view) if view is not None:
+        case Note.ENDED, Refused(view=RequestView() as view):
             return end_sentence(view, name)
-        case Refused(reason=Refusal.MISSING_ANSWERS, missing=missing):
+        case Note.MISSING_ANSWERS, Refused(missing=missing):
             return missing_sentence(missing, line)
-        case Refused(reason=Refusal.BAD_TEXT):
-            return typed_problems(outcome)
-        case Refused(reason=Refusal.FOREIGN_MESSAGE):
+        case Note.BAD_TEXT, Refused() as refused:
+            return typed_problems(refused)
+        case Note.FOREIGN, _:
             return FOREIGN_CLICK
-        case Refused(reason=Refusal.SELF_APPROVAL):
+        case Note.SELF_APPROVAL, _:
             return SELF_APPROVAL
     return NO_LONGER_AVAILABLE
+
+
+def form_note(outcome: Outcome) -> str | None:
+    """What the person who submitted the form is told privately: as for a click, and, when
+    the request had ended or answers were missing, that what they typed was not recorded."""
+    text = note(outcome)
+    if note_for(outcome) in (Note.ENDED, Note.MISSING_ANSWERS):
+        return f"{text} {TYPED_NOT_RECORDED}"
+    return text
+
+
+def drafted_note(drafted: Drafted) -> str:
+    """What the person chose for the question, and what is still to answer before Submit."""
+    asked = drafted.view.questions[drafted.question]
+    picked = ", ".join(
+        line(asked.options[o].label) for o in drafted.draft.get(drafted.question, ())
+    )
+    chosen = f"**{line(asked.header)}**: {picked}."
+    if missing := drafted.unanswered:
+        rest = ", ".join(f"**{line(h)}**" for h in missing)
+        return f"{chosen} Still to answer: {rest}; then press **Submit**."
+    return f"{chosen} Press **Submit** to send your answers."
 
 
 def typed_problems(outcome: Refused) -> str:

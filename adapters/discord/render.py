@@ -11,7 +11,7 @@ who ended it and when (the voters, or "decided by timeout"). 4 questions x 4 opt
 long texts (the agent's context and questions, the notes people gave) are shortened to make
 room, never the policy, which is bounded on its own.
 
-Every text an agent or a person wrote goes through `markdown.escape` (or `line`, `prose`)
+Every text an agent or a person wrote goes through `text.escape` (or `line`, `prose`)
 here, or into a plain-text field (a button label, a select option).
 """
 
@@ -31,7 +31,7 @@ from askbridge.adapters.discord.lines import (
     tally_lines,
     timestamp,
 )
-from askbridge.adapters.discord.markdown import clip, escape, fit, line, prose, shorten
+from askbridge.adapters.discord.text import clip, escape, fit, line, prose, shorten
 from askbridge.core.models import UserQuestion
 from askbridge.core.view import CANCEL_HINT, WHO_MAY_ANSWER, RequestView, State
 

@@ -13,8 +13,8 @@ import discord
 
 from askbridge.adapters.discord.ids import BadCustomId, unpack
 from askbridge.adapters.discord.lines import DISCORD_ANSWERER, reminder
-from askbridge.adapters.discord.markdown import shorten
 from askbridge.adapters.discord.render import render
+from askbridge.adapters.discord.text import shorten
 from askbridge.core.errors import SurfaceUnavailable, UnknownTarget
 from askbridge.core.models import MessageRef, Request, Target
 from askbridge.core.view import RequestView

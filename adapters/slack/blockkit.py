@@ -1,6 +1,6 @@
 """The Block Kit JSON askbridge sends, and the `state.values` it reads back from a click.
 
-Typed apart from the domain models: these are wire shapes, built by `render` and `form` and
+Typed apart from the domain models: these are wire shapes, built by `render` and `forms` and
 read by `clicks`, and never leave this package.
 """
 

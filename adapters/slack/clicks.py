@@ -1,5 +1,5 @@
 """What a click or an answer form's submission in Slack means: who, on which message, and
-which intent, read from bolt's `body`. `listener` acts on it; `notes` words what came of it.
+which intent, read from bolt's `body`. `handlers` act on it; `notes` words what came of it.
 
 Radio and checkbox changes stay in the person's Slack client until they press Submit, whose
 payload carries `state.values` for the whole message.
@@ -13,21 +13,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from askbridge.adapters.slack.blockkit import StateValues
-from askbridge.adapters.slack.form import picked, read
+from askbridge.adapters.slack.forms import picked, read
 from askbridge.adapters.slack.ids import (
-    CHOICE_KINDS,
+    CHOICE_ACTIONS,
     ActionId,
     BadActionId,
     FormMetadata,
-    Kind,
 )
 from askbridge.adapters.slack.surface import PLATFORM
-from askbridge.core.intents import (
-    Cancel,
-    Intent,
-    Pick,
-    Submit,
-)
+from askbridge.core.intents import Action, Cancel, Intent, Pick, Submit
 from askbridge.core.models import MessageRef, Person, Selections
 
 
@@ -146,13 +140,13 @@ def _time(ts: object) -> datetime | None:
 
 def intent(action: ActionId, state: StateValues) -> Intent | None:
     """What a click on an askbridge element means; None for a choice that stays in the client."""
-    match action.kind:
-        case Kind.CANCEL:
+    match action.action:
+        case Action.CANCEL:
             return Cancel()
-        case Kind.PICK:
+        case Action.PICK:
             question, option = action.choice()
             return Pick(question, option)
-        case Kind.SUBMIT:
+        case Action.SUBMIT:
             return Submit(selections(action.request_id, state))
     return None
 
@@ -168,7 +162,7 @@ def selections(request_id: str, state: StateValues) -> Selections:
                 action = ActionId.unpack(action_id)
             except BadActionId:
                 continue
-            if action.request_id != request_id or action.kind not in CHOICE_KINDS:
+            if action.request_id != request_id or action.action not in CHOICE_ACTIONS:
                 continue
             if not isinstance(entry, dict) or action.question is None:
                 continue

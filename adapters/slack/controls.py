@@ -17,8 +17,9 @@ from askbridge.adapters.slack.blockkit import (
     Option,
     PlainText,
 )
-from askbridge.adapters.slack.ids import ActionId, BadActionId, Kind
-from askbridge.adapters.slack.richtext import shorten
+from askbridge.adapters.slack.ids import WIRE, ActionId, BadActionId
+from askbridge.adapters.slack.text import shorten
+from askbridge.core.intents import Action
 from askbridge.core.models import UserQuestion
 from askbridge.core.view import CANCEL_QUESTION, CANCEL_SURE, CANCEL_WARNING, RequestView
 
@@ -60,11 +61,11 @@ def form_buttons(view: RequestView) -> list[Element]:
     own words, "Add a note" when it takes notes."""
     policy = view.request.policy
     wanted = [
-        (Kind.WORDS, OTHER_LABEL, policy.allow_other),
-        (Kind.ADD_NOTE, NOTE_LABEL, policy.allow_notes),
+        (Action.WORDS, OTHER_LABEL, policy.allow_other),
+        (Action.ADD_NOTE, NOTE_LABEL, policy.allow_notes),
     ]
     return [
-        button(ActionId(view.request_id, kind), label, kind.value)
+        button(ActionId(view.request_id, kind), label, WIRE[kind])
         for kind, label, allowed in wanted
         if allowed
     ]
@@ -77,9 +78,9 @@ def actions(rev: str, name: str, elements: list[Element]) -> ActionsBlock:
 def choices(request_id: str, index: int, question: UserQuestion) -> Element:
     options = [option(o, opt.label, opt.description) for o, opt in enumerate(question.options)]
     if question.multi_select:
-        action = ActionId(request_id, Kind.CHOOSE_ANY, index)
+        action = ActionId(request_id, Action.CHOOSE_ANY, index)
         return {"type": "checkboxes", "action_id": action.pack(), "options": options}
-    action = ActionId(request_id, Kind.CHOOSE_ONE, index)
+    action = ActionId(request_id, Action.CHOOSE_ONE, index)
     return {"type": "radio_buttons", "action_id": action.pack(), "options": options}
 
 
@@ -108,7 +109,7 @@ def cancel(request_id: str) -> Button:
         "deny": plain("Keep it", MAX_CONFIRM_BUTTON),
         "style": "danger",
     }
-    made = button(ActionId(request_id, Kind.CANCEL), "Cancel", "cancel")
+    made = button(ActionId(request_id, Action.CANCEL), "Cancel", "cancel")
     made["style"] = "danger"
     made["confirm"] = confirm
     return made

@@ -1,5 +1,6 @@
-"""The one codec for askbridge's Slack ids: `action_id`s (`ab|<request_id>|<kind>[|<q>[|<o>]]`)
-and the answer form's `callback_id` and `private_metadata`.
+"""The one codec for askbridge's Slack ids: `action_id`s (`ab|<request_id>|<action>[|<q>[|<o>]]`,
+a `core.intents.Action` spelled as `WIRE` says), and the answer form's `callback_id` and
+`private_metadata`.
 
 Everything a click needs is in its action_id, and everything a form's submission needs is in
 its private_metadata, so a message (or a form left open) keeps working after a restart, and a
@@ -8,7 +9,6 @@ click on an old or foreign element is recognised (and answered) instead of dropp
 
 from __future__ import annotations
 
-import enum
 import json
 import re
 from collections.abc import Mapping
@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from askbridge.adapters.slack.blockkit import MAX_ID, MAX_PRIVATE_METADATA
+from askbridge.core.intents import Action
 
 PREFIX = "ab"
 SEPARATOR = "|"
@@ -23,36 +24,35 @@ ANY_ACTION = re.compile(r".*")
 """What the bolt listener is registered for: every action, so none goes unacknowledged."""
 
 
-class Kind(enum.StrEnum):
-    """What an element does, named as `core.intents` and the Discord adapter name it; the
-    value is what its action_ids say, which never changes, so old messages keep working."""
-
-    PICK = "pick"
-    """A button that answers a one-question request in one click: question, option."""
-    CHOOSE_ONE = "radio"
-    """The radio buttons of a single-select question: question."""
-    CHOOSE_ANY = "check"
-    """The checkboxes of a multi-select question: question."""
-    SUBMIT = "submit"
-    CANCEL = "cancel"
-    WORDS = "other"
-    """"Other…": opens the answer form with a text input per question."""
-    ADD_NOTE = "note"
-    """"Add a note": opens the answer form with the options and a note."""
-
-
-FORM_KINDS = frozenset({Kind.WORDS, Kind.ADD_NOTE})
-CHOICE_KINDS = frozenset({Kind.CHOOSE_ONE, Kind.CHOOSE_ANY})
-_INDICES = {
-    Kind.PICK: 2,
-    Kind.CHOOSE_ONE: 1,
-    Kind.CHOOSE_ANY: 1,
-    Kind.SUBMIT: 0,
-    Kind.CANCEL: 0,
-    Kind.WORDS: 0,
-    Kind.ADD_NOTE: 0,
+WIRE = {
+    Action.PICK: "pick",
+    Action.CHOOSE_ONE: "radio",
+    Action.CHOOSE_ANY: "check",
+    Action.SUBMIT: "submit",
+    Action.CANCEL: "cancel",
+    Action.WORDS: "other",
+    Action.ADD_NOTE: "note",
 }
-_FORMAT = "ab|<request_id>|<kind>[|<question>[|<option>]]"
+"""The actions a Slack message has (`core.intents.Action`), as its action_ids spell them: that
+spelling never changes, so old messages keep working. PICK: a button that answers a
+one-question request in one click (question, option); CHOOSE_ONE, CHOOSE_ANY: the radio buttons
+or checkboxes of a question (question); WORDS ("Other…"): opens the answer form with a text
+input per question; ADD_NOTE ("Add a note"): opens it with the options and a note."""
+_ACTIONS = {spelled: action for action, spelled in WIRE.items()}
+ACTIONS = tuple(WIRE)
+
+FORM_ACTIONS = frozenset({Action.WORDS, Action.ADD_NOTE})
+CHOICE_ACTIONS = frozenset({Action.CHOOSE_ONE, Action.CHOOSE_ANY})
+_INDICES = {
+    Action.PICK: 2,
+    Action.CHOOSE_ONE: 1,
+    Action.CHOOSE_ANY: 1,
+    Action.SUBMIT: 0,
+    Action.CANCEL: 0,
+    Action.WORDS: 0,
+    Action.ADD_NOTE: 0,
+}
+_FORMAT = "ab|<request_id>|<action>[|<question>[|<option>]]"
 
 
 class BadActionId(ValueError):
@@ -62,7 +62,7 @@ class BadActionId(ValueError):
 @dataclass(frozen=True)
 class ActionId:
     request_id: str
-    kind: Kind
+    action: Action
     question: int | None = None
     option: int | None = None
 
@@ -71,24 +71,31 @@ class ActionId:
             raise BadActionId(
                 f"request_id must be non-empty and free of {SEPARATOR!r}, got {self.request_id!r}"
             )
+        if self.action not in _INDICES:
+            raise BadActionId(f"a Slack message has no {self.action.value!r} element")
         given = [i for i in (self.question, self.option) if i is not None]
-        expected = _INDICES[self.kind]
+        expected = _INDICES[self.action]
         if len(given) != expected or (expected == 1 and self.question is None):
             raise BadActionId(
-                f"a {self.kind.value!r} action_id takes {expected} index(es), "
+                f"a {self.wire!r} action_id takes {expected} index(es), "
                 f"got question={self.question!r} option={self.option!r}"
             )
         if any(i < 0 for i in given):
             raise BadActionId(f"indices must not be negative, got {given!r}")
 
+    @property
+    def wire(self) -> str:
+        """The action as the action_id spells it."""
+        return WIRE[self.action]
+
     def choice(self) -> tuple[int, int]:
         """The (question, option) a one-click button stands for."""
         if self.question is None or self.option is None:
-            raise BadActionId(f"a {self.kind.value!r} action_id names no option")
+            raise BadActionId(f"a {self.wire!r} action_id names no option")
         return self.question, self.option
 
     def pack(self) -> str:
-        parts = [PREFIX, self.request_id, self.kind.value]
+        parts = [PREFIX, self.request_id, self.wire]
         parts.extend(str(i) for i in (self.question, self.option) if i is not None)
         packed = SEPARATOR.join(parts)
         if len(packed) > MAX_ID:
@@ -102,23 +109,20 @@ class ActionId:
         parts = value.split(SEPARATOR)
         if len(parts) < 3 or parts[0] != PREFIX:
             raise BadActionId(f"not an askbridge action_id: {value!r} (expected {_FORMAT})")
-        _, request_id, kind_text, *indices = parts
-        try:
-            kind = Kind(kind_text)
-        except ValueError:
-            known = ", ".join(k.value for k in Kind)
-            raise BadActionId(
-                f"unknown kind {kind_text!r} in action_id {value!r} (known: {known})"
-            ) from None
-        if len(indices) != _INDICES[kind] or not all(
+        _, request_id, spelled, *indices = parts
+        action = _ACTIONS.get(spelled)
+        if action is None:
+            known = ", ".join(WIRE.values())
+            raise BadActionId(f"unknown kind {spelled!r} in action_id {value!r} (known: {known})")
+        if len(indices) != _INDICES[action] or not all(
             i.isdecimal() and i.isascii() for i in indices
         ):
             raise BadActionId(
-                f"a {kind.value!r} action_id takes {_INDICES[kind]} index(es), got {value!r}"
+                f"a {spelled!r} action_id takes {_INDICES[action]} index(es), got {value!r}"
             )
         numbers = [int(i) for i in indices] + [None, None]
         try:
-            return cls(request_id, kind, numbers[0], numbers[1])
+            return cls(request_id, action, numbers[0], numbers[1])
         except BadActionId as error:
             raise BadActionId(f"bad action_id {value!r}: {error}") from None
 

@@ -1,11 +1,12 @@
-"""What the person who clicked is told, privately, and the reminder in a message's thread:
-lines of parts (`richtext`), so user text in them stays inert."""
+"""What the person who clicked is told, privately (each note that `core.intents.note_for` picks
+for an outcome, worded once), and the reminder in a message's thread: lines of parts (`text`),
+so user text in them stays inert."""
 
 from __future__ import annotations
 
 from askbridge.adapters.slack.render import answerers_line, deadline_slots
-from askbridge.adapters.slack.richtext import Emoji, Line, Span, answerer, filled, joined, shorten
-from askbridge.core.intents import Counted, Drafted, Outcome, Refusal, Refused
+from askbridge.adapters.slack.text import Emoji, Line, Span, answerer, filled, joined, shorten
+from askbridge.core.intents import Counted, Note, Outcome, Refused, note_for
 from askbridge.core.view import (
     FOREIGN_CLICK,
     NO_LONGER_AVAILABLE,
@@ -24,31 +25,29 @@ NOTE_ANSWER_BUDGET = 300
 
 
 def note(outcome: Outcome) -> Line | None:
-    """What the person who clicked is told privately; None when the message says it all."""
-    if isinstance(outcome, Counted):
-        return [Span(counted_sentence(outcome.receipt, lambda a: shorten(a, NOTE_ANSWER_BUDGET)))]
-    if isinstance(outcome, Drafted) or (
-        isinstance(outcome, Refused) and outcome.reason is Refusal.REPLAYED
-    ):
-        return None
-    if not isinstance(outcome, Refused):
-        return None
-    match outcome.reason:
-        case Refusal.UNKNOWN_REQUEST:
-            return [Span(NO_LONGER_AVAILABLE)]
-        case Refusal.FOREIGN_MESSAGE:
+    """What the person who clicked is told privately (`note_for` decides which note); None
+    when the message says it all. A choice stays in the person's Slack client until they
+    submit, so a click is never drafted here; the message would show the draft in any case."""
+    match note_for(outcome), outcome:
+        case None | Note.DRAFTED, _:
+            return None
+        case Note.COUNTED, Counted(receipt=receipt):
+            return [Span(counted_sentence(receipt, lambda a: shorten(a, NOTE_ANSWER_BUDGET)))]
+        case Note.FOREIGN, _:
             return [Span(FOREIGN_CLICK)]
-        case Refusal.SELF_APPROVAL:
+        case Note.SELF_APPROVAL, _:
             return [Span(SELF_APPROVAL)]
-        case Refusal.MISSING_ANSWERS:
-            return [Span(missing_sentence(outcome.missing))]
-        case Refusal.BAD_TEXT:
-            fields = " ".join(f"{field}: {problem}" for field, problem in outcome.fields())
-            missing = f" {missing_sentence(outcome.missing)}" if outcome.missing else ""
+        case Note.MISSING_ANSWERS, Refused(missing=missing):
+            return [Span(missing_sentence(missing))]
+        case Note.BAD_TEXT, Refused() as refused:
+            fields = " ".join(f"{field}: {problem}" for field, problem in refused.fields())
+            missing = f" {missing_sentence(refused.missing)}" if refused.missing else ""
             return [Span(f"{NOT_RECORDED} {fields}{missing}")]
-        case Refusal.ALREADY_ENDED if outcome.view is not None:
-            return [Span(end_sentence(outcome.view, lambda p: p.name or p.id))]
-    return not_answerer(outcome)
+        case Note.ENDED, Refused(view=RequestView() as view):
+            return [Span(end_sentence(view, lambda p: p.name or p.id))]
+        case Note.NOT_ANSWERER, Refused() as refused:
+            return not_answerer(refused)
+    return [Span(NO_LONGER_AVAILABLE)]
 
 
 def not_answerer(outcome: Refused) -> Line:

@@ -3,11 +3,11 @@
 While waiting: the context, the approval policy (who may answer, how many must agree, the
 deadline), then per question its header and text, and its options (buttons for a one-click
 answer, radio buttons or checkboxes otherwise), the votes so far, then Submit, "Other…" and
-"Add a note" where the request takes them (they open the answer form, see `form`), and Cancel
+"Add a note" where the request takes them (they open the answer form, see `forms`), and Cancel
 (the controls are built in `controls`).
 Once ended: no interactive elements; each question with its answer (and the note given with
 it), the votes, and who ended it, when. Every piece of user text sits in rich text or plain
-text (see `richtext`) and is cut to Block Kit's limits, so Slack never answers `invalid_blocks`.
+text (see `text`) and is cut to Block Kit's limits, so Slack never answers `invalid_blocks`.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from askbridge.adapters.slack.controls import (
     form_buttons,
     plain,
 )
-from askbridge.adapters.slack.ids import ActionId, Kind
-from askbridge.adapters.slack.richtext import (
+from askbridge.adapters.slack.ids import ActionId
+from askbridge.adapters.slack.text import (
     Emoji,
     Line,
     Span,
@@ -47,6 +47,7 @@ from askbridge.adapters.slack.richtext import (
     shorten,
     shorten_mrkdwn,
 )
+from askbridge.core.intents import Action
 from askbridge.core.view import (
     CANCEL_HINT,
     WHO_MAY_ANSWER,
@@ -200,7 +201,7 @@ def _waiting(view: RequestView, rev: str) -> list[Block]:
         blocks.append(_question(view, rev, 0, [bullets(lines)]))
         blocks.extend(_tally(view, rev))
         buttons: list[Element] = [
-            button(ActionId(request_id, Kind.PICK, 0, index), option.label, str(index))
+            button(ActionId(request_id, Action.PICK, 0, index), option.label, str(index))
             for index, option in enumerate(question.options)
         ]
         buttons.extend(form_buttons(view))
@@ -211,7 +212,7 @@ def _waiting(view: RequestView, rev: str) -> list[Block]:
         blocks.append(_question(view, rev, index, []))
         blocks.append(actions(rev, f"q{index}-options", [choices(request_id, index, question)]))
     blocks.extend(_tally(view, rev))
-    submit = button(ActionId(request_id, Kind.SUBMIT), "Submit", "submit")
+    submit = button(ActionId(request_id, Action.SUBMIT), "Submit", "submit")
     submit["style"] = "primary"
     blocks.append(actions(rev, "buttons", [submit, *form_buttons(view), cancel(request_id)]))
     return [*blocks, _hint(view, rev)]

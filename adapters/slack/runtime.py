@@ -24,9 +24,9 @@ from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
 
+from askbridge.adapters.slack.handlers import Handlers
 from askbridge.adapters.slack.ids import ANY_ACTION, FORM_CALLBACK_ID
 from askbridge.adapters.slack.incoming import bolt_request
-from askbridge.adapters.slack.listener import Clicks
 from askbridge.adapters.slack.surface import Install, SlackSurface
 from askbridge.core.broker import Broker
 from askbridge.core.errors import StartupError
@@ -126,7 +126,7 @@ class SlackRuntime:
         pace = config.updates_per_minute
         self.slack = SlackSurface(self.client, None if pace is None else Pace(pace))
         self.surface: Surface = self.slack
-        self.clicks = Clicks(broker, self.slack)
+        self.clicks = Handlers(broker, self.slack)
         self.app = AsyncApp(
             client=self.client,
             signing_secret=config.signing_secret or "",

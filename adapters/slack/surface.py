@@ -22,7 +22,7 @@ from askbridge.adapters.slack.groups import UserGroups
 from askbridge.adapters.slack.notes import reminder_line
 from askbridge.adapters.slack.refusals import explain, transient
 from askbridge.adapters.slack.render import render
-from askbridge.adapters.slack.richtext import Line, block, mrkdwn, section
+from askbridge.adapters.slack.text import Line, block, mrkdwn, section
 from askbridge.core.errors import RetryLater, SurfaceUnavailable
 from askbridge.core.models import MessageRef, Person, Request, Status, Target
 from askbridge.core.pace import Pace

@@ -1,5 +1,5 @@
 """A form posted from the answer page: what it means (`parse`), and the page that says what came
-of it (`respond`), one per outcome."""
+of it (`respond`), one per note that `core.intents.note_for` picks for the outcome."""
 
 from __future__ import annotations
 
@@ -13,13 +13,12 @@ from askbridge.adapters.web import render
 from askbridge.core.intents import (
     Cancel,
     Counted,
-    Decided,
-    Drafted,
     Intent,
+    Note,
     Outcome,
-    Refusal,
     Refused,
     Submit,
+    note_for,
 )
 from askbridge.core.models import Person
 from askbridge.core.view import (
@@ -80,16 +79,16 @@ def parse(form: Form) -> Click:
 def respond(
     outcome: Outcome, click: Click, *, request_id: str, token: str, version: int
 ) -> web.Response:
-    match outcome:
-        case Decided() | Drafted():
+    """The page that follows a posted form: which note it carries is `note_for`'s call; which
+    page shows it (and its status), this surface's."""
+    match note_for(outcome), outcome:
+        case None | Note.DRAFTED, _:
             # See Other: reloading the page that follows does not post the form again.
             reply = web.Response(status=303, headers={"Location": render.href(request_id)})
-        case Counted(view=view, receipt=receipt):
+        case Note.COUNTED, Counted(view=view, receipt=receipt):
             note = vote_note(receipt)
             reply = render.response(render.outcome(view, version=version, note=note, flash=True))
-        case Refused(view=None):
-            return render.response(render.not_found(request_id, version), 404)
-        case Refused(reason=Refusal.MISSING_ANSWERS | Refusal.BAD_TEXT, view=RequestView() as view):
+        case Note.MISSING_ANSWERS | Note.BAD_TEXT, Refused(view=RequestView() as view):
             submitted = click.intent if isinstance(click.intent, Submit) else Submit()
             page = render.form(
                 view,
@@ -103,19 +102,21 @@ def respond(
                 problems=outcome.problems,
             )
             return render.response(page, 422)
-        case Refused(reason=Refusal.FOREIGN_MESSAGE, view=RequestView() as view):
+        case Note.FOREIGN, Refused(view=RequestView() as view):
             note = "This form does not match the question any more; please choose again."
             page = render.form(view, token=token, version=version, name=click.name, note=note)
             return render.response(page, 400)
-        case Refused(reason=Refusal.SELF_APPROVAL, view=RequestView() as view):
+        case Note.SELF_APPROVAL, Refused(view=RequestView() as view):
             page = render.outcome(view, version=version, note=SELF_APPROVAL)
             return render.response(page, 403)
-        case Refused(reason=Refusal.NOT_ANSWERER, view=RequestView() as view):
+        case Note.NOT_ANSWERER, Refused(view=RequestView() as view):
             note = not_answerer_note(view, outcome.unchecked)
             return render.response(render.outcome(view, version=version, note=note), 403)
-        case Refused(view=RequestView() as view):
+        case Note.ENDED, Refused(view=RequestView() as view):
             note = end_sentence(view)
             return render.response(render.outcome(view, version=version, note=note), 409)
+        case _:
+            return render.response(render.not_found(request_id, version), 404)
     if click.name:
         reply.set_cookie(
             NAME_COOKIE, click.name, max_age=365 * 24 * 3600, samesite="Strict", httponly=True

@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 
 from askbridge.adapters.discord import forms
 from askbridge.adapters.discord.lines import DISCORD_ANSWERER, reminder
-from askbridge.adapters.discord.markdown import escape, line, prose, shorten
-from askbridge.adapters.discord.notes import cancel_note, note
+from askbridge.adapters.discord.notes import cancel_note, form_note, note
 from askbridge.adapters.discord.render import render, words_label
 from askbridge.adapters.discord.surface import NO_PINGS
+from askbridge.adapters.discord.text import escape, line, prose, shorten
 from askbridge.core.answers import MULTI_SELECT_SEPARATOR, typed_problem
 from askbridge.core.intents import NOTE, Counted, Decided, Drafted, Outcome, Refusal, Refused
 from askbridge.core.models import Person, Policy, Request, Selections, Status, Target, Vote
@@ -206,7 +206,7 @@ def test_hostile_text_is_shown_as_written(view: RequestView) -> None:
         p.component["content"] for p in walk(components) if p.component["type"] == TEXT_DISPLAY
     ]
     notes = [text for outcome in outcomes(view) if (text := note(outcome)) is not None]
-    notes += [text for outcome in outcomes(view) if (text := forms.note(outcome)) is not None]
+    notes += [text for outcome in outcomes(view) if (text := form_note(outcome)) is not None]
     # What the private question about cancelling becomes: the ending, or why not.
     notes += [cancel_note(outcome) for outcome in outcomes(view)]
     if not view.waiting:

@@ -14,7 +14,6 @@ from askbridge.adapters.discord.ids import (
     FORM_TEMPLATE,
     MAX_CUSTOM_ID,
     SELECT_TEMPLATE,
-    Action,
     ActionButton,
     BadCustomId,
     ChoiceSelect,
@@ -22,6 +21,7 @@ from askbridge.adapters.discord.ids import (
     unpack,
 )
 from askbridge.core.broker import REQUEST_ID_PATTERN
+from askbridge.core.intents import Action
 
 request_ids = st.from_regex(REQUEST_ID_PATTERN, fullmatch=True)
 indices = st.integers(min_value=0, max_value=3)
@@ -45,7 +45,7 @@ TEMPLATE_OF = {
     Action.SUBMIT: BUTTON_TEMPLATE,
     Action.CANCEL: BUTTON_TEMPLATE,
     Action.WORDS: BUTTON_TEMPLATE,
-    Action.CHOOSE: SELECT_TEMPLATE,
+    Action.CHOOSE_ANY: SELECT_TEMPLATE,
     Action.FORM: FORM_TEMPLATE,
     Action.TYPED: FIELD_TEMPLATE,
     Action.NOTE: FIELD_TEMPLATE,

@@ -9,8 +9,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from askbridge.adapters.discord.markdown import clip, fit, join_within, shorten
 from askbridge.adapters.discord.render import render
+from askbridge.adapters.discord.text import clip, fit, join_within, shorten
 from askbridge.core.models import Person, Policy, Request, Status, Target, Vote
 from askbridge.core.permissions import permission_questions
 from askbridge.core.policy import ANSWERER

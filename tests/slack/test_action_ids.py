@@ -7,7 +7,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from askbridge.adapters.slack.ids import ActionId, BadActionId, BadFormMetadata, FormMetadata, Kind
+from askbridge.adapters.slack.ids import (
+    ACTIONS,
+    ActionId,
+    BadActionId,
+    BadFormMetadata,
+    FormMetadata,
+)
+from askbridge.core.intents import Action
 
 request_ids = st.from_regex(r"[A-Za-z0-9_.-]{1,64}", fullmatch=True)
 indices = st.integers(min_value=0, max_value=3)
@@ -15,11 +22,11 @@ indices = st.integers(min_value=0, max_value=3)
 
 @st.composite
 def action_ids(draw: st.DrawFn) -> ActionId:
-    kind = draw(st.sampled_from(list(Kind)))
+    kind = draw(st.sampled_from(ACTIONS))
     request_id = draw(request_ids)
-    if kind is Kind.PICK:
+    if kind is Action.PICK:
         return ActionId(request_id, kind, draw(indices), draw(indices))
-    if kind in (Kind.CHOOSE_ONE, Kind.CHOOSE_ANY):
+    if kind in (Action.CHOOSE_ONE, Action.CHOOSE_ANY):
         return ActionId(request_id, kind, draw(indices))
     return ActionId(request_id, kind)
 
@@ -34,12 +41,12 @@ def test_pack_and_unpack_round_trip(action: ActionId) -> None:
 
 def test_the_format_is_stable() -> None:
     # Messages already posted carry these; changing the format would orphan them.
-    assert ActionId("ask_1", Kind.PICK, 0, 2).pack() == "ab|ask_1|pick|0|2"
-    assert ActionId("ask_1", Kind.CHOOSE_ANY, 1).pack() == "ab|ask_1|check|1"
-    assert ActionId("ask_1", Kind.SUBMIT).pack() == "ab|ask_1|submit"
-    assert ActionId("ask_1", Kind.WORDS).pack() == "ab|ask_1|other"
-    assert ActionId("ask_1", Kind.ADD_NOTE).pack() == "ab|ask_1|note"
-    assert ActionId("ask_1", Kind.PICK, 0, 2).choice() == (0, 2)
+    assert ActionId("ask_1", Action.PICK, 0, 2).pack() == "ab|ask_1|pick|0|2"
+    assert ActionId("ask_1", Action.CHOOSE_ANY, 1).pack() == "ab|ask_1|check|1"
+    assert ActionId("ask_1", Action.SUBMIT).pack() == "ab|ask_1|submit"
+    assert ActionId("ask_1", Action.WORDS).pack() == "ab|ask_1|other"
+    assert ActionId("ask_1", Action.ADD_NOTE).pack() == "ab|ask_1|note"
+    assert ActionId("ask_1", Action.PICK, 0, 2).choice() == (0, 2)
 
 
 @pytest.mark.parametrize(
@@ -64,15 +71,15 @@ def test_bad_values_are_refused_with_the_value_quoted(value: str, fragment: str)
 
 def test_what_cannot_be_packed_is_refused() -> None:
     with pytest.raises(BadActionId, match="free of '\\|', got 'a\\|b'"):
-        ActionId("a|b", Kind.SUBMIT)
+        ActionId("a|b", Action.SUBMIT)
     with pytest.raises(BadActionId, match="'pick' action_id takes 2"):
-        ActionId("ask_1", Kind.PICK, 0)
+        ActionId("ask_1", Action.PICK, 0)
     with pytest.raises(BadActionId, match="must not be negative"):
-        ActionId("ask_1", Kind.CHOOSE_ONE, -1)
+        ActionId("ask_1", Action.CHOOSE_ONE, -1)
     with pytest.raises(BadActionId, match="300 characters; Slack allows 255"):
-        ActionId("r" * 290, Kind.SUBMIT).pack()
+        ActionId("r" * 290, Action.SUBMIT).pack()
     with pytest.raises(BadActionId, match="names no option"):
-        ActionId("ask_1", Kind.SUBMIT).choice()
+        ActionId("ask_1", Action.SUBMIT).choice()
 
 
 claims = st.fixed_dictionaries(

@@ -8,7 +8,7 @@ import aiohttp
 import asyncpg
 import pytest
 
-from askbridge.adapters.slack.listener import ACK_WITHIN_S
+from askbridge.adapters.slack.handlers import ACK_WITHIN_S
 from askbridge.core.clock import ManualClock
 from askbridge.core.models import Person
 from tests.conftest import DEPLOY, EXPECTED, StartService

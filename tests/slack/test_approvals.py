@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from askbridge.adapters.slack.ids import ActionId
 from askbridge.adapters.slack.render import one_line, render
-from askbridge.adapters.slack.richtext import ELLIPSIS, FENCE, prose
+from askbridge.adapters.slack.text import ELLIPSIS, FENCE, prose
 from askbridge.core.clock import ManualClock
 from askbridge.core.models import (
     Person,

@@ -10,12 +10,12 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from askbridge.adapters.slack.form import form, notice
-from askbridge.adapters.slack.ids import FormMetadata, Kind
+from askbridge.adapters.slack.forms import form, notice
+from askbridge.adapters.slack.ids import FormMetadata
 from askbridge.adapters.slack.notes import note, reminder_line
 from askbridge.adapters.slack.render import render
-from askbridge.adapters.slack.richtext import Line, block, mrkdwn, section
-from askbridge.core.intents import NOTE, Counted, Refusal, Refused
+from askbridge.adapters.slack.text import Line, block, mrkdwn, section
+from askbridge.core.intents import NOTE, Action, Counted, Refusal, Refused
 from askbridge.core.models import Person, Request, Selections
 from askbridge.core.view import Receipt, RequestView
 from tests.emulators.slack import (
@@ -108,8 +108,10 @@ def requests_in_own_words(draw: st.DrawFn) -> Request:
 
 
 @EXAMPLES
-@given(requests_in_own_words(), st.sampled_from([Kind.WORDS, Kind.ADD_NOTE]))
-def test_own_words_and_notes_are_inert_in_messages_and_forms(request: Request, kind: Kind) -> None:
+@given(requests_in_own_words(), st.sampled_from([Action.WORDS, Action.ADD_NOTE]))
+def test_own_words_and_notes_are_inert_in_messages_and_forms(
+    request: Request, kind: Action
+) -> None:
     view = RequestView.of(request)
     payload = render(view, "r1")
     assert_inert(payload["text"], json.loads(json.dumps(payload["blocks"])), request)

@@ -16,9 +16,10 @@ from askbridge.adapters.slack.blockkit import (
     MAX_OPTION_DESCRIPTION,
     MAX_OPTION_TEXT,
 )
-from askbridge.adapters.slack.ids import ActionId, Kind
+from askbridge.adapters.slack.ids import ActionId
 from askbridge.adapters.slack.render import render
-from askbridge.adapters.slack.richtext import inert, shorten
+from askbridge.adapters.slack.text import inert, shorten
+from askbridge.core.intents import Action
 from askbridge.core.models import Person, QuestionOption, Request, Status, UserQuestion
 from askbridge.core.view import RequestView
 from tests.emulators.slack import validate_blocks
@@ -130,7 +131,7 @@ def test_every_render_is_valid_block_kit(request: Request, rev: str) -> None:
             for e in b["elements"]
         ]
         assert all(ActionId.unpack(i).request_id == request.request_id for i in ids)
-        assert any(ActionId.unpack(i).kind is Kind.CANCEL for i in ids)
+        assert any(ActionId.unpack(i).action is Action.CANCEL for i in ids)
     else:
         assert all(b["type"] != "actions" for b in payload["blocks"])
 

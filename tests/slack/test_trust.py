@@ -6,7 +6,8 @@ import asyncio
 import copy
 from typing import Any
 
-from askbridge.adapters.slack.ids import ActionId, Kind
+from askbridge.adapters.slack.ids import ActionId
+from askbridge.core.intents import Action
 from tests.emulators.slack import Delivery
 from tests.slack.conftest import Bridge, answer_fully, ask_body
 
@@ -55,7 +56,7 @@ async def test_a_click_from_another_message_or_install_is_refused(bridge: Bridge
     target = await bridge.ask(ask_body("ask_target"))
     other = await bridge.ask(ask_body("ask_other"))
     alice = slack.person("U1")
-    submit_target = ActionId("ask_target", Kind.SUBMIT).pack()
+    submit_target = ActionId("ask_target", Action.SUBMIT).pack()
 
     # A genuine click on the other request's message, naming this request's Submit.
     on_other = await alice.choose_radio(other, "PostgreSQL")

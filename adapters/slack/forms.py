@@ -25,9 +25,9 @@ from askbridge.adapters.slack.blockkit import (
     StateValues,
 )
 from askbridge.adapters.slack.controls import option, plain
-from askbridge.adapters.slack.ids import FORM_CALLBACK_ID, FormMetadata, Kind
+from askbridge.adapters.slack.ids import FORM_CALLBACK_ID, FormMetadata
 from askbridge.adapters.slack.render import one_line
-from askbridge.adapters.slack.richtext import Line, block, section
+from askbridge.adapters.slack.text import Line, block, section
 from askbridge.core.answers import (
     MAX_TYPED_CHARS,
     NOTE_HINT,
@@ -38,11 +38,11 @@ from askbridge.core.answers import (
     answer_text,
     typing_hint,
 )
-from askbridge.core.intents import NOTE, Refusal, Refused
+from askbridge.core.intents import NOTE, Action, Refusal, Refused
 from askbridge.core.models import Selections, UserQuestion
 from askbridge.core.view import RequestView
 
-TITLES = {Kind.WORDS: OWN_WORDS_TITLE, Kind.ADD_NOTE: NOTE_TITLE}
+TITLES = {Action.WORDS: OWN_WORDS_TITLE, Action.ADD_NOTE: NOTE_TITLE}
 SUBMIT = "Submit"
 CLOSE = "Close"
 NOTE_BLOCK = "note"
@@ -64,10 +64,10 @@ def question_of(block_id: str) -> int | None:
 # ---- the form -----------------------------------------------------------------------------------
 
 
-def form(view: RequestView, picks: Selections, kind: Kind, metadata: FormMetadata) -> ModalView:
+def form(view: RequestView, picks: Selections, kind: Action, metadata: FormMetadata) -> ModalView:
     """The form `kind`'s button opens, prefilled with what the person picked (`picks`)."""
     policy = view.request.policy
-    own_words = kind is Kind.WORDS and policy.allow_other
+    own_words = kind is Action.WORDS and policy.allow_other
     blocks: list[InputBlock] = [
         _text_field(index, q, picks.get(index, ()), focus=index == 0)
         if own_words

@@ -2,7 +2,7 @@
 
 `on_action` acknowledges each action (Slack shows a warning after 3 s otherwise) once the
 click is recorded, or after ACK_WITHIN_S when the store is slow, then tells the person what
-came of it. "Other…" and "Add a note" open the answer form (`form`) with the click's trigger
+came of it. "Other…" and "Add a note" open the answer form (`forms`) with the click's trigger
 id; `on_submit` takes its `view_submission` and answers in the acknowledgement itself: errors
 under the inputs, the reason the answer cannot be taken, or closing the form.
 """
@@ -27,20 +27,19 @@ from askbridge.adapters.slack.clicks import (
     selections,
 )
 from askbridge.adapters.slack.controls import NOTE_LABEL, OTHER_LABEL
-from askbridge.adapters.slack.form import field_errors, field_id, form, notice
+from askbridge.adapters.slack.forms import field_errors, field_id, form, notice
 from askbridge.adapters.slack.ids import (
-    FORM_KINDS,
+    FORM_ACTIONS,
     ActionId,
     BadActionId,
     FormMetadata,
-    Kind,
 )
 from askbridge.adapters.slack.notes import FORM_NOT_OPENED, note
-from askbridge.adapters.slack.richtext import Line, Span
 from askbridge.adapters.slack.surface import SlackSurface
+from askbridge.adapters.slack.text import Line, Span
 from askbridge.core.answers import merge
 from askbridge.core.broker import Broker
-from askbridge.core.intents import FormOpens, Intent, Outcome, Refused
+from askbridge.core.intents import Action, FormOpens, Intent, Outcome, Refused
 from askbridge.core.view import FAILED, NO_LONGER_AVAILABLE
 
 log = logging.getLogger("askbridge.slack")
@@ -50,7 +49,7 @@ ACK_WITHIN_S = 2.0
 T = TypeVar("T")
 
 
-class Clicks:
+class Handlers:
     """The bolt listeners for every action and for answer forms, and the broker calls and
     notes behind them."""
 
@@ -76,7 +75,7 @@ class Clicks:
             await ack()
             log.warning("ignored a Slack action: %s", error)
             return
-        if action.kind in FORM_KINDS:
+        if action.action in FORM_ACTIONS:
             # The click's trigger id opens a modal only within 3 s: nothing comes before it but
             # the acknowledgement, one read of the request and, when Slack user groups may
             # answer it, one look at their members (kept for a minute).
@@ -89,7 +88,7 @@ class Clicks:
         if meant is None:
             await ack()
             return
-        name = f"askbridge-slack-{action.kind.value}-{action.request_id}"
+        name = f"askbridge-slack-{action.action.value}-{action.request_id}"
         # Slack never redelivers a click it saw acknowledged, so the vote is recorded first
         # (it takes milliseconds), in this task: a task of its own and a wait for it cost the
         # click a turn of the loop. Only a store slower than ACK_WITHIN_S is acknowledged first.
@@ -141,13 +140,13 @@ class Clicks:
                 metadata = FormMetadata(
                     action.request_id, origin.channel, origin.message_id, claims
                 )
-                opened = form(opening.view, picks, action.kind, metadata)
+                opened = form(opening.view, picks, action.action, metadata)
                 await self.surface.open_form(interaction.trigger_id, opened)
                 return
             line = note(opening)
         except Exception as error:
             log.warning("could not open the answer form of %s: %r", action.request_id, error)
-            label = OTHER_LABEL if action.kind is Kind.WORDS else NOTE_LABEL
+            label = OTHER_LABEL if action.action is Action.WORDS else NOTE_LABEL
             line = [Span(FORM_NOT_OPENED.format(label=f'"{label}"'))]
         if line is not None:
             await self.surface.tell(person, origin, line, interaction.response_url)

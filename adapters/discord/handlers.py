@@ -1,0 +1,243 @@
+"""The Discord listeners' work: a click on one of askbridge's components, or a form's
+submission, becomes one `Broker.act` call (or one `Broker.answer_form`) and a private note.
+
+`clicks` reads who clicked, on which message, meaning what; `notes` words each outcome once;
+this module wires both to Discord: acknowledge first (Discord allows 3 seconds), then act, then
+reply ephemerally if there is something to say. The first response goes through a `First`:
+over the gateway it is a REST callback (`Callback`); in HTTP interactions mode it is the
+reply to Discord's request (`adapters.discord.endpoint`). Everything else is the same. The
+broker reads the request once, checks the click once and writes with a compare-and-set, so a
+duplicate click is harmless.
+
+Cancel acts only once confirmed: its click is answered with a private note asking whether to
+cancel (`ask_to_cancel`), whose button is then a click like any other.
+
+The button "Answer in my words…" opens the form (a modal), which must be the click's first
+response, so nothing is deferred first: `open_form` reads the request and the person's draft
+once (`Broker.answer_form`) and answers with the modal, or with a private note saying why
+there is none.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+import discord
+from discord import ui
+
+from askbridge.adapters.discord import clicks
+from askbridge.adapters.discord.clicks import Click
+from askbridge.adapters.discord.forms import Modal, form, why_no_form
+from askbridge.adapters.discord.ids import ActionButton, BadCustomId, CustomId
+from askbridge.adapters.discord.notes import cancel_note, form_note, note
+from askbridge.adapters.discord.text import shorten
+from askbridge.core.broker import Broker
+from askbridge.core.intents import Action, Outcome, Refused
+from askbridge.core.view import (
+    CANCEL_QUESTION,
+    CANCEL_SURE,
+    CANCEL_WARNING,
+    FAILED,
+    FOREIGN_CLICK,
+)
+
+log = logging.getLogger("askbridge.discord")
+
+MAX_CONTENT = 2000
+NO_PINGS = discord.AllowedMentions.none()
+
+
+class First(Protocol):
+    """An interaction's one first response, within Discord's 3 seconds."""
+
+    async def defer(self) -> None:
+        """Type 6, DEFERRED_UPDATE_MESSAGE: "got it", with no visible change."""
+
+    async def modal(self, modal: ui.Modal) -> None:
+        """Type 9, MODAL."""
+
+    async def note(self, text: str) -> None:
+        """Type 4, CHANNEL_MESSAGE_WITH_SOURCE: a private (ephemeral) note, pinging nobody."""
+
+    async def ask(self, text: str, buttons: ui.View) -> None:
+        """Type 4 as well: a private note with buttons under it."""
+
+    async def delivered(self) -> None:
+        """Return once Discord has the first response: a follow-up sent before that is
+        refused (Unknown Webhook)."""
+
+
+class Callback:
+    """The first response over REST (`POST /interactions/{id}/{token}/callback`), as
+    discord.py sends it for an interaction that came over the gateway."""
+
+    def __init__(self, interaction: discord.Interaction[Any]) -> None:
+        self._response = interaction.response
+
+    async def defer(self) -> None:
+        await self._response.defer()
+
+    async def modal(self, modal: ui.Modal) -> None:
+        await self._response.send_modal(modal)
+
+    async def note(self, text: str) -> None:
+        await self._response.send_message(
+            shorten(text, MAX_CONTENT), ephemeral=True, allowed_mentions=NO_PINGS
+        )
+
+    async def ask(self, text: str, buttons: ui.View) -> None:
+        await self._response.send_message(
+            shorten(text, MAX_CONTENT), view=buttons, ephemeral=True, allowed_mentions=NO_PINGS
+        )
+
+    async def delivered(self) -> None:
+        """Each first response above has returned once Discord took it."""
+
+
+async def respond(
+    broker: Broker,
+    interaction: discord.Interaction[Any],
+    first: First,
+    custom_id: CustomId,
+    values: Sequence[str],
+) -> None:
+    """Acknowledge the click at once, act on it, and tell the person what they need to know.
+    Cancel interrupts the agent for good, so it first asks the person, privately, whether they
+    are sure (as Slack and the web page do); their answer edits that question."""
+    if custom_id.action is Action.CANCEL:
+        await ask_to_cancel(first, custom_id)
+        return
+    confirming = custom_id.action is Action.CONFIRM_CANCEL
+    await act_and_tell(
+        broker,
+        interaction,
+        first,
+        custom_id,
+        lambda: clicks.parse(interaction, custom_id, values),
+        cancel_note if confirming else note,
+        replace=confirming,
+    )
+
+
+async def ask_to_cancel(first: First, custom_id: CustomId) -> None:
+    sure = ui.View(timeout=None)
+    confirm = CustomId.confirm_cancel(custom_id.request_id)
+    sure.add_item(ActionButton.make(confirm, CANCEL_SURE, discord.ButtonStyle.danger))
+    # Its clicks reach askbridge by the button's custom_id, like every other's (`ids`), not
+    # through a view kept in memory.
+    sure.stop()
+    try:
+        await first.ask(f"{CANCEL_QUESTION} {CANCEL_WARNING}", sure)
+    except discord.HTTPException:
+        log.warning("could not ask whether to cancel %s", custom_id.request_id, exc_info=True)
+
+
+async def act_and_tell(
+    broker: Broker,
+    interaction: discord.Interaction[Any],
+    first: First,
+    custom_id: CustomId,
+    read: Callable[[], Click],
+    word: Callable[[Outcome], str | None],
+    *,
+    replace: bool = False,
+) -> None:
+    """Acknowledge an interaction at once (a click, or a form's submission), act on what
+    `read` makes of it, and tell the person privately what `word` makes of the outcome: in a
+    note of its own, or (`replace`) in place of the private note that was clicked."""
+    try:
+        # Type 6: "got it", with no visible change; the broker's answer may take a moment.
+        await first.defer()
+    except discord.HTTPException:
+        log.warning("could not acknowledge %s in time", custom_id, exc_info=True)
+        return
+    try:
+        click = read()
+        outcome = await broker.act(
+            click.request_id, click.person, click.intent, click.origin, sent_at=click.sent_at
+        )
+        text = word(outcome)
+    except BadCustomId as error:
+        log.warning("refused a click: %s", error)
+        text = FOREIGN_CLICK
+    except Exception:
+        log.exception("handling %s failed", custom_id)
+        text = FAILED
+    log.info(
+        "discord: %s on %s by user %s",
+        custom_id.action.name.lower(),
+        custom_id.request_id,
+        interaction.user.id,
+    )
+    if text:
+        await first.delivered()
+        await (replaced(interaction, text) if replace else tell(interaction, text))
+
+
+async def replaced(interaction: discord.Interaction[Any], text: str) -> None:
+    """The private note whose button was clicked, now saying `text`, without its buttons."""
+    try:
+        await interaction.edit_original_response(
+            content=shorten(text, MAX_CONTENT), view=None, allowed_mentions=NO_PINGS
+        )
+    except discord.HTTPException:
+        log.warning("could not tell %s: %s", interaction.user.id, text, exc_info=True)
+
+
+async def tell(interaction: discord.Interaction[Any], text: str) -> None:
+    """A private note to the person, after the interaction was acknowledged."""
+    try:
+        await interaction.followup.send(
+            shorten(text, MAX_CONTENT), ephemeral=True, allowed_mentions=NO_PINGS
+        )
+    except discord.HTTPException:
+        log.warning("could not tell %s: %s", interaction.user.id, text, exc_info=True)
+
+
+async def open_form(
+    broker: Broker, interaction: discord.Interaction[Any], first: First, custom_id: CustomId
+) -> None:
+    """Answer a click on the form's button with the form, or with why there is none."""
+    person = clicks.who(interaction)
+    modal: Modal | None = None
+    try:
+        opening = await broker.answer_form(custom_id.request_id, person, clicks.where(interaction))
+        if isinstance(opening, Refused):
+            text = note(opening)
+        elif (text := why_no_form(opening.view, opening.draft)) is None:
+            modal = form(opening.view, opening.draft)
+            # Submissions are read from the raw interaction (see `forms`): a stopped modal is
+            # not kept in discord.py's memory.
+            modal.stop()
+    except Exception:
+        log.exception("opening the form of %s failed", custom_id.request_id)
+        text = FAILED
+    try:
+        if modal is not None:
+            await first.modal(modal)
+        elif text:
+            await first.note(text)
+    except discord.HTTPException:
+        log.warning("could not answer a click on %s in time", custom_id, exc_info=True)
+    log.info(
+        "discord: form of %s %s for user %s",
+        custom_id.request_id,
+        "opened" if modal is not None else "refused",
+        interaction.user.id,
+    )
+
+
+async def submitted(
+    broker: Broker, interaction: discord.Interaction[Any], first: First, custom_id: CustomId
+) -> None:
+    """Record a submitted form as the person's vote, or tell them privately why not."""
+    await act_and_tell(
+        broker,
+        interaction,
+        first,
+        custom_id,
+        lambda: clicks.parse_submission(interaction, custom_id),
+        form_note,
+    )
