@@ -41,8 +41,8 @@ def note(outcome: Outcome) -> Line | None:
             return [Span(missing_sentence(missing))]
         case Note.BAD_TEXT, Refused() as refused:
             fields = " ".join(f"{field}: {problem}" for field, problem in refused.fields())
-            missing = f" {missing_sentence(refused.missing)}" if refused.missing else ""
-            return [Span(f"{NOT_RECORDED} {fields}{missing}")]
+            unanswered = f" {missing_sentence(refused.missing)}" if refused.missing else ""
+            return [Span(f"{NOT_RECORDED} {fields}{unanswered}")]
         case Note.ENDED, Refused(view=RequestView() as view):
             return [Span(end_sentence(view, lambda p: p.name or p.id))]
         case Note.NOT_ANSWERER, Refused() as refused:
