@@ -49,7 +49,37 @@ def canonical(value: Any) -> bytes:
     """The RFC 8785 (JCS) canonical JSON of `value`: equal values give equal bytes.
     ValueError (rfc8785's CanonicalizationError) for what JCS cannot hold: NaN, infinities,
     integers beyond 2**53, text that is not Unicode; TypeError for what is not JSON."""
+    # Every vote hashes its event on the click's path, and rfc8785 is pure Python (about four
+    # times the C encoder's time). For values with no float and no key beyond U+D7FF, JCS and
+    # the C encoder's sorted compact form are the same bytes: the same escapes, integers
+    # written alike, and key order by code point equals JCS's by UTF-16 unit below the
+    # surrogates. Anything else goes to rfc8785.
+    if _plain(value):
+        try:
+            return _EARLIER.encode(value).encode("utf-8")
+        except UnicodeEncodeError:
+            pass  # a lone surrogate: rfc8785 names the error
     return rfc8785.dumps(value)
+
+
+_SAFE_INT = 2**53 - 1
+
+
+def _plain(value: Any) -> bool:
+    """Whether `value` is JSON whose JCS form the C encoder writes byte for byte."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return True
+    if kind is int:
+        return bool(-_SAFE_INT <= value <= _SAFE_INT)
+    if kind is dict:
+        return all(
+            type(key) is str and (not key or max(key) < "\ud800") and _plain(item)
+            for key, item in value.items()
+        )
+    if kind is list or kind is tuple:
+        return all(_plain(item) for item in value)
+    return False
 
 
 def earlier_canonical(value: Any) -> bytes:
