@@ -21,8 +21,15 @@ from urllib.parse import urlencode
 from askbridge.bots.client import AskbridgeClient, ClientError
 from askbridge.core.ask import Ask
 from askbridge.core.errors import AskbridgeError
-from askbridge.core.hooks.claude_code import CLAUDE_CODE_PATH, HookOptions, ToolCall, hook_output
+from askbridge.core.hooks.claude_code import (
+    CLAUDE_CODE_PATH,
+    HookOptions,
+    ToolCall,
+    changed_file,
+    hook_output,
+)
 from askbridge.core.hooks.flow import Unavailable, decision_for
+from askbridge.core.tool_view import MAX_FILE_CHARS, FileText
 
 POLL_S = 60.0
 # A server that is not there is said at once: every tool call would wait for it otherwise.
@@ -64,12 +71,34 @@ async def answer_hook(
         call = ToolCall.from_hook(json.loads(text))
     except (ValueError, AskbridgeError) as error:
         return {}, f"askbridge: cannot read the hook input: {error}"
+    call = with_file(call)
     async with AskbridgeClient(
         url, token, reconnect_for_s=options.wait_s, create_patience_s=CREATE_PATIENCE_S
     ) as client:
         decision = await decision_for(call, options, ClientAsking(client))
     output = hook_output(call, decision).json_object()
     return output, decision.message if decision.behavior is None else ""
+
+
+def with_file(call: ToolCall) -> ToolCall:
+    """`call` with the text of the file it changes, read here on the agent's machine, so the
+    approval shows the change in place; a file that cannot be read, or is too long, is left
+    out (the change is still shown, without line numbers)."""
+    path = changed_file(call)
+    if path is None:
+        return call
+    file = Path(path) if Path(path).is_absolute() else Path(call.cwd or ".") / path
+    try:
+        if file.stat().st_size > MAX_FILE_CHARS * 4:
+            return call
+        text: str | None = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = None
+    except (OSError, UnicodeDecodeError):
+        return call
+    if text is not None and len(text) > MAX_FILE_CHARS:
+        return call
+    return call.model_copy(update={"file": FileText(path=path, text=text)})
 
 
 async def run_hook(

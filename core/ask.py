@@ -41,6 +41,7 @@ from askbridge.core.questions import (
 from askbridge.core.subject import subject_sha256
 from askbridge.core.surface import SurfaceWords
 from askbridge.core.targets import MAX_TARGETS, TargetInput, describe_targets, read_targets
+from askbridge.core.tool_view import ToolUse
 
 MAX_CONTEXT_CHARS = 500
 MAX_QUORUM = 50
@@ -125,6 +126,13 @@ class Ask(BaseModel):
         description="what is to be approved (a JSON object, e.g. a command and its "
         "arguments, or a text); the decision carries the SHA-256 of its RFC 8785 canonical "
         "JSON (subject_sha256)",
+    )
+    tool: ToolUse | None = Field(
+        default=None,
+        description="the tool call to approve ({name, input, cwd?}): every surface shows it as "
+        "people know it (an Edit as a diff, a command as a command, arguments as names and "
+        "values); file: {path, text} is the file it changes as the agent's machine has it, "
+        "for line numbers and context",
     )
     requested_by: str | None = Field(
         default=None,

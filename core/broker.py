@@ -65,6 +65,7 @@ from askbridge.core.questions import MAX_QUESTIONS
 from askbridge.core.store.base import EVERY_REQUEST, Ending, Event, Store, VoteOutcome
 from askbridge.core.surface import GroupDirectory, Surface
 from askbridge.core.targets import parse_target
+from askbridge.core.tool_view import tool_view
 from askbridge.core.view import RequestView
 from askbridge.core.webhooks import WebhookOptions, Webhooks
 
@@ -229,6 +230,7 @@ class Broker:
             expires_at=expires_at,
             policy=policy,
             remind_at=remind_at,
+            tool=None if ask.tool is None else tool_view(ask.tool),
         )
         draft = draft.model_copy(update={"escalate_at": due_at(draft, 0, now)})
         async with self.store.posting(request_id) as mine:

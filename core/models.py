@@ -12,6 +12,8 @@ from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
+from askbridge.core.tool_view import ToolView
+
 
 class _Wire(BaseModel):
     # Unknown fields are ignored: agents add fields over time and that must not be fatal.
@@ -187,6 +189,8 @@ class Request(_Wire):
     """When the next step is due (quiet hours counted); None: no step is left before the
     deadline."""
     escalated_at: datetime | None = None
+    tool: ToolView | None = None
+    """The tool call the request asks to approve, as people see it."""
     posted_at: datetime | None = None
     """When every target had its message recorded; None while posting is unfinished (it
     failed, or the process died while posting) and the request still needs posting."""

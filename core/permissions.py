@@ -9,7 +9,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic import ValidationError
+
 from askbridge.core.models import Request, Status
+from askbridge.core.tool_view import ToolUse
 
 HEADER = "Permission"
 ALLOW_ONCE, ALWAYS, DENY = "Allow once", "Always allow", "Deny"
@@ -17,18 +20,19 @@ MAX_INPUT_CHARS = 1500
 
 
 def permission_questions(
-    prompt: dict[str, Any], *, always: str | None = ""
+    prompt: dict[str, Any], *, always: str | None = "", shown: bool = False
 ) -> list[dict[str, Any]]:
     """The approval as one question. `always` is what "Always allow" does, in words (empty:
     the tool runs without asking again); None leaves that option out, for hosts that cannot
-    remember an approval."""
+    remember an approval. `shown`: the request shows the tool call itself (`tool_use`), so
+    the question leaves its input out."""
     tool = str(prompt.get("tool_name") or "a tool")
     action = str(prompt.get("action") or "run")
     text = f"Allow {tool} to {action}?"
     details = prompt.get("details")
     if details:
         text += f"\n{details}"
-    if prompt.get("input") is not None:
+    if prompt.get("input") is not None and not shown:
         text += f"\n```\n{_shorten(_show(prompt['input']))}\n```"
     options = [{"label": ALLOW_ONCE, "description": "Let this one call run"}]
     if always is not None:
@@ -37,6 +41,20 @@ def permission_questions(
         )
     options.append({"label": DENY, "description": "Refuse; the agent is told no"})
     return [{"question": text, "header": HEADER, "multi_select": False, "options": options}]
+
+
+def tool_use(prompt: dict[str, Any]) -> ToolUse | None:
+    """The tool call a `PermissionRequest` asks about, to be shown as people know it; None
+    when it names no tool. An input that is one text is shown as the tool's `input`."""
+    name, given = prompt.get("tool_name"), prompt.get("input")
+    if not isinstance(name, str) or not name.strip():
+        return None
+    if isinstance(given, str):
+        given = {"command": given} if name == "Bash" else {"input": given}
+    try:
+        return ToolUse(name=name, input=given if isinstance(given, dict) else {})
+    except ValidationError:
+        return None
 
 
 def permission_response(prompt: dict[str, Any], request: Request) -> dict[str, Any]:

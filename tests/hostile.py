@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -18,6 +18,7 @@ from askbridge.core.models import (
     UserQuestion,
     Vote,
 )
+from askbridge.core.tool_view import Code, Diff, DiffLine, Fields, Hunk, Named, Note, ToolView
 
 HOSTILE = (
     "<!channel>",
@@ -181,3 +182,41 @@ def nodes(tree: Any) -> Iterator[dict[str, Any]]:
     elif isinstance(tree, list):
         for value in tree:
             yield from nodes(value)
+
+
+def tool_view_of(text: Callable[[], str]) -> ToolView:
+    """A tool call shown with every kind of part, each text from `text()` in a fixed order:
+    a diff with numbered and unnumbered hunks, a command, named values and a note."""
+    numbered = Hunk(
+        lines=(
+            DiffLine(sign=" ", text=text(), old=1, new=1),
+            DiffLine(sign="-", text=text(), old=2),
+            DiffLine(sign="+", text=text(), new=2),
+        )
+    )
+    bare = Hunk(lines=(DiffLine(sign="-", text=text()), DiffLine(sign="+", text=text())))
+    return ToolView(
+        tool=text(),
+        title=text(),
+        parts=(
+            Note(text=text()),
+            Diff(path=text(), hunks=(numbered, bare)),
+            Code(label=text(), text=text()),
+            Fields(fields=(Named(name=text(), value=text()), Named(name=text(), value=text()))),
+        ),
+    )
+
+
+def tool_texts(tool: ToolView) -> list[str]:
+    """Every text of `tool` a person must be able to read."""
+    texts = [tool.title]
+    for part in tool.parts:
+        if isinstance(part, Diff):
+            texts += [line.text for hunk in part.hunks for line in hunk.lines]
+        elif isinstance(part, Code):
+            texts += [part.label, part.text]
+        elif isinstance(part, Fields):
+            texts += [t for field in part.fields for t in (field.name, field.value)]
+        else:
+            texts.append(part.text)
+    return texts

@@ -14,6 +14,7 @@ from askbridge.core.models import MessageRef, Person, Policy, Request, Status, T
 from askbridge.core.questions import parse_questions
 from askbridge.core.store import Store, open_store
 from askbridge.core.store.base import Ending, VoteOutcome
+from askbridge.core.tool_view import ToolUse, tool_view
 from tests.conftest import DATABASE, StartService
 from tests.stores import database_url, postgres_schema
 from tests.web_person import answer_on_web
@@ -51,6 +52,21 @@ async def test_create_is_idempotent_and_reads_back(store_replicas: tuple[Store, 
     assert stored.questions == QUESTIONS
     assert [r.request_id for r in await two.list_requests(Status.WAITING)] == ["r1"]
     assert await one.get("missing") is None
+
+
+async def test_the_tool_call_shown_reads_back_and_stays_through_a_vote(
+    store_replicas: tuple[Store, Store],
+) -> None:
+    one, two = store_replicas
+    use = ToolUse(name="Bash", input={"command": "make test\nmake lint"}, cwd="/repo")
+    await one.create(request("r-tool", tool=tool_view(use)))
+    stored = await two.get("r-tool")
+    assert stored is not None and stored.tool == tool_view(use)
+    decided, outcome = await two.vote("r-tool", person(1), ANSWERS, 1, NOW)
+    assert outcome is VoteOutcome.DECIDED
+    assert decided.tool == tool_view(use)
+    plain, _ = await one.create(request("r-plain"))
+    assert plain.tool is None
 
 
 async def test_one_winner_across_replicas(store_replicas: tuple[Store, Store]) -> None:

@@ -34,6 +34,7 @@ from askbridge.core.models import (
 )
 from askbridge.core.view import Receipt, RequestView, end_sentence
 from tests.hostile import HOSTILE as SHARED_HOSTILE
+from tests.hostile import tool_texts, tool_view_of
 
 HOSTILE = [
     *SHARED_HOSTILE,
@@ -263,6 +264,48 @@ def test_hostile_text_stays_text_on_every_page(spec: Spec, data: st.DataObject) 
         text = "".join(page.text)
         for value in shown(hostile, key, name, stray):
             assert value in text, (key, value)
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(spec=specs(), data=st.data())
+def test_hostile_text_in_a_tool_call_stays_text(spec: Spec, data: st.DataObject) -> None:
+    """A diff, a command and arguments whose every text is hostile: the same markup as a
+    harmless call's, and every text readable as written."""
+    counter = itertools.count()
+
+    def hostile_text() -> str:
+        return data.draw(HOSTILE_TEXT) + str(next(counter))
+
+    def harmless_text() -> str:
+        return f"t{next(counter)}"
+
+    hostile = build(spec, hostile_text).model_copy(update={"tool": tool_view_of(hostile_text)})
+    harmless = build(spec, harmless_text).model_copy(update={"tool": tool_view_of(harmless_text)})
+    expected = {key: Page(html) for key, html in pages(harmless, "Ada", "x").items()}
+    assert hostile.tool is not None
+    for key, html in pages(hostile, "Ada", "x").items():
+        page = Page(html)
+        assert page.markup == expected[key].markup, key
+        if key in ("form", "missing", "outcome", "ended", "not answerer", "receipt"):
+            text = "".join(page.text)
+            for value in tool_texts(hostile.tool):
+                assert value in text, (key, value)
+
+
+def test_a_tool_call_shows_as_a_diff_table_a_command_and_named_values() -> None:
+    spec = Spec(Shape.WAITING, ((3, False),), 0, 1, 0, "none")
+    counter = itertools.count()
+
+    def text() -> str:
+        return f"t{next(counter)}"
+
+    request = build(spec, text).model_copy(update={"tool": tool_view_of(text)})
+    page = Page(render.form(RequestView.of(request), token="0", version=1))
+    starts = [m[1] for m in page.markup if m[0] == "start"]
+    assert starts.count("tr") == 1 + 3 + 1 + 2  # a hunk header, its lines, "…", the bare hunk
+    assert ("start", "pre", "class") in page.markup
+    assert starts.count("dt") == 2
+    assert "```" not in "".join(page.text)
 
 
 def test_the_harmless_twin_has_the_same_shape_as_a_hand_written_request() -> None:

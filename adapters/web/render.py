@@ -280,10 +280,10 @@ def tally_line(view: RequestView, row: TallyRow) -> str:
 # --- parts -------------------------------------------------------------------------------------
 
 
-def _top(view: RequestView) -> dict[str, str]:
+def _top(view: RequestView) -> dict[str, Any]:
     count = len(view.questions)
     heading = view.questions[0].question if count == 1 else f"Your agent has {count} questions"
-    return {"heading": heading, "context": view.context}
+    return {"heading": heading, "context": view.context, "tool": view.request.tool}
 
 
 def _tally(view: RequestView) -> list[VoteLine]:

@@ -26,7 +26,7 @@ from askbridge.core.ask import Ask
 from askbridge.core.broker import Broker
 from askbridge.core.errors import AskbridgeError, InvalidQuestion
 from askbridge.core.models import Request, Status
-from askbridge.core.permissions import permission_questions, permission_response
+from askbridge.core.permissions import permission_questions, permission_response, tool_use
 from askbridge.core.surface import SurfaceWords
 from askbridge.core.wire import ASK, PERMISSION, interrupt, question_response
 
@@ -164,16 +164,18 @@ async def _answer(connection: Connection, frame: dict[str, Any]) -> None:
 
 def _subject(prompt: dict[str, Any]) -> dict[str, Any]:
     """The prompt's tool input as the ask's subject, so the decision is bound to it: an object
-    or a text (a command, say) alike."""
+    or a text (a command, say) alike; and the tool call, shown as people know it."""
     tool_input = prompt.get("input")
-    return {"subject": tool_input} if isinstance(tool_input, dict | str) else {}
+    subject = {"subject": tool_input} if isinstance(tool_input, dict | str) else {}
+    use = tool_use(prompt)
+    return subject if use is None else {**subject, "tool": use}
 
 
 async def _approve(connection: Connection, prompt: dict[str, Any], orphans: Orphans) -> None:
     broker, socket, settings = connection.broker, connection.socket, connection.settings
     key = digest(prompt)
     request_id = orphans.adopt(key) or f"perm_{uuid.uuid4()}"
-    questions = permission_questions(prompt)
+    questions = permission_questions(prompt, shown=tool_use(prompt) is not None)
     connection.prompts[key] = request_id
     try:
         ask = Ask.parse(

@@ -34,6 +34,7 @@ from askbridge.core.hooks.wire import (
     PreToolUseDecision,
 )
 from askbridge.core.permissions import ALLOW_ONCE, ALWAYS, HEADER, permission_questions
+from askbridge.core.tool_view import FileText, ToolUse, tool_view
 
 ASK_TOOL = "AskUserQuestion"
 CLAUDE_CODE_PATH = "/v1/hooks/claude-code"
@@ -41,6 +42,8 @@ DEFAULT_HOOK_TIMEOUT_S = 600.0
 MIN_HOOK_TIMEOUT_S = 2.0
 MAX_HOOK_TIMEOUT_S = 24 * 3600.0
 MAX_CONTEXT_CWD_CHARS = 300
+FILE_TOOLS = frozenset({"Edit", "MultiEdit", "Write"})
+"""The tools whose change the command hook shows against the file as it is."""
 
 
 class Source(enum.StrEnum):
@@ -113,6 +116,8 @@ class ToolCall(BaseModel):
     prompt_id: str = ""
     cwd: str = ""
     permission_suggestions: tuple[dict[str, Any], ...] = ()
+    file: FileText | None = None
+    """The file the call changes, as the command hook read it on the agent's machine."""
 
     @classmethod
     def from_hook(cls, raw: Any) -> ToolCall:
@@ -198,21 +203,25 @@ def ask_for(call: ToolCall, options: HookOptions) -> Ask | None:
             {**fields, "questions": questions, "allow_other": True, "allow_notes": True}
         )
     # The approval is bound to the exact tool input it shows (subject_sha256).
-    return Ask.parse({**fields, "questions": _approval(call), "subject": dict(call.tool_input)})
+    use = ToolUse(name=call.tool_name, input=call.tool_input, cwd=call.cwd, file=call.file)
+    fields.update(questions=_approval(call), subject=dict(call.tool_input), tool=use)
+    return Ask.parse(fields)
+
+
+def changed_file(call: ToolCall) -> str | None:
+    """The file `call` changes, whose text shows the change in place (line numbers, context,
+    whether the old text is there); None for a call that changes no file."""
+    if call.tool_name not in FILE_TOOLS:
+        return None
+    path = call.tool_input.get("file_path")
+    return path if isinstance(path, str) and path else None
 
 
 def _approval(call: ToolCall) -> list[dict[str, Any]]:
-    tool_input = dict(call.tool_input)
-    description = tool_input.pop("description", None)
-    command = tool_input.get("command")
-    shown: Any = command if len(tool_input) == 1 and isinstance(command, str) else tool_input
-    prompt = {
-        "tool_name": call.tool_name,
-        "action": "run" if call.tool_name == "Bash" else "run with this input",
-        "details": description if isinstance(description, str) else None,
-        "input": shown,
-    }
-    return permission_questions(prompt, always=_always(call))
+    # The tool call itself is shown apart (`Ask.tool`), as people know it.
+    shown = tool_view(ToolUse(name=call.tool_name, input=call.tool_input, cwd=call.cwd))
+    prompt = {"tool_name": call.tool_name, "action": shown.action, "input": call.tool_input}
+    return permission_questions(prompt, always=_always(call), shown=True)
 
 
 def _always(call: ToolCall) -> str | None:

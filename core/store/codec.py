@@ -25,6 +25,7 @@ from askbridge.core.models import (
     Vote,
 )
 from askbridge.core.store.base import Attempt, Delivery, Ending, Event
+from askbridge.core.tool_view import ToolView
 
 _questions = TypeAdapter(tuple[UserQuestion, ...])
 _targets = TypeAdapter(tuple[Target, ...])
@@ -115,7 +116,7 @@ def load_request(
         :10
     ]
     policy, remind_at, reminded_at, posted_at = row[10:14]
-    step, escalate_at, escalated_at = row[14:17]
+    step, escalate_at, escalated_at, tool = row[14:18]
     status = Status(status)
     person = load_person(by)
     return Request(
@@ -139,7 +140,17 @@ def load_request(
         escalation_step=step,
         escalate_at=from_epoch(escalate_at),
         escalated_at=from_epoch(escalated_at),
+        tool=load_tool(tool),
     )
+
+
+@functools.lru_cache(maxsize=PARSED)
+def load_tool(text: str | None) -> ToolView | None:
+    return ToolView.model_validate_json(text) if text else None
+
+
+def dump_tool(tool: ToolView | None) -> str | None:
+    return None if tool is None else tool.model_dump_json()
 
 
 def load_message(row: Sequence[Any]) -> MessageRef:
@@ -160,7 +171,7 @@ MESSAGE_COLUMNS = "platform, channel, message_id, data, target"
 REQUEST_COLUMNS = (
     "request_id, questions, targets, context, status, created_at, expires_at, ended_at,"
     " answers, ended_by, policy, remind_at, reminded_at, posted_at,"
-    " escalation_step, escalate_at, escalated_at"
+    " escalation_step, escalate_at, escalated_at, tool"
 )
 REQUEST_COLUMNS_POLICY = [name.strip() for name in REQUEST_COLUMNS.split(",")].index("policy")
 """Where `policy` stands in a row of REQUEST_COLUMNS."""

@@ -222,4 +222,12 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             "CREATE INDEX requests_unrendered ON requests (request_id) WHERE rendered < revision",
         ),
     ),
+    (
+        13,
+        (
+            # The tool call a request asks to approve, as people see it (core/tool_view.py):
+            # the diff, the command, the arguments, computed once when the request is made.
+            "ALTER TABLE requests ADD COLUMN tool TEXT",
+        ),
+    ),
 )

@@ -419,4 +419,12 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             """,
         ),
     ),
+    (
+        13,
+        (
+            # The tool call a request asks to approve, as people see it (core/tool_view.py):
+            # the diff, the command, the arguments, computed once when the request is made.
+            "ALTER TABLE requests ADD COLUMN tool TEXT",
+        ),
+    ),
 )

@@ -133,6 +133,7 @@ def create(request: Request) -> Script[tuple[Request, bool]]:
         policy=request.policy.model_dump_json(),
         remind_at=codec.epoch(request.remind_at),
         escalate_at=codec.epoch(request.escalate_at),
+        tool=codec.dump_tool(request.tool),
     )
     if created:
         yield from add_events(Event(request.request_id, request.created_at, "created"))

@@ -19,6 +19,7 @@ from askbridge.core.hooks.claude_code import (
     decide,
     hook_output,
 )
+from askbridge.core.tool_view import Code, Diff, Fields, Named, tool_view
 from tests.claude.scenario import APPROVAL_HOOK, QUESTION_HOOK, QUESTIONS, SESSION, SUGGESTIONS
 
 OPTIONS = HookOptions()
@@ -57,9 +58,19 @@ def test_a_permission_prompt_is_named_by_its_session_prompt_and_input() -> None:
     ask = ask_for(call, OPTIONS)
     assert ask is not None
     [question] = ask.questions
+    # The question names the call; the call itself is shown as people know it.
+    assert question.question == "Allow Bash to run a command?"
+    assert ask.tool is not None
+    shown = tool_view(ask.tool)
+    assert Code(label="Command", text="npm test -- --watch=false") in shown.parts
     assert (
-        question.question
-        == "Allow Bash to run?\nRun the tests\n```\nnpm test -- --watch=false\n```"
+        Fields(
+            fields=(
+                Named(name="Description", value="Run the tests"),
+                Named(name="Working directory", value="/work/app"),
+            )
+        )
+        in shown.parts
     )
     assert [(o.label, o.description) for o in question.options] == [
         ("Allow once", "Let this one call run"),
@@ -81,8 +92,11 @@ def test_a_pre_tool_use_approval_cannot_be_remembered_and_shows_the_input() -> N
     assert ask is not None
     assert ask.request_id == "claude_toolu_02"
     [question] = ask.questions
-    assert question.question.startswith("Allow Write to run with this input?\n```\n{\n")
-    assert '"file_path": "/work/app/.env"' in question.question
+    assert question.question == "Allow Write to write .env?"
+    assert ask.tool is not None
+    shown = tool_view(ask.tool)
+    diff = next(part for part in shown.parts if isinstance(part, Diff))
+    assert (diff.path, diff.lines()) == ("/work/app/.env", ["@@ -0,0 +1,1 @@", "+KEY=1"])
     assert [o.label for o in question.options] == ["Allow once", "Deny"]
 
 

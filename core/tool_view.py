@@ -1,0 +1,389 @@
+"""A tool call as people know it: the file and its diff, the command, the arguments.
+
+`ToolUse` is what an agent asks to run: the tool's name and input, the session's working
+directory and, from the command hook (which runs where the agent runs), the text of the file
+the call changes. `tool_view` turns it into a `ToolView`: typed facts (a title, diffs with line
+numbers, a command, named values, notes) with no markup, computed once when the request is made
+and kept with it, so every surface shows the same thing in its own words and escaping.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MAX_FILE_CHARS = 200_000
+"""The most of a file's text a hook sends along; a longer file is shown without it."""
+CONTEXT_LINES = 3
+"""Unchanged lines shown around each change when the file is known."""
+MCP_PREFIX = "mcp__"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class FileText(_Frozen):
+    """A file as the hook found it on the agent's machine: its text, or None when it does not
+    exist (a Write then makes a new file)."""
+
+    path: str
+    text: str | None = Field(default=None, max_length=MAX_FILE_CHARS)
+
+
+class ToolUse(_Frozen):
+    """What an agent asks to run."""
+
+    name: str = Field(min_length=1, max_length=200)
+    input: dict[str, Any] = Field(default_factory=dict)
+    cwd: str = Field(default="", max_length=4096)
+    file: FileText | None = Field(
+        default=None, description="the file the call changes, as the agent's machine has it"
+    )
+
+
+class DiffLine(_Frozen):
+    """One line of a diff: `sign` "-" removed, "+" added, " " unchanged; `old`/`new` its line
+    numbers before and after (None where it has none, or where the file is not known)."""
+
+    sign: Literal[" ", "-", "+"]
+    text: str
+    old: int | None = None
+    new: int | None = None
+
+
+class Hunk(_Frozen):
+    lines: tuple[DiffLine, ...]
+
+    def header(self) -> str | None:
+        """`@@ -12,3 +12,4 @@` when the line numbers are known, as `diff -u` heads a hunk."""
+        olds = [line.old for line in self.lines if line.old is not None]
+        news = [line.new for line in self.lines if line.new is not None]
+        if not olds and not news:
+            return None
+        old_start = olds[0] if olds else _before(self.lines, "old")
+        new_start = news[0] if news else _before(self.lines, "new")
+        return f"@@ -{old_start},{len(olds)} +{new_start},{len(news)} @@"
+
+
+def _before(lines: Sequence[DiffLine], side: Literal["old", "new"]) -> int:
+    # A hunk with no line on one side starts, as diff -u says it, after the line before it.
+    for line in lines:
+        number = line.new if side == "old" else line.old
+        if number is not None:
+            return max(number - 1, 0)
+    return 0
+
+
+class Diff(_Frozen):
+    """A change to a file, in hunks."""
+
+    kind: Literal["diff"] = "diff"
+    path: str
+    hunks: tuple[Hunk, ...]
+
+    def lines(self) -> list[str]:
+        """The diff as text lines (hunk headers, then "-old", "+new", " same"), as a chat
+        message shows it; several hunks without line numbers are parted by "…"."""
+        out: list[str] = []
+        for index, hunk in enumerate(self.hunks):
+            header = hunk.header()
+            if header is not None:
+                out.append(header)
+            elif index:
+                out.append("…")
+            out.extend(f"{line.sign}{line.text}" for line in hunk.lines)
+        return out
+
+
+class Code(_Frozen):
+    """A text shown verbatim, with its line breaks: a command, a prompt, a cell's source."""
+
+    kind: Literal["code"] = "code"
+    label: str
+    text: str
+
+
+class Named(_Frozen):
+    name: str
+    value: str
+
+
+class Fields(_Frozen):
+    """Named values, each value as text (a string as it is, anything else as JSON)."""
+
+    kind: Literal["fields"] = "fields"
+    fields: tuple[Named, ...]
+
+
+class Note(_Frozen):
+    """A sentence about the call ("Replaces every occurrence", "The old text is not in the
+    file: the edit would fail")."""
+
+    kind: Literal["note"] = "note"
+    text: str
+
+
+Part = Annotated[Diff | Code | Fields | Note, Field(discriminator="kind")]
+
+
+class ToolView(_Frozen):
+    """What a person sees of a tool call: a title naming what it does and touches ("Edit
+    app/settings.py", "Run a command"; a tool askbridge does not know: its name), then its
+    parts in order."""
+
+    tool: str
+    title: str
+    parts: tuple[Part, ...] = ()
+
+    @property
+    def action(self) -> str:
+        """The title as what the tool asks to do ("edit app/settings.py"); "run" for a tool
+        askbridge does not know."""
+        if self.title == self.tool:
+            return "run"
+        return self.title[:1].lower() + self.title[1:]
+
+
+def tool_view(use: ToolUse) -> ToolView:
+    """The call as people know it; a tool askbridge does not know shows its input as fields."""
+    shower = _SHOWERS.get(use.name)
+    if shower is not None:
+        return shower(use)
+    if use.name.startswith(MCP_PREFIX) and use.name.count("__") >= 2:
+        server, _, tool = use.name.removeprefix(MCP_PREFIX).partition("__")
+        title = f"Use the MCP tool {tool} of the server {server}"
+        return ToolView(tool=use.name, title=title, parts=_fields(use.input))
+    return ToolView(tool=use.name, title=use.name, parts=_fields(use.input))
+
+
+# ---- files -----------------------------------------------------------------------------------
+
+
+def shown_path(path: str, cwd: str) -> str:
+    """`path` relative to the session's working directory when it lies inside it."""
+    root = cwd.rstrip("/")
+    if root and path.startswith(root + "/"):
+        return path[len(root) + 1 :]
+    return path
+
+
+def _known(use: ToolUse, path: str) -> FileText | None:
+    """The hook's copy of `path`, when it sent one."""
+    return use.file if use.file is not None and use.file.path == path else None
+
+
+def _edit(use: ToolUse) -> ToolView:
+    path = _text(use.input.get("file_path"))
+    replace_all = use.input.get("replace_all") is True
+    edits = [(_text(use.input.get("old_string")), _text(use.input.get("new_string")), replace_all)]
+    own = ("file_path", "old_string", "new_string", "replace_all")
+    return _edits(use, "Edit", path, edits, own)
+
+
+def _multi_edit(use: ToolUse) -> ToolView:
+    path = _text(use.input.get("file_path"))
+    raw = use.input.get("edits")
+    edits = [
+        (_text(e.get("old_string")), _text(e.get("new_string")), e.get("replace_all") is True)
+        for e in (raw if isinstance(raw, list) else [])
+        if isinstance(e, Mapping)
+    ]
+    return _edits(use, "MultiEdit", path, edits, ("file_path", "edits"))
+
+
+def _edits(
+    use: ToolUse,
+    tool: str,
+    path: str,
+    edits: Sequence[tuple[str, str, bool]],
+    own: Sequence[str],
+) -> ToolView:
+    title = f"Edit {shown_path(path, use.cwd)}"
+    parts: list[Diff | Code | Fields | Note] = []
+    if any(replace for _, _, replace in edits):
+        many = "every occurrence" if len(edits) == 1 else "every occurrence where marked"
+        parts.append(Note(text=f"Replaces {many} of the old text, not only the first"))
+    known = _known(use, path)
+    text = known.text if known is not None else None
+    if text is not None:
+        after, missing = _apply(text, edits)
+        if not missing:
+            parts.append(Diff(path=path, hunks=_hunks(text, after)))
+            return ToolView(tool=tool, title=title, parts=(*parts, *_fields(use.input, own)))
+        which = ", ".join(str(i + 1) for i in missing) if len(edits) > 1 else ""
+        parts.append(
+            Note(
+                text=f"The old text{f' of edit {which}' if which else ''} is not in the file: "
+                "the edit would fail"
+            )
+        )
+    hunks = [h for old, new, _ in edits for h in _hunks(old, new, numbered=False)]
+    parts.append(Diff(path=path, hunks=tuple(hunks)))
+    return ToolView(tool=tool, title=title, parts=(*parts, *_fields(use.input, own)))
+
+
+def _apply(text: str, edits: Sequence[tuple[str, str, bool]]) -> tuple[str, list[int]]:
+    """`text` with the edits made in order, and the edits whose old text was not found."""
+    missing: list[int] = []
+    for index, (old, new, replace_all) in enumerate(edits):
+        if not old or old not in text:
+            missing.append(index)
+            continue
+        text = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+    return text, missing
+
+
+def _write(use: ToolUse) -> ToolView:
+    path = _text(use.input.get("file_path"))
+    content = _text(use.input.get("content"))
+    known = _known(use, path)
+    own = ("file_path", "content")
+    if known is not None and known.text is not None:
+        title = f"Overwrite {shown_path(path, use.cwd)}"
+        diff = Diff(path=path, hunks=_hunks(known.text, content))
+        return ToolView(tool="Write", title=title, parts=(diff, *_fields(use.input, own)))
+    parts: list[Diff | Code | Fields | Note] = []
+    if known is not None:
+        parts.append(Note(text="A new file"))
+    lines = tuple(
+        DiffLine(sign="+", text=line, new=number)
+        for number, line in enumerate(content.splitlines(), 1)
+    )
+    parts.append(Diff(path=path, hunks=(Hunk(lines=lines),) if lines else ()))
+    title = f"Write {shown_path(path, use.cwd)}"
+    return ToolView(tool="Write", title=title, parts=(*parts, *_fields(use.input, own)))
+
+
+def _hunks(before: str, after: str, *, numbered: bool = True) -> tuple[Hunk, ...]:
+    """The changes from `before` to `after`, line by line; with real line numbers and a few
+    lines of context when `before` is the whole file, else every line of both."""
+    old, new = before.splitlines(), after.splitlines()
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    context = CONTEXT_LINES if numbered else max(len(old), len(new))
+    hunks: list[Hunk] = []
+    for group in matcher.get_grouped_opcodes(context):
+        lines: list[DiffLine] = []
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                shift = j1 - i1
+                lines += [_line(" ", old[i], i + 1, i + shift + 1, numbered) for i in range(i1, i2)]
+                continue
+            lines += [_line("-", old[i], i + 1, None, numbered) for i in range(i1, i2)]
+            lines += [_line("+", new[j], None, j + 1, numbered) for j in range(j1, j2)]
+        hunks.append(Hunk(lines=tuple(lines)))
+    return tuple(hunks)
+
+
+def _line(
+    sign: Literal[" ", "-", "+"], text: str, old: int | None, new: int | None, numbered: bool
+) -> DiffLine:
+    if not numbered:
+        return DiffLine(sign=sign, text=text)
+    return DiffLine(sign=sign, text=text, old=old, new=new)
+
+
+def _notebook(use: ToolUse) -> ToolView:
+    path = _text(use.input.get("notebook_path"))
+    mode = _text(use.input.get("edit_mode")) or "replace"
+    named = [("Cell", use.input.get("cell_id")), ("Cell type", use.input.get("cell_type"))]
+    named.append(("Edit mode", mode))
+    fields = [Named(name=n, value=_value(v)) for n, v in named if v is not None]
+    parts: list[Diff | Code | Fields | Note] = [Fields(fields=tuple(fields))]
+    if mode != "delete":
+        parts.append(Code(label="New source", text=_text(use.input.get("new_source"))))
+    own = ("notebook_path", "cell_id", "cell_type", "edit_mode", "new_source")
+    title = f"Edit the notebook {shown_path(path, use.cwd)}"
+    return ToolView(tool="NotebookEdit", title=title, parts=(*parts, *_fields(use.input, own)))
+
+
+# ---- commands, the web, subagents ------------------------------------------------------------
+
+
+def _bash(use: ToolUse) -> ToolView:
+    command = _text(use.input.get("command"))
+    parts: list[Diff | Code | Fields | Note] = [Code(label="Command", text=command)]
+    named = [("Description", use.input.get("description"))]
+    if use.cwd:
+        named.append(("Working directory", use.cwd))
+    if use.input.get("run_in_background") is True:
+        parts.append(Note(text="Runs in the background"))
+    own = ("command", "description", "run_in_background")
+    fields = tuple(Named(name=n, value=_value(v)) for n, v in named if v not in (None, ""))
+    if fields:
+        parts.insert(1, Fields(fields=fields))
+    return ToolView(tool="Bash", title="Run a command", parts=(*parts, *_fields(use.input, own)))
+
+
+def _web_fetch(use: ToolUse) -> ToolView:
+    return _named(use, "Fetch a web page", (("URL", "url"), ("Prompt", "prompt")))
+
+
+def _web_search(use: ToolUse) -> ToolView:
+    named = (
+        ("Query", "query"),
+        ("Only these domains", "allowed_domains"),
+        ("Not these domains", "blocked_domains"),
+    )
+    return _named(use, "Search the web", named)
+
+
+def _task(use: ToolUse) -> ToolView:
+    kind = _text(use.input.get("subagent_type")) or "general-purpose"
+    parts: list[Diff | Code | Fields | Note] = []
+    if isinstance(description := use.input.get("description"), str) and description:
+        parts.append(Fields(fields=(Named(name="Task", value=description),)))
+    parts.append(Code(label="Prompt", text=_text(use.input.get("prompt"))))
+    own = ("subagent_type", "description", "prompt")
+    title = f"Start a subagent: {kind}"
+    return ToolView(tool=use.name, title=title, parts=(*parts, *_fields(use.input, own)))
+
+
+def _named(use: ToolUse, title: str, named: Iterable[tuple[str, str]]) -> ToolView:
+    named = tuple(named)
+    pairs = [(label, key) for label, key in named if use.input.get(key) not in (None, "", [])]
+    fields = tuple(Named(name=label, value=_value(use.input[key])) for label, key in pairs)
+    rest = _fields(use.input, [key for _, key in named])
+    parts: tuple[Diff | Code | Fields | Note, ...] = (Fields(fields=fields),) if fields else ()
+    return ToolView(tool=use.name, title=title, parts=(*parts, *rest))
+
+
+# ---- anything else ---------------------------------------------------------------------------
+
+
+def _fields(given: Mapping[str, Any], own: Iterable[str] = ()) -> tuple[Fields, ...]:
+    """The input's other keys and their values, in the order the agent gave them."""
+    left_out = set(own)
+    fields = tuple(Named(name=k, value=_value(v)) for k, v in given.items() if k not in left_out)
+    return (Fields(fields=fields),) if fields else ()
+
+
+def _value(value: Any) -> str:
+    """A value as text: a string as it is (its line breaks real), a list of strings one per
+    line, anything else as indented JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return "\n".join(value)
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else "" if value is None else _value(value)
+
+
+_SHOWERS: Mapping[str, Callable[[ToolUse], ToolView]] = {
+    "Edit": _edit,
+    "MultiEdit": _multi_edit,
+    "Write": _write,
+    "NotebookEdit": _notebook,
+    "Bash": _bash,
+    "WebFetch": _web_fetch,
+    "WebSearch": _web_search,
+    "Task": _task,
+    "Agent": _task,
+}

@@ -1,0 +1,156 @@
+"""A tool call as people know it: diffs with real line numbers, commands verbatim, arguments
+as names and values, never escaped JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from askbridge.core.tool_view import (
+    Code,
+    Diff,
+    Fields,
+    FileText,
+    Note,
+    ToolUse,
+    ToolView,
+    tool_view,
+)
+
+SETTINGS = "".join(f"line {n}\n" for n in range(1, 11)) + "DEBUG = True\nDB = 'prod'\nend\n"
+EDIT = {
+    "file_path": "/repo/app/settings.py",
+    "old_string": "DEBUG = True",
+    "new_string": "DEBUG = False",
+}
+
+
+def view(name: str, given: dict[str, Any], file: FileText | None = None) -> ToolView:
+    return tool_view(ToolUse(name=name, input=given, cwd="/repo", file=file))
+
+
+def parts(shown: ToolView, kind: type[Any]) -> list[Any]:
+    return [p for p in shown.parts if isinstance(p, kind)]
+
+
+def test_an_edit_with_its_file_shows_real_line_numbers_and_context() -> None:
+    shown = view("Edit", EDIT, FileText(path="/repo/app/settings.py", text=SETTINGS))
+    assert shown.title == "Edit app/settings.py"
+    (diff,) = parts(shown, Diff)
+    assert diff.lines() == [
+        "@@ -8,6 +8,6 @@",
+        " line 8",
+        " line 9",
+        " line 10",
+        "-DEBUG = True",
+        "+DEBUG = False",
+        " DB = 'prod'",
+        " end",
+    ]
+    removed = next(line for line in diff.hunks[0].lines if line.sign == "-")
+    assert (removed.old, removed.new) == (11, None)
+    assert parts(shown, Fields) == []
+
+
+def test_an_edit_without_its_file_shows_old_and_new_text_without_line_numbers() -> None:
+    given = {**EDIT, "old_string": "a\nb\nc", "new_string": "a\nB\nc"}
+    (diff,) = parts(view("Edit", given), Diff)
+    assert diff.lines() == [" a", "-b", "+B", " c"]
+
+
+def test_an_edit_whose_old_text_is_not_in_the_file_says_it_would_fail() -> None:
+    shown = view("Edit", EDIT, FileText(path="/repo/app/settings.py", text="other\n"))
+    (note,) = parts(shown, Note)
+    assert "not in the file: the edit would fail" in note.text
+    assert parts(shown, Diff)[0].lines() == ["-DEBUG = True", "+DEBUG = False"]
+
+
+def test_replace_all_is_said_in_words_and_made_everywhere() -> None:
+    text = "x = 1\ny = 2\nx = 1\n"
+    given = {"file_path": "/repo/f.py", "old_string": "x = 1", "new_string": "x = 3"}
+    shown = view("Edit", {**given, "replace_all": True}, FileText(path="/repo/f.py", text=text))
+    assert "every occurrence" in parts(shown, Note)[0].text
+    assert [line for line in parts(shown, Diff)[0].lines() if line[0] in "+-"] == [
+        "-x = 1",
+        "+x = 3",
+        "-x = 1",
+        "+x = 3",
+    ]
+
+
+def test_a_multi_edit_shows_one_hunk_per_edit() -> None:
+    edits = [
+        {"old_string": "one", "new_string": "uno"},
+        {"old_string": "two", "new_string": "dos"},
+    ]
+    (diff,) = parts(view("MultiEdit", {"file_path": "/repo/n.txt", "edits": edits}), Diff)
+    assert len(diff.hunks) == 2
+    assert diff.lines() == ["-one", "+uno", "…", "-two", "+dos"]
+
+
+def test_a_write_shows_a_new_files_lines_or_the_diff_against_the_old_one() -> None:
+    given = {"file_path": "/repo/notes.md", "content": "# Notes\nfirst\n"}
+    fresh = view("Write", given, FileText(path="/repo/notes.md", text=None))
+    assert fresh.title == "Write notes.md"
+    assert parts(fresh, Note)[0].text == "A new file"
+    (diff,) = parts(fresh, Diff)
+    assert [(line.new, line.text) for line in diff.hunks[0].lines] == [(1, "# Notes"), (2, "first")]
+    existing = view("Write", given, FileText(path="/repo/notes.md", text="# Notes\nold\n"))
+    assert existing.title == "Overwrite notes.md"
+    assert parts(existing, Diff)[0].lines() == ["@@ -1,2 +1,2 @@", " # Notes", "-old", "+first"]
+
+
+def test_a_notebook_edit_shows_the_cell_and_its_new_source() -> None:
+    given = {
+        "notebook_path": "/repo/a.ipynb",
+        "cell_id": "c1",
+        "new_source": "print(1)\nprint(2)",
+        "cell_type": "code",
+    }
+    shown = view("NotebookEdit", given)
+    assert shown.title == "Edit the notebook a.ipynb"
+    assert ("Cell", "c1") in [(f.name, f.value) for f in parts(shown, Fields)[0].fields]
+    assert parts(shown, Code) == [Code(label="New source", text="print(1)\nprint(2)")]
+
+
+def test_a_command_is_shown_verbatim_with_its_description_cwd_and_background() -> None:
+    command = 'for f in *.py; do\n  ruff check "$f"\ndone'
+    given = {"command": command, "description": "Lint", "run_in_background": True}
+    shown = view("Bash", given)
+    assert parts(shown, Code) == [Code(label="Command", text=command)]
+    fields = [(f.name, f.value) for f in parts(shown, Fields)[0].fields]
+    assert fields == [("Description", "Lint"), ("Working directory", "/repo")]
+    assert parts(shown, Note) == [Note(text="Runs in the background")]
+
+
+def test_web_tools_and_subagents_name_what_they_reach() -> None:
+    fetch = view("WebFetch", {"url": "https://example.com", "prompt": "Summarise"})
+    assert [(f.name, f.value) for f in parts(fetch, Fields)[0].fields] == [
+        ("URL", "https://example.com"),
+        ("Prompt", "Summarise"),
+    ]
+    search = view("WebSearch", {"query": "askbridge", "allowed_domains": ["a.org", "b.org"]})
+    assert ("Only these domains", "a.org\nb.org") in [
+        (f.name, f.value) for f in parts(search, Fields)[0].fields
+    ]
+    task = view("Task", {"subagent_type": "Explore", "description": "Find", "prompt": "Look\nhere"})
+    assert task.title == "Start a subagent: Explore"
+    assert parts(task, Code) == [Code(label="Prompt", text="Look\nhere")]
+
+
+def test_an_mcp_tool_names_its_server_and_lists_its_arguments() -> None:
+    shown = view("mcp__tickets__create", {"title": "Bug", "body": "line 1\nline 2", "labels": [1]})
+    assert shown.title == "Use the MCP tool create of the server tickets"
+    assert [(f.name, f.value) for f in parts(shown, Fields)[0].fields] == [
+        ("title", "Bug"),
+        ("body", "line 1\nline 2"),
+        ("labels", "[\n  1\n]"),
+    ]
+
+
+def test_any_other_tool_shows_keys_and_values_with_real_line_breaks() -> None:
+    shown = view("Frobnicate", {"text": "a\nb", "n": 2})
+    assert shown.title == "Frobnicate"
+    assert [(f.name, f.value) for f in parts(shown, Fields)[0].fields] == [
+        ("text", "a\nb"),
+        ("n", "2"),
+    ]
