@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -147,6 +148,38 @@ class ToolView(_Frozen):
         if self.title == self.tool:
             return "run"
         return self.title[:1].lower() + self.title[1:]
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """Lines cut to what a chat message holds, and how many were left out."""
+
+    lines: tuple[str, ...]
+    hidden: int
+
+    @property
+    def hidden_line(self) -> str | None:
+        """What a message says of the lines it left out; None when it left none out."""
+        if not self.hidden:
+            return None
+        lines = "line is" if self.hidden == 1 else "lines are"
+        return f"{self.hidden} more {lines} not shown here"
+
+
+def fitted(lines: Sequence[str], max_lines: int, max_chars: int, line_chars: int = 300) -> Fitted:
+    """The first of `lines` that fit in `max_lines` lines and `max_chars` characters, each cut
+    to `line_chars`: a chat message shows the start of a long diff or command, and says how
+    much is left (`Fitted.hidden_line`)."""
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        if len(line) > line_chars:
+            line = line[: line_chars - 1] + "…"
+        if len(kept) == max_lines or used + len(line) + 1 > max_chars:
+            break
+        kept.append(line)
+        used += len(line) + 1
+    return Fitted(tuple(kept), len(lines) - len(kept))
 
 
 def tool_view(use: ToolUse) -> ToolView:

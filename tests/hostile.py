@@ -169,6 +169,7 @@ def requests(draw: st.DrawFn) -> Request:
         ended_at=None if status is Status.WAITING else AT + timedelta(minutes=5),
         policy=policy,
         votes=votes,
+        tool=tool_view_of(lambda: draw(hostile_text())) if draw(st.booleans()) else None,
         **fields,
     )
 

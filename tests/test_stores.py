@@ -61,7 +61,8 @@ async def test_the_tool_call_shown_reads_back_and_stays_through_a_vote(
     use = ToolUse(name="Bash", input={"command": "make test\nmake lint"}, cwd="/repo")
     await one.create(request("r-tool", tool=tool_view(use)))
     stored = await two.get("r-tool")
-    assert stored is not None and stored.tool == tool_view(use)
+    assert stored is not None
+    assert stored.tool == tool_view(use)
     decided, outcome = await two.vote("r-tool", person(1), ANSWERS, 1, NOW)
     assert outcome is VoteOutcome.DECIDED
     assert decided.tool == tool_view(use)

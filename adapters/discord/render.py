@@ -32,6 +32,7 @@ from askbridge.adapters.discord.lines import (
     timestamp,
 )
 from askbridge.adapters.discord.text import clip, escape, fit, line, prose, shorten
+from askbridge.adapters.discord.tool_call import tool_text
 from askbridge.core.models import UserQuestion
 from askbridge.core.view import CANCEL_HINT, WHO_MAY_ANSWER, RequestView, State
 
@@ -110,8 +111,9 @@ def words_label(view: RequestView) -> str | None:
 
 
 def _waiting_texts(view: RequestView, fields: Fields) -> list[str]:
-    """[context, one text per question, the policy and hint]; the context may be empty."""
-    texts = [fields["context",]]
+    """[context and the tool call, one text per question, the policy and hint]; the first may
+    be empty."""
+    texts = [_with_tool(view, fields["context",])]
     for q, question in enumerate(view.questions):
         lines = [f"**{line(question.header)}** · {fields['question', q]}".rstrip()]
         if not question.multi_select:
@@ -122,6 +124,12 @@ def _waiting_texts(view: RequestView, fields: Fields) -> list[str]:
         texts.append("\n".join(lines))
     texts.append("\n".join([*policy_lines(view), _hint(view)]))
     return texts
+
+
+def _with_tool(view: RequestView, context: str) -> str:
+    """The context, then the tool call the request asks to approve, when it has one."""
+    tool = view.request.tool
+    return context if tool is None else "\n\n".join(t for t in (context, tool_text(tool)) if t)
 
 
 def _hint(view: RequestView) -> str:
@@ -184,8 +192,9 @@ def _ended(view: RequestView) -> tuple[discord.Colour, list[Item]]:
 
 
 def _ended_texts(view: RequestView, fields: Fields, end: str) -> list[str]:
-    """[context, one text per question, how it ended]; the context may be empty."""
-    texts = [fields["context",]]
+    """[context and the tool call, one text per question, how it ended]; the first may be
+    empty."""
+    texts = [_with_tool(view, fields["context",])]
     for q, question in enumerate(view.questions):
         text = f"**{line(question.header)}** · {fields['question', q]}".rstrip()
         if question.header in view.answers:

@@ -47,6 +47,7 @@ from askbridge.adapters.slack.text import (
     shorten,
     shorten_mrkdwn,
 )
+from askbridge.adapters.slack.tool_call import tool_parts
 from askbridge.core.intents import Action
 from askbridge.core.view import (
     CANCEL_HINT,
@@ -172,6 +173,14 @@ def _question(view: RequestView, rev: str, index: int, below: list[RichElement])
     return block(block_id(rev, f"q{index}"), [*elements, *below])
 
 
+def _tool(view: RequestView, rev: str) -> list[Block]:
+    """The tool call the request asks to approve, each part a block of its own."""
+    tool = view.request.tool
+    if tool is None:
+        return []
+    return [block(block_id(rev, f"tool{i}"), part) for i, part in enumerate(tool_parts(tool))]
+
+
 def _option_line(label: str, description: str) -> Line:
     line: Line = [Span(shorten(label, LABEL_BUDGET), bold=True)]
     if description.strip():
@@ -194,6 +203,7 @@ def _waiting(view: RequestView, rev: str) -> list[Block]:
     policy = policy_line(view)
     if policy:
         blocks.append(block(block_id(rev, "policy"), [section(policy)]))
+    blocks += _tool(view, rev)
     request_id = view.request_id
     if view.one_click:
         question = view.questions[0]
@@ -225,7 +235,7 @@ def _hint(view: RequestView, rev: str) -> ContextBlock:
 
 
 def _ended(view: RequestView, rev: str) -> list[Block]:
-    blocks = _context(view, rev)
+    blocks = _context(view, rev) + _tool(view, rev)
     notes = view.notes
     for index, question in enumerate(view.questions):
         answer = view.answers.get(question.header)

@@ -414,9 +414,10 @@ PROMPT = {
 }
 SHOWN = (
     "**Permission** · Allow Bash to run a shell command?\nin /srv/app\n"
-    '```\n{\n  "command": "rm -rf build/ && make release"\n}\n```\n'
     "- **Allow once** — Let this one call run\n"
 )
+COMMAND = "**Run a command**\n**Command**\n```\nrm -rf build/ && make release\n```"
+"""The command as the agent sent it, in a code block: no JSON."""
 
 
 async def permission(
@@ -436,6 +437,7 @@ async def permission(
         await socket.send_json(PROMPT)
         question = await emulator.wait_for_message(world.channel.id)
         assert SHOWN in question.text
+        assert COMMAND in question.text
         assert question.controls().split("; ") == [
             "button 'Allow once' in row 0",
             "button 'Always allow' in row 0",
@@ -468,7 +470,7 @@ async def test_a_permission_prompt_is_answered_in_discord(
     }
     edited = await world.emulator.wait_for_edit(question.id, ended)
     assert f"→ **{choice}**" in edited.text
-    assert '```\n{\n  "command": "rm -rf build/ && make release"\n}\n```' in edited.text
+    assert COMMAND in edited.text
     [request_id] = [r.request_id for r in await bridge.broker.list_requests()]
     assert await story(http, bridge.url, request_id) == [
         ("created", None),

@@ -35,7 +35,7 @@ from tests.emulators.discord import (
 )
 from tests.emulators.discord.components import TEXT_DISPLAY, walk
 from tests.emulators.discord.mentions import pings
-from tests.hostile import hostile_text
+from tests.hostile import hostile_text, tool_view_of
 
 WHEN = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 HOSTILE = [
@@ -49,6 +49,8 @@ HOSTILE = [
 ANSWERERS = ["discord:@4242", "discord:4343", "discord-role:77", "slack:U0123", "web:Grace"]
 OUR_SUBTEXT = ("-# One click", "-# Your choices", "-# Other votes:", "-# Votes:")
 """The lines askbridge itself sets in small print."""
+HIDDEN_LINES = re.compile(r"-# \d+ more (line is|lines are) not shown here")
+"""What a cut diff or command says in small print below its code block."""
 
 hostile = st.lists(st.sampled_from(HOSTILE), min_size=1, max_size=8).map("".join)
 long_hostile = st.tuples(hostile, st.integers(min_value=1, max_value=120)).map(
@@ -76,7 +78,9 @@ def assert_shown_as_written(text: str, answerers: tuple[str, ...]) -> None:
     assert found.masked_links == (), text
     assert not found.open_fence, text
     assert all(e.startswith("**") and e.endswith("**") for e in found.emphasis), found.emphasis
-    assert all(line.startswith(OUR_SUBTEXT) for line in found.line_markup), found.line_markup
+    assert all(
+        line.startswith(OUR_SUBTEXT) or HIDDEN_LINES.fullmatch(line) for line in found.line_markup
+    ), found.line_markup
     entries = {f"`{a}`" for a in answerers}
     assert all(c.startswith("```") or c in entries for c in found.code), found.code
     ids = [m for a in answerers if (m := DISCORD_ANSWERER.fullmatch(a)) is not None]
@@ -182,6 +186,7 @@ def views(draw: st.DrawFn) -> RequestView:
             allow_notes=allow_notes,
         ),
         votes=tuple(votes),
+        tool=tool_view_of(lambda: draw(hostile | long_hostile)) if draw(st.booleans()) else None,
         **update,
     )
     view = RequestView.of(request)

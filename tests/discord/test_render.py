@@ -15,6 +15,7 @@ from askbridge.core.models import Person, Policy, Request, Status, Target, Vote
 from askbridge.core.permissions import permission_questions
 from askbridge.core.policy import ANSWERER
 from askbridge.core.questions import parse_questions
+from askbridge.core.tool_view import FileText, ToolUse, tool_view
 from askbridge.core.view import RequestView
 from tests.conftest import DATABASE
 from tests.emulators.discord import validate_message
@@ -437,3 +438,27 @@ def test_any_policy_and_tally_in_any_state_is_a_message_discord_accepts(
     assert validate_message(message) is None
     assert count_components(message["components"]) <= 40
     assert sum(len(t) for t in texts_of(message)) <= 4000
+
+
+def test_an_edit_shows_as_a_diff_block_and_a_long_one_says_what_it_hides() -> None:
+    before = "".join(f"line {n}\n" for n in range(1, 200))
+    old = "".join(f"line {n}\n" for n in range(50, 70))
+    new = old.replace("line", "LINE ```")
+    use = ToolUse(
+        name="Edit",
+        input={"file_path": "/repo/big.txt", "old_string": old, "new_string": new},
+        cwd="/repo",
+        file=FileText(path="/repo/big.txt", text=before),
+    )
+    asked = permission_questions({"tool_name": "Edit", "action": "edit big.txt"}, shown=True)
+    message = payload(request(asked, context="c" * 500).model_copy(update={"tool": tool_view(use)}))
+    assert validate_message(message) is None
+    texts = [t["content"] for t in of_type(message, TEXT_DISPLAY)]
+    assert sum(len(t) for t in texts) <= 4000
+    [shown] = [t for t in texts if "**Edit big.txt**" in t]
+    diff = shown.split("```diff\n", 1)[1].split("\n```", 1)[0].split("\n")
+    assert diff[:5] == ["@@ -47,26 +47,26 @@", " line 47", " line 48", " line 49", "-line 50"]
+    # The fence in the new text cannot close the block; the cut says how much is left.
+    assert "+LINE `\u200b`` 50" in diff
+    assert len(diff) == 30
+    assert f"-# {1 + 26 + 20 - 30} more lines are not shown here" in shown

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from askbridge.adapters.slack.ids import ActionId
 from askbridge.adapters.slack.render import one_line, render
-from askbridge.adapters.slack.text import ELLIPSIS, FENCE, prose
+from askbridge.adapters.slack.text import FENCE, prose
 from askbridge.core.clock import ManualClock
 from askbridge.core.models import (
     Person,
@@ -523,15 +523,25 @@ async def permission_over_slack(
     return message, response
 
 
-async def test_a_permission_prompt_shows_the_input_as_code_and_allow_once_allows(
+def tool_text(message: Message) -> str:
+    """The tool call's blocks, as a person reads them."""
+    return "\n".join(
+        "\n".join(block_texts(b)) for b in message.blocks if str(b["block_id"]).count("tool")
+    )
+
+
+async def test_a_permission_prompt_shows_the_command_verbatim_and_allow_once_allows(
     bridge: Bridge,
 ) -> None:
     message, response = await permission_over_slack(bridge, PROMPT, "Allow once")
     section = question_section(message)
-    assert section.startswith("*Permission*  Allow Bash to run a shell command?\nin /srv/app\n")
-    # The input, exactly as the agent sent it, in a code block of its own.
-    assert '```\n{\n  "command": "rm -rf build/ && make release"\n}\n```' in section
-    assert section.count(FENCE) == 2
+    assert section.startswith("*Permission*  Allow Bash to run a shell command?\nin /srv/app")
+    # The command, exactly as the agent sent it, in a preformatted block of its own: no JSON.
+    shown = tool_text(message)
+    assert "```\nrm -rf build/ && make release\n```" in shown
+    assert "{" not in shown
+    assert '"command"' not in shown
+    assert shown.count(FENCE) == 2
     assert "Always allow" in message.visible_text
     assert "Deny" in message.visible_text
     # The notification text has no code block to leave open.
@@ -544,16 +554,16 @@ async def test_a_permission_prompt_shows_the_input_as_code_and_allow_once_allows
     request_id = ActionId.unpack(buttons["elements"][0]["action_id"]).request_id
     final = await bridge.final(message)
     assert "→ *Allow once*" in final.visible_text
-    assert question_section(final).count(FENCE) == 2
+    assert tool_text(final) == shown
     assert await bridge.event_kinds(request_id) == ["created", "posted", "vote", "answered"]
 
 
-async def test_a_long_permission_input_is_shortened_inside_its_code_block(
+async def test_a_long_command_shows_its_first_lines_and_says_how_many_are_hidden(
     bridge: Bridge,
 ) -> None:
-    # Escaping makes this input far longer than Slack allows; the cut must stay in the block.
-    noisy = {"script": "<&> ``` " * 500}
-    prompt = {"PermissionRequest": {**PROMPT["PermissionRequest"], "input": noisy}}
+    # Escaping would make this command far longer than Slack allows; the cut is said.
+    command = "\n".join(f"echo '<&> ``` <!channel> {n}'" for n in range(500))
+    prompt = {"PermissionRequest": {**PROMPT["PermissionRequest"], "input": {"command": command}}}
     message, response = await permission_over_slack(bridge, prompt, "Deny")
     assert response["PermissionResponse"] == {
         "tool_name": "Bash",
@@ -561,13 +571,16 @@ async def test_a_long_permission_input_is_shortened_inside_its_code_block(
         "remember": False,
     }
     final = await bridge.final(message)
-    for shown, below in ((message, "• *Allow once*"), (final, "→ *Deny*")):
-        section = question_section(shown)
-        assert len(section) <= 3000
-        assert section.count(FENCE) == 2
-        # Cut inside the block, which is closed before the lines that follow it.
-        assert f"{ELLIPSIS}\n{FENCE}\n{below}" in section
+    for shown in (message, final):
+        text = tool_text(shown)
+        assert "echo '<&> ``` <!channel> 0'" in text
+        hidden = [b for b in shown.blocks if "not shown here" in "\n".join(block_texts(b))]
+        assert len(hidden) == 1
+        kept = text.count("echo '")
+        assert f"{500 - kept} more lines are not shown here" in text
+        assert all(len("\n".join(block_texts(b))) <= 3000 for b in shown.blocks)
         assert_only_text(shown)
+        assert not shown.mentions.broadcasts
     assert bridge.slack.invalid_blocks_count == 0, bridge.slack.block_rejections
 
 

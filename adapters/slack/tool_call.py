@@ -1,0 +1,61 @@
+"""The tool call a request asks to approve, as Slack rich text: its title, diffs and commands
+as preformatted text ("-"/"+" lines under `@@` hunk headers), named values as a list.
+
+Every text is a rich text `text` element (see `text`), so nothing in a diff or a command
+can ping or restyle. A long diff or command shows its first lines and says how many are left.
+"""
+
+from __future__ import annotations
+
+from askbridge.adapters.slack.blockkit import RichElement
+from askbridge.adapters.slack.text import Line, Span, bullets, section, shorten, text
+from askbridge.core.tool_view import Code, Diff, Fields, Fitted, Part, ToolView, fitted
+
+MAX_LINES = 40
+BLOCK_BUDGET = 2500
+"""Characters of one preformatted diff or command."""
+FIELD_BUDGET = 300
+MAX_FIELDS = 8
+TITLE_BUDGET = 300
+MAX_PARTS = 8
+
+
+def tool_parts(tool: ToolView) -> list[list[RichElement]]:
+    """The call's rich text, one list of elements per rich text block (the title with the
+    first part): each stays within what one block holds."""
+    title = section([Span(shorten(tool.title, TITLE_BUDGET), bold=True)])
+    blocks = [_part(part) for part in tool.parts[:MAX_PARTS]] or [[]]
+    blocks[0].insert(0, title)
+    return blocks
+
+
+def _part(part: Part) -> list[RichElement]:
+    if isinstance(part, Diff):
+        return _preformatted(fitted(part.lines(), MAX_LINES, BLOCK_BUDGET))
+    if isinstance(part, Code):
+        label = section([Span(shorten(part.label, 100), bold=True)])
+        return [label, *_preformatted(fitted(part.text.split("\n"), MAX_LINES, BLOCK_BUDGET))]
+    if isinstance(part, Fields):
+        return _fields(part)
+    return [section([Span(shorten(part.text, FIELD_BUDGET), italic=True)])]
+
+
+def _preformatted(shown: Fitted) -> list[RichElement]:
+    # Slack refuses an empty preformatted element: an empty command shows as a dash.
+    body = "\n".join(shown.lines) if any(line.strip() for line in shown.lines) else "–"
+    elements: list[RichElement] = [
+        {"type": "rich_text_preformatted", "elements": [text(Span(body))]}
+    ]
+    if shown.hidden_line is not None:
+        elements.append(section([Span(shown.hidden_line, italic=True)]))
+    return elements
+
+
+def _fields(part: Fields) -> list[RichElement]:
+    rows: list[Line] = [
+        [Span(shorten(f.name, 100), bold=True), Span(f": {shorten(f.value, FIELD_BUDGET)}")]
+        for f in part.fields[:MAX_FIELDS]
+    ]
+    if len(part.fields) > MAX_FIELDS:
+        rows.append([Span(f"and {len(part.fields) - MAX_FIELDS} more", italic=True)])
+    return [bullets(rows)] if rows else [section([])]
