@@ -18,6 +18,7 @@ import pytest
 from askbridge.bots.service import Service
 from askbridge.core.clock import ManualClock
 from askbridge.core.models import Status
+from askbridge.core.tool_view import Code, Fields, Named
 from tests.claude.cli import CLAUDE_VERSION, ClaudeRun, Sandbox
 from tests.claude.fake_anthropic import Turn, in_order, result_text
 from tests.claude.scenario import (
@@ -64,7 +65,18 @@ async def test_the_command_hook_asks_on_the_web_and_a_denied_bash_never_runs(
 
     approval = await next_waiting(service.broker, seen)
     [asked] = approval.questions
-    assert asked.question.startswith("Allow Bash to run?\nWrite made.txt\n```\necho made > ")
+    assert asked.question == "Allow Bash to run a command?"
+    # The command as Claude Code sent it, its description and where it runs.
+    assert approval.tool is not None
+    assert approval.tool.parts[:2] == (
+        Code(label="Command", text=bash.input["command"]),
+        Fields(
+            fields=(
+                Named(name="Description", value="Write made.txt"),
+                Named(name="Working directory", value=str(sandbox.project)),
+            )
+        ),
+    )
     assert [o.label for o in asked.options] == ["Allow once", "Always allow", "Deny"]
     picks = {"Permission": ["Deny"]}
     status, _ = await answer_on_web(http, service.url, approval.request_id, picks, name="Ada")
