@@ -1,0 +1,134 @@
+"""The real `claude` CLI's approvals as people see them: an Edit as a diff with the file's own
+line numbers, a command verbatim, in Slack, in Discord and on the web page in Chromium.
+
+The model reads a file of the test project and edits it (the CLI refuses an Edit of a file it
+has not read), then runs a two-line command. The command hook asks in Slack and Discord at
+once; the assertions read what the emulators received and what Chromium shows.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import aiohttp
+import pytest
+from playwright.async_api import Browser, async_playwright
+
+from tests.claude.cli import ClaudeRun, Sandbox
+from tests.claude.fake_anthropic import ToolUse, Turn, in_order, result_text
+from tests.claude.scenario import StartFake, next_waiting, printed_settings, result_of
+from tests.conftest import StartService
+from tests.discord.conftest import check_discord_was_never_let_down, discord_env
+from tests.emulators.discord import DiscordEmulator
+from tests.emulators.slack import SlackEmulator
+from tests.slack.conftest import CHANNEL, slack_settings
+from tests.test_browser import CHROMIUM_FLAGS, chromium_path
+
+Claude = Callable[..., ClaudeRun]
+SETTINGS = "".join(f"# setting {n}\n" for n in range(1, 18)) + "DEBUG = True\nPORT = 8000\n"
+NEW = "DEBUG = False  # <!channel> @everyone"
+COMMAND = "echo one\necho two > two.txt"
+ARTIFACTS = "ASKBRIDGE_TEST_ARTIFACTS"
+"""A folder that keeps the web page's screenshot after the test (CI uploads it)."""
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(
+            executable_path=chromium_path(), args=CHROMIUM_FLAGS
+        )
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+async def test_an_edit_shows_as_a_diff_and_a_command_verbatim_on_every_surface(
+    start_service: StartService,
+    http: aiohttp.ClientSession,
+    sandbox: Sandbox,
+    start_fake: StartFake,
+    claude: Claude,
+    browser: Browser,
+    tmp_path: Path,
+) -> None:
+    target = sandbox.project / "app" / "settings.py"
+    target.parent.mkdir()
+    target.write_text(SETTINGS)
+    read = ToolUse("Read", {"file_path": str(target)})
+    edit = ToolUse(
+        "Edit", {"file_path": str(target), "old_string": "DEBUG = True", "new_string": NEW}
+    )
+    bash = ToolUse("Bash", {"command": COMMAND, "description": "Write two lines"})
+    fake = await start_fake(in_order(Turn(tools=(read,)), Turn(tools=(edit,)), Turn(tools=(bash,))))
+    async with SlackEmulator() as slack, DiscordEmulator(bot_username="askbridge-bot") as discord:
+        slack.add_user("U1", "alice")
+        slack.add_channel(CHANNEL, "general")
+        guild = discord.add_guild("team")
+        channel = discord.add_text_channel(guild.id, "approvals")
+        bob = discord.add_user("bob", global_name="Bob")
+        discord.add_member(guild.id, bob.id)
+        connections = slack.socket.connections_total
+        service = await start_service(**slack_settings(slack, "socket"), **discord_env(discord))
+        await slack.wait_socket_connected(after=connections)
+        targets = ("--target", f"slack:{CHANNEL}", "--target", f"discord:{channel.id}")
+        settings = await printed_settings(sandbox, service.url, *targets)
+        run = claude(fake.url)
+        await run.start("Turn debugging off.", settings)
+
+        seen: set[str] = set()
+        approval = await next_waiting(service.broker, seen)
+        slack_ref, discord_ref = approval.messages
+        in_slack = slack.message(CHANNEL, slack_ref.message_id).visible_text
+        in_discord = discord.message(int(discord_ref.message_id)).text
+        diff = ["@@ -15,5 +15,5 @@", " # setting 15", " # setting 16", " # setting 17"]
+        diff += ["-DEBUG = True", f"+{NEW}", " PORT = 8000"]
+        assert "*Edit app/settings.py*" in in_slack
+        assert "```\n" + "\n".join(diff) + "\n```" in in_slack
+        assert "**Edit app/settings.py**" in in_discord
+        assert "```diff\n" + "\n".join(diff).replace("@everyone", "@\u200beveryone") in in_discord
+        for shown in (in_slack, in_discord):
+            assert "\\n" not in shown
+            assert '"old_string"' not in shown
+        assert not slack.message(CHANNEL, slack_ref.message_id).mentions.broadcasts
+        assert not discord.message(int(discord_ref.message_id)).pings.everyone
+
+        page = await browser.new_page()
+        await page.goto(f"{service.url}/q/{approval.request_id}")
+        removed = await page.locator("table.diff tr.del").all_inner_texts()
+        added = await page.locator("table.diff tr.add").all_inner_texts()
+        assert [r.split() for r in removed] == [["18", "-", "DEBUG", "=", "True"]]
+        assert [a.split("\t")[-1] for a in added] == [NEW]
+        assert await page.locator("table.diff tr.add td.num").all_inner_texts() == ["", "18"]
+        colour = await page.locator("table.diff tr.add").evaluate(
+            "row => getComputedStyle(row).backgroundColor"
+        )
+        assert colour not in ("rgba(0, 0, 0, 0)", "transparent")
+        assert "```" not in await page.inner_text("body")
+        folder = os.environ.get(ARTIFACTS) or str(tmp_path)
+        # Playwright makes the folder when it writes the file.
+        await page.screenshot(path=os.path.join(folder, "edit-approval.png"), full_page=True)
+
+        alice = slack.person("U1")
+        message = slack.message(CHANNEL, slack_ref.message_id)
+        (await alice.click_button(message, "Allow once")).assert_acked()
+
+        command = await next_waiting(service.broker, seen)
+        slack_ref, discord_ref = command.messages
+        in_slack = slack.message(CHANNEL, slack_ref.message_id).visible_text
+        in_discord = discord.message(int(discord_ref.message_id)).text
+        assert f"```\n{COMMAND}\n```" in in_slack
+        assert f"**Command**\n```\n{COMMAND}\n```" in in_discord
+        assert "Write two lines" in in_slack
+        assert f"Working directory*: {sandbox.project}" in in_slack
+        await (await discord.click(int(discord_ref.message_id), bob.id, "Deny")).response()
+        await run.result()
+        await check_discord_was_never_let_down(discord)
+
+    assert not result_of(fake, edit).get("is_error")
+    assert target.read_text() == SETTINGS.replace("DEBUG = True", NEW)
+    assert result_text(result_of(fake, bash)) == "Denied by Bob"
+    assert not (sandbox.project / "two.txt").exists()
