@@ -1,13 +1,9 @@
-"""The Claude Agent SDK's `can_use_tool`, answered by people through askbridge.
-
-    from claude_agent_sdk import ClaudeAgentOptions
-    from askbridge.bots.claude_agent import ask_people
+"""The Claude Agent SDK's `can_use_tool`, answered by people through askbridge:
 
     options = ClaudeAgentOptions(can_use_tool=ask_people(target="web"))
 
-AskUserQuestion becomes the same request the Claude Code hook makes (answers in one's own
-words and notes allowed); any other tool the SDK asks about becomes Allow once / Always allow
-/ Deny. Needs the `claude` extra (`pip install -e '.[claude]'` in a clone).
+AskUserQuestion becomes the request the Claude Code hook makes; any other tool becomes Allow
+once / Always allow / Deny. Needs the `claude` extra (`pip install -e '.[claude]'` in a clone).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""Where askbridge keeps its SQLite database when ASKBRIDGE_DATABASE_URL is unset: a file in
-the per-user data directory (platformdirs: $XDG_DATA_HOME/askbridge, else
-~/.local/share/askbridge on Linux; ~/Library/Application Support/askbridge on macOS), the same
-file from whatever directory askbridge runs in.
-
-Before, the default was `sqlite:///askbridge.db`, a file in the working directory: a file by
-that name where askbridge starts is likely an earlier database, which start-up names.
+"""Where askbridge keeps its SQLite database when ASKBRIDGE_DATABASE_URL is unset: a file in the
+per-user data directory (platformdirs: $XDG_DATA_HOME/askbridge, else ~/.local/share/askbridge
+on Linux; ~/Library/Application Support/askbridge on macOS), the same file from whatever
+directory askbridge runs in. Start-up names a database the earlier default left in the working
+directory.
 """
 
 from __future__ import annotations

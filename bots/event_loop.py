@@ -1,12 +1,6 @@
-"""The event loop `askbridge serve` runs on (ASKBRIDGE_EVENT_LOOP).
-
-uvloop runs the same asyncio code on libuv: each turn of the loop and each socket read and
-write cost less, and a click touches several of both on its way to the agent (the platform's
-request or Socket Mode frame in, the agent's long-poll answer out). In `make bench`, run
-alternately with and without it, it took the p99 ratio to the bare slack-bolt floor from
-1.58-1.80 to 1.22-1.44 in HTTP mode and from 1.68-1.77 to 1.44-1.63 in Socket Mode (README,
-"Development"). `auto` (the default) takes uvloop when it is installed, as it is with askbridge
-on Linux and macOS; `asyncio` keeps Python's own loop.
+"""The event loop `askbridge serve` runs on (ASKBRIDGE_EVENT_LOOP): `auto` (the default) takes
+uvloop when it is installed, as it is with askbridge on Linux and macOS, `asyncio` keeps
+Python's own loop. What uvloop saves a click: docs/explanation/speed.md.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """The surface registry: every place where people answer, in one table.
 
-An entry says how the surface's places and people are written (`SurfaceSpec`: help texts,
-validation messages, the API's descriptions and the CLI's and MCP tool's parameter docs are
-worded from it), which settings it reads, and how its runtime is made once those settings are
-present. A new surface is its folder under `adapters/`, a settings model and one entry here.
-Each platform's SDK is imported only when it is configured: discord.py alone takes a tenth of
-a second.
+An entry says how the surface's places and people are written (`SurfaceSpec`), which settings
+it reads, and how its runtime is made once they are set. A new surface is its folder under
+`adapters/`, a settings model and one entry here. See ARCHITECTURE.md, "The rooms".
 """
 
 from __future__ import annotations
@@ -59,6 +56,8 @@ class SurfaceEntry(Generic[P]):
 def _slack(settings: SlackSettings, wiring: Wiring) -> PlatformRuntime | None:
     if settings.bot_token is None:
         return None
+    # Each platform's SDK is imported only when it is configured: discord.py alone takes a
+    # tenth of a second.
     from askbridge.adapters.slack import SlackConfig, SlackRuntime
 
     config = SlackConfig(

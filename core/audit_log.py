@@ -1,20 +1,9 @@
 """The audit log's hash chain: each event carries the hash of the one before it.
 
-Every event of a request is hashed over the canonical JSON of what an export shows of it
-(request, time, kind, actor, data) together with the hash of the request's previous event; the
-first event chains from `GENESIS`. Changing, inserting, reordering or deleting an event breaks
-the chain at the next one, which `verify` finds in an exported file without the server.
-
-The canonical JSON is RFC 8785's (JCS), made by a maintained implementation, so that a verifier
-in any language uses a JCS library instead of reimplementing askbridge's. Events hashed before
-askbridge used it were hashed over sorted, compact `json.dumps` (`earlier_canonical`); the two
-differ only in how some numbers are written (60.0 against 60) and in the order of keys beyond
-U+FFFF, and `verify` accepts an event whose hash matches either: both forms are exact writings
-of the same JSON value, so neither lets a changed value through.
-
-The stores compute the hashes as they write events (`link`); `exported` is the one shape an
-event has in `askbridge audit --export`, and the hash is over that shape, so a verifier needs
-nothing but the file.
+Each event is hashed over the RFC 8785 canonical JSON of its exported shape (`exported`) with
+the previous event's hash (the first from `GENESIS`), so `verify` finds a changed, inserted,
+reordered or deleted event in an exported file without the server. The stores chain events as
+they write them (`link`). Details, and the earlier canonical form: docs/how-to/audit.md.
 """
 
 from __future__ import annotations

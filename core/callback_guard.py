@@ -1,12 +1,9 @@
 """Where webhooks may go: not into the server's own networks unless the operator says so.
 
-A `callback_url` whose host is, or resolves to, a loopback, private, link-local, shared (CGNAT),
-multicast, unspecified or otherwise reserved address would let anyone with the API token make
-askbridge probe hosts and ports only it can reach (a cloud metadata endpoint, say). Such a URL
-is refused when it is given, and the addresses are checked again at delivery: the resolver of the
-connection that sends a webhook checks every address it hands out, so the address connected to
-is one that was checked (a name that resolves elsewhere by then gains nothing).
-ASKBRIDGE_WEBHOOK_ALLOW names the hosts and networks that may be reached all the same.
+A `callback_url` on a loopback, private, link-local, CGNAT, multicast or reserved address is
+refused when it is given, and every address is checked again by the resolver of the connection
+that delivers (so a name that resolves elsewhere by then gains nothing). ASKBRIDGE_WEBHOOK_ALLOW
+names what may be reached all the same. Why: docs/explanation/security.md.
 """
 
 from __future__ import annotations

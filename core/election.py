@@ -1,16 +1,10 @@
 """Electing the one replica that does what only one may do at a time, such as holding a chat
-platform's gateway (every session opened with a bot token receives every click, so two holders
-would both answer each one).
+platform's gateway (every session opened with a bot token receives every click).
 
-A `Seat` is what is held: on PostgreSQL a session-level advisory lock on a connection of its
-own (`core/store/postgres_seat.py`), which the server lets go the moment that connection ends,
-so a replica that dies frees it at once; on SQLite, which one process uses, the `SoleSeat`,
-always this process's. Standbys try to take the seat every `check_s`. The holder checks its
-connection as often; when the connection is gone, or a check does not answer within `check_s`,
-the server may already have let the lock go, so the holder resigns (its `resign` callback) before
-anything else. A replica that takes a shared seat waits `SETTLE_CHECKS` checks before leading:
-by then a holder that lost the database unnoticed has found out and resigned, so two never lead
-at once.
+A `Seat` is a PostgreSQL session-level advisory lock on a connection of its own, or, on SQLite,
+the `SoleSeat`. A holder that loses its connection resigns first; a new holder settles for
+`SETTLE_CHECKS` checks before leading, so two never lead at once. See
+docs/explanation/durability.md.
 """
 
 from __future__ import annotations

@@ -1,16 +1,8 @@
 """Escalation ladders: what a request does while nobody answers it, step by step.
 
-A ladder is a list of steps, each `{after_s, answerers?, target?, mention?}`: `after_s`
-seconds after the request was created (and while it still waits) the step is taken once: the
-request is posted to `target` as well, the people who may answer become `answerers` (those of
-the step taken last that names any; before that, the request's own), and they are pinged in
-each message's thread (unless `mention` is false). Optional quiet hours (`{tz, start, end}`)
-hold a step that falls due inside the window until the window ends. Steps due at or after the
-deadline are never taken: the deadline answers or expires the request, as without a ladder.
-
-Each step is claimed once in the store (`Store.escalate`, a compare-and-set on the number of
-steps taken), so a restart or a second replica never takes it twice. This module only reads
-ladders and tells time; the broker takes the steps.
+A ladder is a list of steps `{after_s, answerers?, target?, mention?}`, with optional quiet
+hours; this module only reads ladders and tells time, the broker takes the steps, each claimed
+once in the store (`Store.escalate`). What each step does: docs/how-to/escalation.md.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """Where text may be cut without splitting what a reader sees as one character.
 
-A letter and its accents, an emoji with its skin tone or variation selector, emoji joined by
-zero-width joiners, a flag's two regional indicators and a tag sequence's tags each show as one
-character; a cut between them leaves a stray accent, a lone skin-tone swatch or half a flag.
-`cut_point` steps back to the start of such a run: the rules of Unicode's extended grapheme
-clusters (UAX #29) that text from agents and people meets, without Hangul syllable and Indic
-conjunct rules, where a cut shows a plausible character still.
+`cut_point` steps back to the start of a letter with its accents, an emoji sequence or a flag:
+the rules of Unicode's extended grapheme clusters (UAX #29) that text from agents and people
+meets, without Hangul syllable and Indic conjunct rules, where a cut still shows a character.
 """
 
 from __future__ import annotations

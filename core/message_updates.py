@@ -1,26 +1,9 @@
 """Keeping posted messages in step with their requests, in the background.
 
-The agent never waits on a chat platform: after a transition the broker hands the request
-here, after the waiters are woken, and one worker per message renders the newest state it has
-been given (so a slow, retried update never lands after a newer one); at most CALLS_AT_ONCE
-calls per platform are in flight, the others queue. An update is retried for as long as the
-process lives, backing off up to a minute (or as long as the platform's Retry-After says), and
-tried again within seconds once its platform answers again (`core/outages.py`: the first
-success after failures wakes every update waiting on that platform, and no other);
-what a process leaves undone is in the store (`Store.unrendered`), which every replica sweeps
-now and then, so a message never stays stale once its platform is back. Pings (a reminder,
-an escalation step that mentions) go out with the update that follows them, on each message
-once, with the same retries and the same claim, so one that a dying process never sent is
-sent by the next claimant. A platform that limits how often messages may be edited (say, 50
-edits a minute) gives its surface a `Pace`: each update waits for its turn before it claims
-the message, so a burst of clicks on many messages is shown over the following minutes
-instead of being refused with 429s, and the newest state is what goes out when the turn comes.
-
-Across replicas a message is updated by one process at a time: the worker claims it in the
-store (`Store.claim_message`) with a lease of `takeover_s`, renewed while it works, and
-renders the state the store gives it, then the newer ones until none is left. A replica whose
-claim fails leaves the change to the holder, which sees it before letting go; a replica that
-dies leaves its claims to run out, and the sweep of another one takes them over.
+The agent never waits on a chat platform: after a transition one worker per message renders the
+newest state, under a claim in the store, retrying (`core/outages.py`) and pacing (`core/pace.py`)
+per platform. How it survives crashes and outages, across replicas:
+docs/explanation/durability.md, "Work that outlives a click".
 """
 
 from __future__ import annotations
@@ -234,6 +217,7 @@ class MessageUpdates:
         """Render each revision of the message's request that the store hands over, for as
         long as this process holds the message's claim and there is a newer one."""
         now = self._clock.now()
+        # None: nothing to do, or another process holds the message and sees this change.
         claim = await self._store.claim_message(
             request_id, message, self.owner, now, now + self._takeover
         )

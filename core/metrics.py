@@ -1,14 +1,9 @@
 """What askbridge counts, for `/metrics` in the Prometheus text format.
 
 One `Metrics` per service, each with its own registry (never prometheus_client's global one),
-so that several services in one process keep their numbers apart. The broker, the API and
-each platform adapter call the small `record_…` and `observe_…` functions at the point where
-the thing happens; gauges that describe a state (the message-update backlog, open agent
-sockets) are read when `/metrics` is scraped, and the requests waiting now are counted in the
-database then, so that every replica reports all of them, restarts or not.
-
-A request's `surface` is each platform it was posted to: a request posted to two
-platforms counts once under each, so that `created - ended` is what waits on that surface.
+so several services in one process keep their numbers apart. Counters are recorded where the
+thing happens; gauges of a state are read at each scrape. What each metric means:
+docs/how-to/operating.md.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """Catching up once a platform answers again, instead of when each message's backoff runs out.
 
-Every update that failed waits on its platform's `Outage`: along its own backoff (up to a
-minute), never less than the platform's Retry-After, and no longer than the platform's return.
-The first call that succeeds after a failure wakes every update waiting on that platform, and
-while updates wait on it, one of them tries again at least every `PROBE_S`, so that return is
-noticed within seconds even when every other update backs off for a minute. Each platform has
-its own outage: one that stays down keeps its updates' backoff and never holds up another.
-An update that a return woke and that fails again fails for a reason of its own (a message
-deleted, a channel archived): it keeps its backoff from then on, and no longer probes.
+Each platform has its own `Outage`: the first call that succeeds after a failure wakes every
+update waiting on that platform, and while they wait one of them probes at least every
+`PROBE_S`. See docs/explanation/durability.md, "Work that outlives a click".
 """
 
 from __future__ import annotations

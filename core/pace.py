@@ -1,10 +1,8 @@
 """Keeping under a platform's rate limit for one kind of call, instead of meeting its 429s.
 
-A platform may allow editing messages about 50 times a minute with short bursts above that; a
-burst of clicks on many messages would otherwise send one edit per message at once and have
-most of them refused and retried. A `Pace` hands out turns first come, first
-served: `burst` at once, then one every `60 / per_minute` seconds (the generic cell rate
-algorithm: one number, no timer).
+A `Pace` hands out turns first come, first served: `burst` at once, then one every
+`60 / per_minute` seconds (the generic cell rate algorithm: one number, no timer). Why:
+docs/explanation/speed.md, "Keeping under a platform's rate limit".
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """The one eligibility check: may this person act on this request now?
 
-`eligibility` decides it for every surface and every caller (a click, a form opening, the
-view): the request still waits; its requester does not approve their own request when it has
-no_self_approval (they may still cancel it); and the person is an answerer now, by their own
-id or by a group they are in, of the request or of the escalation step it has reached. Groups
-come two ways: those a click carries (a member's roles), and those the person's platform is asked
-about (`GroupDirectory.membership`, async) only for the entries `groups_to_ask` names, which is
-none unless groups could change the answer. The check itself reads nothing and awaits nothing.
+`eligibility` decides it for every surface and every caller (a click, a form opening, the view).
+It reads nothing and awaits nothing: the groups a person's platform must be asked about are
+named by `groups_to_ask`, only when groups could change the answer. See ARCHITECTURE.md.
 """
 
 from __future__ import annotations

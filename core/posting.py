@@ -1,19 +1,9 @@
 """Posting a request's messages, and finishing a posting that a crash or an outage cut short.
 
-The store holds the request before anything is posted, each message as soon as its platform
-has returned it (with the target it was posted for), and marks the request posted once every
-target has its message (`Request.posted_at`). Whatever happens in between — the process dies
-before posting, or after a platform created a message but before it was recorded, or a
-platform fails — the store knows the posting is unfinished (`Store.unposted`).
-
-An unfinished posting is taken up again when the agent asks again with the same request_id,
-and by a sweep at startup and every minute, on every replica. Only targets without a message
-get one. Before posting to a target again, a surface that can (`Finding`) looks there for the
-message it may have posted without it being recorded, and adopts it: no duplicate, and no
-message left showing buttons whose clicks would be refused. A request that ended meanwhile is
-not posted any more, but such a message is still found, and updated to show the ending.
-`Store.posting` keeps two tasks or replicas from posting one request at once, and lets go
-when the process holding it dies.
+The store holds the request before anything is posted and each message as soon as its platform
+returns it; an unfinished posting (`Store.unposted`) is taken up again when the agent asks
+again and by a sweep, only where a target has no message, adopting one a `Finding` surface
+finds. See ARCHITECTURE.md and docs/explanation/durability.md.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """One INFO line for each step of a request's life: created, posted, answered, cancelled,
-expired, withdrawn, escalated. Each names the request, the surface and the person both in its
-text (the text log format) and as fields (`extra`: the JSON format's `request_id`, `surface`,
-`person`).
-
-Ids only: a person as `platform:id` (a Slack member id, a Discord user id, the name someone
-gave the web page), never their display name; never the question, an answer or a note, which
-may be confidential and are in the audit trail for whoever may read it.
+expired, withdrawn, escalated, naming the request, the surface and the person both in its text
+and as fields (`extra`). Ids only: a person as `platform:id`, never a display name, a question,
+an answer or a note (the audit trail holds those for whoever may read them).
 """
 
 from __future__ import annotations

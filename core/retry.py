@@ -1,10 +1,8 @@
 """How long to wait between tries, for every loop that retries: one policy, built on tenacity.
 
-Each loop keeps its own caps and jitter (a schedule of steps for message updates and postings,
-doubling for webhooks, the PostgreSQL listener and the client), written once here as tenacity
-wait strategies. A loop that waits in the process hands the strategy to `AsyncRetrying` with
-its own `sleep`, so tests move a clock instead of sleeping; a loop whose next try is stored
-(the webhook outbox's `next_at`) asks `Backoff.after` for the delay and never sleeps in it.
+Each loop keeps its own caps and jitter, written once here as tenacity wait strategies. A loop
+that waits in the process hands one to `AsyncRetrying` with its clock's `sleep` (tests move the
+clock); a loop whose next try is stored (the webhook outbox) asks `Backoff.after` for the delay.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The seams between the broker and a place where people answer (a chat platform, the web page).
 
 The broker holds surfaces; it is not one. A surface renders a request and turns clicks into
-`Broker.act` calls; everything platform-specific stays behind these protocols. A `SurfaceSpec`
-says how people name a surface's places and people: help texts, validation messages and the
-API's descriptions are worded from the specs the composition root registers (`SurfaceWords`),
-so that `core` names no platform itself.
+`Broker.act` calls; a `SurfaceSpec` says how people name its places and people, so that `core`
+names no platform itself. See ARCHITECTURE.md, "The rooms".
 """
 
 from __future__ import annotations

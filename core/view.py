@@ -1,10 +1,8 @@
 """What a person sees of a request, as facts computed once: every surface renders from here.
 
-How the request ended and who ended it, the voters who agree and those who do not, the tally
-against the quorum, the policy (who may answer, the deadline and what it does), whether one
-click answers, what is still unanswered, a voter's receipt. No markup: each surface words
-these facts once, through its own escaping. The few sentences that read the same everywhere
-take a `name` function, so each surface still decides how a person's name is made safe.
+How it ended and who ended it, the voters, the tally against the quorum, the policy, what is
+still unanswered, a voter's receipt. No markup: each surface words these facts once, through its
+own escaping. See ARCHITECTURE.md, "Where each kind of decision lives".
 """
 
 from __future__ import annotations

@@ -1,21 +1,9 @@
 """Signed webhook callbacks: the status object of an ended request, POSTed to its callback_url.
 
-The store writes a delivery (its outbox) in the transaction that ends the request, so an
-ending is never without its webhook, whatever crashes afterwards. Here one loop per process
-claims the deliveries that are due (a lease in the store: one process at a time attempts a
-delivery, and one that dies leaves it to another when the lease runs out), POSTs each, and
-records every attempt in the request's audit trail.
-
-Each POST is signed by the Standard Webhooks specification (standardwebhooks.com), with its
-maintained library, so a receiver checks it with one call in any language: `webhook-id` is the
-delivery's id, the same on every attempt (receivers drop repeats by it), `webhook-timestamp`
-the Unix seconds it was signed at, and `webhook-signature` `v1,<base64>`, the HMAC-SHA256 with
-ASKBRIDGE_WEBHOOK_SECRET (a `whsec_…` secret) of `"{id}.{timestamp}.{body}"`.
-A 2xx ends the delivery. 408, 429, 5xx and network failures are retried with exponential
-backoff and full jitter for up to `give_up_after_s` (a day); any other status (another 4xx, a
-redirect) is the receiver's final refusal and is not retried.
-Everything waits on the broker's clock, so tests move time instead of sleeping. Where a webhook
-may go is core/callback_guard.py's to say, when it is asked for and on each connection.
+The store writes each delivery (its outbox) in the transaction that ends the request; one loop
+per process claims the due ones with a lease, POSTs them signed by the Standard Webhooks
+specification, and records every attempt in the audit trail. Where a webhook may go is
+`core/callback_guard.py`'s to say. See docs/how-to/webhooks.md and docs/explanation/durability.md.
 """
 
 from __future__ import annotations

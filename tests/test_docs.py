@@ -85,8 +85,12 @@ def test_the_previewer_links_carry_the_message_itself() -> None:
 
 def test_the_project_files_link_into_the_site() -> None:
     text = "See [the benchmark](docs/explanation/benchmark.md) and [SECURITY.md](SECURITY.md)."
-    assert project_links(text) == (
+    assert project_links(text, "project/changelog.md") == (
         "See [the benchmark](../explanation/benchmark.md) and [SECURITY.md](security.md)."
+    )
+    assert project_links(text, "explanation/architecture.md") == (
+        "See [the benchmark](../explanation/benchmark.md) and "
+        "[SECURITY.md](../project/security.md)."
     )
 
 
@@ -114,7 +118,9 @@ def test_a_broken_link_fails_the_strict_build(tmp_path: Path) -> None:
     assert "'../nowhere.md'" in warnings[0]
 
 
-@pytest.mark.parametrize("name", ["CHANGELOG.md", "CONTRIBUTING.md", "SECURITY.md"])
+@pytest.mark.parametrize(
+    "name", ["ARCHITECTURE.md", "CHANGELOG.md", "CONTRIBUTING.md", "SECURITY.md"]
+)
 def test_the_files_people_look_for_are_in_the_site(name: str) -> None:
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
     pages = [

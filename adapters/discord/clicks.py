@@ -1,13 +1,7 @@
-"""What a click on one of askbridge's Discord components, or a form's submission, means: who,
-on which message, and which intent, read from discord.py's `Interaction`. `handlers` act on it;
-`notes` words what came of it.
-
-Who may answer is the broker's call (`core.policy`): the click carries the member's roles (as
-`discord-role:<id>` groups).
-
-Cancel acts only once confirmed: the confirming button sits on a private note, and names the
-question's message through Discord's own record of the click that made the note
-(`interacted_message_id`), so the broker checks it like any click on it.
+"""What a click on one of askbridge's Discord components, or a form's submission, means: who (with
+their roles as `discord-role:<id>` groups), on which message, and which intent, read from
+discord.py's `Interaction`. `handlers` act on it; `notes` words what came of it. See
+ARCHITECTURE.md, "The way of a click".
 """
 
 from __future__ import annotations

@@ -1,18 +1,9 @@
 """Discord's HTTP interactions mode: askbridge as the application's Interactions Endpoint URL.
 
-With `DISCORD_PUBLIC_KEY` set, Discord POSTs every interaction to `PATH` instead of sending it
-over a gateway session. Each request is signed: `X-Signature-Ed25519` is the Ed25519 signature,
-by Discord's key for the application, of `X-Signature-Timestamp` followed by the raw body. A
-request that is unsigned, badly signed, or signed more than `MAX_AGE_S` ago (a replay) gets 401
-and is not read any further; Discord itself sends badly signed requests now and then, and drops
-an endpoint that accepts them.
-
-A PING (type 1) gets a PONG. A click (type 3) or a form's submission (type 5) is read by
-discord.py into the same `discord.Interaction` the gateway would give, and handled by the same
-code (`handlers`): only the first response differs. `Inline` makes it the reply to
-Discord's request, which must come within 3 seconds; whatever follows (a private note after a
-deferral) goes over REST as it does in gateway mode. Nothing is kept between requests, so any
-process with the same settings and database can take any request.
+With `DISCORD_PUBLIC_KEY` set, Discord POSTs every interaction to `PATH`, signed; a request
+unsigned, badly signed or older than `MAX_AGE_S` gets 401. A click or a submission becomes the
+same `discord.Interaction` the gateway gives and goes to the same `handlers`; only the first
+response differs (`Inline`). Nothing is kept between requests, so any replica can take any.
 """
 
 from __future__ import annotations
@@ -94,7 +85,8 @@ class Signatures:
         self._now = now
 
     def refusal(self, timestamp: str | None, signature: str | None, body: bytes) -> str | None:
-        """Why a request is refused, or None when Discord signed it within `MAX_AGE_S`."""
+        """Why a request is refused, or None when Discord signed it within `MAX_AGE_S`: an
+        Ed25519 signature, by the application's key, of the timestamp followed by the body."""
         if not timestamp or not signature:
             return f"unsigned request: {SIGNATURE} and {TIMESTAMP} are required"
         try:
@@ -168,6 +160,8 @@ class Endpoint:
         body = await request.read()
         headers = request.headers
         why = self._signatures.refusal(headers.get(TIMESTAMP), headers.get(SIGNATURE), body)
+        # Discord itself sends badly signed requests now and then, and drops an endpoint that
+        # accepts them: refused before anything else is read.
         if why is not None:
             log.warning("refused a request to %s: %s", PATH, why)
             return error_response(401, f"{why}; this endpoint takes only Discord's interactions")

@@ -1,19 +1,9 @@
-"""Answers in a person's own words, and notes: the form (a modal).
+"""Answers in a person's own words, and notes: the form (a modal), built from the request's view.
 
-The button "Answer in my words…" (or "Submit with a note…", when a request takes notes but no
-words of one's own) opens a modal (`handlers.open_form`). The modal holds, per question, a
-field prefilled with what the person has picked (when the request takes words of their own,
-or when one click answers, so that a note can come with an answer), and a note (when it takes
-notes): at most 4 + 1 fields, within Discord's 5. What is typed in a question's field is that
-question's whole answer, read as the agent reads one: option labels are those options, other
-words the person's own.
-
-The submission (MODAL_SUBMIT) is one `Submit` through `Broker.act`, from the message whose
-button opened the form, like a click. discord.py routes a submission only to a `ui.Modal` it
-still holds in memory, which a restart forgets; so askbridge keeps none: the runtime hands
-every submission of an askbridge form to `handlers.submitted`, read from the raw interaction
-(`clicks.parse_submission`), before a restart or after it alike. A modal cannot show errors
-inline on Discord: a refusal is a private note naming each problem, and nothing is recorded.
+Per question a field prefilled with the person's picks, read as the agent reads an answer, and a
+note: at most 4 + 1 fields, within Discord's 5. Its submission is one `Submit`, read from the raw
+interaction (`clicks.parse_submission`, `handlers.submitted`): discord.py routes one only to a
+`ui.Modal` it still holds, which a restart forgets, so askbridge keeps none.
 """
 
 from __future__ import annotations

@@ -1,21 +1,9 @@
 """The Discord listeners' work: a click on one of askbridge's components, or a form's
 submission, becomes one `Broker.act` call (or one `Broker.answer_form`) and a private note.
 
-`clicks` reads who clicked, on which message, meaning what; `notes` words each outcome once;
-this module wires both to Discord: acknowledge first (Discord allows 3 seconds), then act, then
-reply ephemerally if there is something to say. The first response goes through a `First`:
-over the gateway it is a REST callback (`Callback`); in HTTP interactions mode it is the
-reply to Discord's request (`adapters.discord.endpoint`). Everything else is the same. The
-broker reads the request once, checks the click once and writes with a compare-and-set, so a
-duplicate click is harmless.
-
-Cancel acts only once confirmed: its click is answered with a private note asking whether to
-cancel (`ask_to_cancel`), whose button is then a click like any other.
-
-The button "Answer in my words…" opens the form (a modal), which must be the click's first
-response, so nothing is deferred first: `open_form` reads the request and the person's draft
-once (`Broker.answer_form`) and answers with the modal, or with a private note saying why
-there is none.
+Acknowledge first (Discord allows 3 seconds), then act, then reply ephemerally. The first
+response goes through a `First`: a REST callback over the gateway (`Callback`), the reply to
+Discord's request in HTTP interactions mode (`endpoint.Inline`). See ARCHITECTURE.md.
 """
 
 from __future__ import annotations
@@ -199,7 +187,9 @@ async def tell(interaction: discord.Interaction[Any], text: str) -> None:
 async def open_form(
     broker: Broker, interaction: discord.Interaction[Any], first: First, custom_id: CustomId
 ) -> None:
-    """Answer a click on the form's button with the form, or with why there is none."""
+    """Answer a click on the form's button with the form, or with why there is none. The
+    modal must be the click's first response, so nothing is deferred first: the request and
+    the person's draft are read once (`Broker.answer_form`)."""
     person = clicks.who(interaction)
     modal: Modal | None = None
     try:

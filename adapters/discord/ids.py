@@ -1,25 +1,9 @@
-"""The one format of askbridge's Discord `custom_id`s, and the DynamicItems that read it back.
+"""The one format of askbridge's Discord `custom_id`s (`ab:<request_id>:<letter>[:<q>[:<o>]]`),
+and the DynamicItems that read it back.
 
-    ab:<request_id>:o:<question>:<option>   PICK an option of a single-select question (button)
-    ab:<request_id>:m:<question>            CHOOSE_ANY options of a multi-select question
-                                            (select)
-    ab:<request_id>:s                       SUBMIT
-    ab:<request_id>:c                       CANCEL: asks the person privately whether they
-                                            are sure
-    ab:<request_id>:k                       CONFIRM_CANCEL: the button of that question
-    ab:<request_id>:w                       WORDS: open the form for an answer in one's own
-                                            words and a note (button)
-    ab:<request_id>:f                       FORM: that form (a modal), and its submission
-    ab:<request_id>:t:<question>            TYPED: the form's field for a question
-    ab:<request_id>:n                       NOTE: the form's field for a note
-
-discord.py matches each `DynamicItem`'s template against every click, so registering the two
-classes once in `setup_hook` serves every message askbridge ever posted, before a restart too:
-a click needs nothing but its `custom_id` and the store. A form's submission is matched against
-FORM_TEMPLATE by the runtime itself (discord.py only routes one to a modal it still holds in
-memory). The actions are `core.intents.Action`, every surface's vocabulary; the letters that
-spell them on the wire (`LETTERS`) never change, so messages posted by older versions keep
-working.
+discord.py matches each `DynamicItem`'s template against every click, so registering the classes
+once in `setup_hook` serves every message askbridge ever posted, before a restart too: a click
+needs nothing but its `custom_id` and the store. See ARCHITECTURE.md, "The way of a click".
 """
 
 from __future__ import annotations
@@ -67,6 +51,16 @@ _TEMPLATES = tuple(
 )
 
 
+# The letters that spell `core.intents.Action` on the wire never change, so messages posted by
+# older versions keep working:
+#   ab:<request_id>:o:<question>:<option>  PICK an option of a single-select question (button)
+#   ab:<request_id>:m:<question>           CHOOSE_ANY options of a multi-select question (select)
+#   ab:<request_id>:s / :c / :k            SUBMIT, CANCEL (asks privately), CONFIRM_CANCEL
+#   ab:<request_id>:w                      WORDS: the button that opens the form
+#   ab:<request_id>:f                      FORM: the form (a modal), and its submission, which
+#                                          the runtime matches itself (discord.py routes one
+#                                          only to a modal it still holds in memory)
+#   ab:<request_id>:t:<question> / :n      TYPED: a question's field of the form; NOTE: its note
 LETTERS = {
     Action.PICK: "o",
     Action.CHOOSE_ANY: "m",

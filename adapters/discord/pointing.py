@@ -1,12 +1,9 @@
 """One discord.py client pointed at other URLs (a proxy, an emulator): `DISCORD_API_URL` and
 `DISCORD_GATEWAY_URL`.
 
-discord.py reads its REST base (`Route.BASE`) and its gateway (`DiscordWebSocket.
-DEFAULT_GATEWAY`) from class attributes, which every client in the process shares. Instead of
-setting them, askbridge's client rewrites its own calls: REST calls and the gateway connection
-through its own `HTTPClient` (`PointedHTTP`), and the interaction calls (callbacks, follow-up
-notes), which discord.py makes through a webhook adapter looked up in a context variable,
-through `PointedWebhooks`, set in the context that the client's work runs in (`context`).
+discord.py reads its REST base and gateway from class attributes every client in the process
+shares; instead of setting them, askbridge's client rewrites its own calls (`PointedHTTP`), and
+its interaction calls through `PointedWebhooks`, set in the `context` its work runs in.
 """
 
 from __future__ import annotations

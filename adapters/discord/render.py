@@ -1,18 +1,9 @@
 """A request as a Discord message: one Components V2 container, rendered from its `RequestView`.
 
-While waiting: the context, then per question its header, text and options (descriptions in
-the text for buttons, as option descriptions in a select) followed by its controls, then
-Submit (unless one click answers), the button that opens the form for an answer in one's own
-words or a note (when the request takes them) and Cancel; above the controls, the request's
-policy when it has one (who may answer, the votes so far out of the quorum, what the deadline
-does). Once ended: no controls; each header with its answer and the notes given with it, and
-who ended it and when (the voters, or "decided by timeout"). 4 questions x 4 options come to
-32 of Discord's 40 components; all texts together stay within Discord's 4000 characters: the
-long texts (the agent's context and questions, the notes people gave) are shortened to make
-room, never the policy, which is bounded on its own.
-
-Every text an agent or a person wrote goes through `text.escape` (or `line`, `prose`)
-here, or into a plain-text field (a button label, a select option).
+While waiting: the context, the policy, per question its text and controls, then Submit, the
+form's button and Cancel; once ended, no controls. 4 questions x 4 options come to 32 of
+Discord's 40 components; the long texts are shortened to keep within `MAX_TEXT`, never the
+policy. Every text an agent or a person wrote goes through `text` (or a plain-text field).
 """
 
 from __future__ import annotations

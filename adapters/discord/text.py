@@ -1,14 +1,8 @@
 """Discord markdown from text that agents and people wrote, kept within Discord's limits.
 
-`escape` is the one escaping function: everything an agent or a person wrote reaches Discord
-markdown through it (or through `line` and `prose`, built on it), shown as written. It can
-restyle nothing, mention or ping nobody, and hide no link behind other words. (discord.py's
-`escape_markdown` alone leaves `<@1>`, `<@&1>`, `<#1>` and every masked link but the first on
-a line live.) A question or the context may hold ``` code blocks, and a permission prompt's
-input is one: `prose` keeps those as code blocks, where nothing is live, each closed.
-
-`shorten` never cuts an escape in half, nor a fence, nor a character as shown (`cut_point`), and
-closes a code block it cuts open.
+`escape` is the one escaping function (`line` and `prose` are built on it): text shows as
+written, restyles nothing, pings nobody and hides no link. `shorten` never cuts an escape, a
+fence or a character as shown (`cut_point`), and closes a code block it cuts open.
 """
 
 from __future__ import annotations
@@ -40,6 +34,8 @@ _MARKUP = re.compile(
 
 def escape(text: str) -> str:
     """`text` shown as written: no markup, mention, masked link or code of its own."""
+    # discord.py's `escape_markdown` alone leaves `<@1>`, `<@&1>`, `<#1>` and every masked
+    # link but the first on a line live.
     spaced = _URL_BEFORE_ANGLE.sub(r"\1 <", text)
     return discord.utils.escape_mentions(_MARKUP.sub(_escaped, spaced))
 

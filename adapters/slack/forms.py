@@ -1,11 +1,7 @@
 """The answer form: a Slack modal for answering in one's own words or with a note, and what its
-submission says.
-
-"Other…" opens it with a text input per question, prefilled with the labels the person had
-picked in the message; what is typed there is read as the agent reads an answer (an option's
-label is that option, other words are the person's own: see `core.answers.with_typed`).
-"Add a note" opens it with each question's options, the picked ones chosen. Either has a note
-input when the request takes notes. Labels and hints are plain text, cut to Slack's limits.
+submission says. "Other…" opens it with a text input per question, prefilled with the picked
+labels and read as the agent reads an answer (`core.answers.with_typed`); "Add a note" with
+each question's options. Labels and hints are plain text, cut to Slack's limits.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The bolt listeners: every action, and every answer form's submission.
 
-`on_action` acknowledges each action (Slack shows a warning after 3 s otherwise) once the
-click is recorded, or after ACK_WITHIN_S when the store is slow, then tells the person what
-came of it. "Other…" and "Add a note" open the answer form (`forms`) with the click's trigger
-id; `on_submit` takes its `view_submission` and answers in the acknowledgement itself: errors
-under the inputs, the reason the answer cannot be taken, or closing the form.
+`on_action` acknowledges each action once the click is recorded (or after ACK_WITHIN_S when the
+store is slow), then tells the person what came of it; "Other…" and "Add a note" open the answer
+form (`forms`); `on_submit` answers in the acknowledgement itself. See ARCHITECTURE.md.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """The one codec for askbridge's Slack ids: `action_id`s (`ab|<request_id>|<action>[|<q>[|<o>]]`,
 a `core.intents.Action` spelled as `WIRE` says), and the answer form's `callback_id` and
-`private_metadata`.
-
-Everything a click needs is in its action_id, and everything a form's submission needs is in
-its private_metadata, so a message (or a form left open) keeps working after a restart, and a
-click on an old or foreign element is recognised (and answered) instead of dropped.
+`private_metadata`. They hold everything a click or a submission needs, so a message or an open
+form keeps working after a restart, and a click on an old or foreign element is answered.
 """
 
 from __future__ import annotations

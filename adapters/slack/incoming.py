@@ -1,11 +1,7 @@
-"""Slack's HTTP deliveries as bolt requests.
-
-An interaction arrives as a form with one field, `payload`, whose JSON holds the whole message
-the click came from: a few kilobytes, nearly every character of it percent-encoded. bolt decodes
-it with `urllib.parse`, one escape at a time in Python, which was about a tenth of the CPU
-that a click costs askbridge; yarl (already here, under aiohttp) decodes the same form in C.
-The request is otherwise bolt's own: the raw body, which bolt's signature check reads, is the
-one Slack sent, and any other body (or one yarl would read differently) is left to bolt.
+"""Slack's HTTP deliveries as bolt requests, an interaction's form decoded with yarl (in C)
+rather than bolt's `urllib.parse`, which was about a tenth of a click's CPU (see
+docs/explanation/speed.md). The raw body, which bolt's signature check reads, is the one Slack
+sent, and any other body (or one yarl would read differently) is left to bolt.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """A request as a Slack message: from a `RequestView` to Block Kit.
 
-While waiting: the context, the approval policy (who may answer, how many must agree, the
-deadline), then per question its header and text, and its options (buttons for a one-click
-answer, radio buttons or checkboxes otherwise), the votes so far, then Submit, "Other…" and
-"Add a note" where the request takes them (they open the answer form, see `forms`), and Cancel
-(the controls are built in `controls`).
-Once ended: no interactive elements; each question with its answer (and the note given with
-it), the votes, and who ended it, when. Every piece of user text sits in rich text or plain
-text (see `text`) and is cut to Block Kit's limits, so Slack never answers `invalid_blocks`.
+While waiting: the context, the policy, per question its text and options, the votes, then the
+controls (`controls`); once ended, no interactive elements. Every piece of user text sits in
+rich text or plain text (`text`) cut to Block Kit's limits, so Slack never answers
+`invalid_blocks`.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """The one place Slack text is made: lines of parts, written out as rich text or as mrkdwn.
 
-Text from agents and people (labels, questions, names, answers) only ever becomes a `text`
-element of a `rich_text` block, which Slack shows exactly as written: no `*` or ``` in a label
-can restyle a message, no `<!channel>` in a name can ping. Mentions and dates are parts of
-their own, written by askbridge. The same line written as mrkdwn (the `text` a notification
-shows) escapes `&`, `<` and `>` and swaps the emphasis characters of user text for look-alikes,
-since mrkdwn has no way to escape them.
+Text from agents and people only ever becomes a `text` element of a `rich_text` block, which
+Slack shows exactly as written; mentions and dates are parts of their own, written by askbridge.
+As mrkdwn (a notification's `text`), `&`, `<`, `>` are escaped and emphasis characters swapped
+for look-alikes, since mrkdwn cannot escape them.
 """
 
 from __future__ import annotations

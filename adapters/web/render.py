@@ -1,10 +1,8 @@
 """HTML for the answer page, from `RequestView`: plain forms that work without a script.
 
-The markup lives in `templates/`, rendered by one Jinja2 environment that escapes every value it
-places (autoescape, and nothing in the templates or here marks text safe), so text from an agent
-or a person cannot become markup. This module words the facts as plain sentences and hands them
-over as data. The page has no inline script or style (`CSP`), so text that slipped through could
-still not run.
+The markup lives in `templates/`, rendered by one Jinja2 environment that escapes every value
+(nothing marks text safe), so text from an agent or a person cannot become markup; the page has
+no inline script or style (`CSP`). This module words the facts and hands them over as data.
 """
 
 from __future__ import annotations

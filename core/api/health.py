@@ -1,11 +1,9 @@
 """`/healthz`, `/readyz` and `/metrics`: is askbridge alive, can it do its work right now, and
 what has it done.
 
-`/healthz` answers 503 only when one of askbridge's background loops has died, which only a
-restart cures. `/readyz` answers 503 while the store or a configured platform cannot be
-reached, or while askbridge shuts down: send agents elsewhere until it is back. Both name each
-part they looked at, and neither needs the API token, so that probes need no secret;
-`/metrics` does when a token is set (see `core.api.auth`).
+`/healthz` is 503 only when a background loop has died (a restart cures it); `/readyz` while the
+store or a configured platform cannot be reached, or during shutdown. Neither needs the API
+token, so probes need no secret; `/metrics` does when one is set. See docs/how-to/operating.md.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Permission prompts whose agent went away: withdrawn after a grace period, unless the agent
 comes back and asks the same again.
 
-The agent framework's `PermissionRequest` carries no id, so an agent that reconnects cannot
-name the request it was waiting on; it can only send the same prompt again. A prompt left by a
-closed connection is kept for `grace_s` under a digest of what it asks, and a new connection
-that sends the same prompt takes it over; otherwise it is withdrawn, so nobody is left
-answering a question no agent waits for.
+A `PermissionRequest` carries no id, so a reconnecting agent can only send the same prompt
+again: a prompt left by a closed connection is kept for `grace_s` under its `digest`, taken
+over by a connection that sends it again, and otherwise withdrawn.
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
 """Claude Code's questions and tool approvals as askbridge requests, and the answers back.
 
-One mapping serves the command hook (`askbridge hook claude-code`), the HTTP hook
-(`POST /v1/hooks/claude-code`) and the Claude Agent SDK's `can_use_tool`:
-
-- `ToolCall` is what Claude Code asks about: a `PreToolUse` or `PermissionRequest` hook's
-  input, or the SDK's `can_use_tool(tool_name, input, context)`.
-- `ask_for` makes the `Ask`: AskUserQuestion's own questions (answers in one's own words and
-  notes allowed, as Claude Code's own dialog allows them), or an Allow once / Always allow /
-  Deny question for any other tool. Its request id derives from the call, so a hook input
-  delivered twice is asked once.
-- `decide` reads the status object back into a `Decision`, and `hook_output` words a
-  decision as the hook's JSON output. A decision is never an `allow` without answers.
+One mapping serves the command hook, the HTTP hook (`POST /v1/hooks/claude-code`) and the Agent
+SDK's `can_use_tool`: `ToolCall` is what Claude Code asks about, `ask_for` makes its `Ask` (its
+request id derives from the call, so an input delivered twice is asked once), `decide` reads the
+status object back, and `hook_output` words the decision; never an `allow` without answers.
 """
 
 from __future__ import annotations

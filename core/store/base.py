@@ -1,10 +1,7 @@
-"""The store's role protocols, and `Store`, all of them at once: every method that changes
-state is one atomic transaction. A part of the service takes only the role it uses
-(`Posting` its `Postings`, `MessageUpdates` its `RenderClaims`, `Webhooks` its `Outbox`).
-
-The broker never sees SQL. A PostgreSQL implementation must give the same guarantees:
-`finish` is a compare-and-set on `status = 'waiting'`, so when two people submit at the
-same moment exactly one wins, whatever process or replica they reached.
+"""The store's role protocols, and `Store`, all of them at once: every method that changes state
+is one atomic transaction. A part of the service takes only the role it uses (`Posting` its
+`Postings`, `MessageUpdates` its `RenderClaims`, `Webhooks` its `Outbox`); the broker never sees
+SQL. See ARCHITECTURE.md, "The store's roles".
 """
 
 from __future__ import annotations
@@ -186,7 +183,9 @@ class Answers(Protocol):
         """
 
     async def finish(self, request_id: str, ending: Ending) -> tuple[Request, bool]:
-        """Move a waiting request to a terminal state; return the request and whether we won."""
+        """Move a waiting request to a terminal state; return the request and whether we won.
+        A compare-and-set on `status = 'waiting'`: when two people submit at the same moment,
+        on any process or replica, exactly one wins."""
 
 
 class Postings(Reading, Protocol):

@@ -1,20 +1,9 @@
 """WAL checkpoints for the SQLite store, off the clicks' commits.
 
-SQLite's automatic checkpoint runs inside whichever commit crosses its threshold, so every
-hundred clicks or so one of them waited for the database file to be written. The store turns
-it off on its connection; this runs checkpoints from a connection of its own, on its own thread:
-a PASSIVE one (it never blocks a writer) every `every_s` and whenever the store says the WAL
-has grown past `soft_bytes`. A WAL fully copied back is reused from its start (and cut to
-`soft_bytes`) by the next write.
-
-Under a steady stream of writes the WAL may never be fully copied back between two of them, and
-this thread may fall behind (it shares the interpreter lock with the event loop and the store's
-thread, and each checkpoint waits for the disk): the commit that finds the WAL past
-`limit_bytes` waits for the checkpoint in progress, if any, then runs a TRUNCATE checkpoint
-itself, on the store's own connection and thread, which empties the file. That is the bound; it
-costs the one commit that crosses it, which passive checkpoints make rare. (While another
-process reads or writes the file, as `askbridge prune` does, that checkpoint answers "busy"
-rather than wait on the loop's thread, and the next commit tries again.)
+The store turns SQLite's automatic checkpoint off (it ran inside whichever commit crossed its
+threshold); this runs PASSIVE checkpoints from a connection and thread of its own, and the
+commit that finds the WAL past `limit_bytes` truncates it, which bounds the file. Why and how:
+docs/explanation/speed.md.
 """
 
 from __future__ import annotations
@@ -73,6 +62,9 @@ class Checkpoints:
         when the WAL is big, and truncates it there and then when it is past the limit."""
         size = self.wal_size()
         if size > self.limit_bytes:
+            # This thread may fall behind a steady stream of writes (it shares the interpreter
+            # lock and waits for the disk): the writer empties the file itself, on its own
+            # connection, after the checkpoint in progress, if any. That is the bound.
             self.checkpoint(db, "TRUNCATE")
         elif size > self.soft_bytes:
             self._due.set()

@@ -1,26 +1,8 @@
 """Where the SQLite store's calls run, and which of them share a commit.
 
-With sync="normal" (commits never wait for the disk) a call runs on the event loop's own
-thread, after a turn of the loop, as any await of the store always was: a task that calls the
-store again and again lets the others run in between. A call that comes after a quiet spell
-(no call for QUIET_S, none queued) runs at once instead: a lone click, the usual case, does not
-wait a turn for others that are not coming. With "full" (every commit waits for the
-disk) it runs on a database thread of its own.
-
-Either way, the calls queued together commit together: on the loop's thread, those that reach
-the store in the same turn of the loop (a burst of clicks), run by whichever of their tasks
-resumes first; on the database thread, those that queued up while it waited for the disk. Each
-runs in a savepoint of its own, so one that fails leaves the others; none is answered before
-the commit, so every answer a caller gets is durable; the commit's locks and WAL pages are paid
-once. A call on its own runs as it is: its own transaction, no savepoint.
-
-On the loop's thread a call never waits inside SQLite for a lock that another process holds
-(`askbridge prune` beside the server takes the write lock a batch at a time): SQLite's busy
-handler would sleep on the loop's thread and hold up every click, long-poll and page with it.
-The connection answers "busy" at once instead, and the call is tried again after a short wait
-that lets the loop run, for as long as SQLite's busy timeout would have waited. Only a call that
-found the lock taken is tried again: a write finds it so at its first statement (`BEGIN
-IMMEDIATE`), before it has changed anything, and a read changes nothing.
+With sync="normal" a call runs on the event loop's own thread; with "full", on a database thread
+of its own. Either way the calls queued together commit together, each in a savepoint of its
+own, and none is answered before the commit. Why: docs/explanation/speed.md.
 """
 
 from __future__ import annotations
@@ -106,7 +88,8 @@ class GroupCommit:
     @property
     def busy_timeout_ms(self) -> int:
         """The connection's own busy timeout once open: none on the loop's thread, which must
-        not sleep (`run` waits between tries instead)."""
+        not sleep (`run` waits between tries instead): SQLite's busy handler would hold up
+        every click, long-poll and page while `askbridge prune` holds the write lock."""
         return 0 if self.sync == "normal" else BUSY_TIMEOUT_MS
 
     async def run(self, call: Callable[[], T], alone: bool = False) -> T:
@@ -138,7 +121,9 @@ class GroupCommit:
 
     async def _busy_retries(self, call: Callable[[], T]) -> T:
         """`call()` again, after its first try found a lock that another process holds taken,
-        until it gets through or SQLite's busy timeout has passed."""
+        until it gets through or SQLite's busy timeout has passed. Trying again is safe: a
+        write finds the lock taken at its first statement (`BEGIN IMMEDIATE`), before it has
+        changed anything, and a read changes nothing."""
         loop = asyncio.get_running_loop()
         give_up = loop.time() + BUSY_TIMEOUT_MS / 1000
         waits = itertools.chain(BUSY_WAITS_S, itertools.repeat(BUSY_WAITS_S[-1]))

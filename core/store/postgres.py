@@ -1,19 +1,9 @@
 """A PostgreSQL store, for several askbridge replicas sharing one database.
 
-Every write is one transaction. Transitions are compare-and-sets on `status = 'waiting'`, and
-a vote locks its request row first, so concurrent votes on different replicas are counted
-one after the other and a quorum is never missed. Each change is announced with NOTIFY, and
-every replica wakes its own waiters on it: an agent long-polling one replica hears an answer
-given through another.
-
-The listening connection is watched: when it closes, or stops answering a periodic `SELECT 1`
-(a network blip can leave it open but dead), it is replaced, with capped exponential backoff and
-jitter between failed attempts. NOTIFYs sent while it was down are lost, so once it is back
-`on_change(EVERY_REQUEST)` tells the broker that any request may have changed.
-
 What each call does is written once for both stores (`transactions`, `queries`); here is only
-how PostgreSQL runs it, and what is PostgreSQL's own: the vote in one statement, the posting
-claim (a session advisory lock), LISTEN/NOTIFY and the errors that mean it cannot serve.
+how PostgreSQL runs it and what is its own: the vote in one statement, the posting claim (a
+session advisory lock), LISTEN/NOTIFY, with a watched listening connection, and the errors that
+mean it cannot serve. See ARCHITECTURE.md, "The store's roles".
 """
 
 from __future__ import annotations
@@ -208,6 +198,7 @@ class PostgresStore:
                 where,
                 attempts,
             )
+            # NOTIFYs sent while it was down are lost: any request may have changed.
             try:
                 await on_change(EVERY_REQUEST)
             except Exception:
@@ -223,6 +214,7 @@ class PostgresStore:
             except TimeoutError:
                 pass
             assert self._listener is not None
+            # A network blip can leave the connection open but dead.
             try:
                 async with asyncio.timeout(self._check_every_s):
                     await self._listener.execute("SELECT 1")

@@ -1,18 +1,9 @@
 """A statement written once, with named parameters (`:request_id`), bound per dialect at import.
 
-SQLite binds the names itself; PostgreSQL gets `$1, $2, …` in their order and a getter that
-lines the values up, both made once here and not per call. A few clauses mean something on one
-database only and are translated mechanically:
-
-- a row lock (`FOR UPDATE`, `FOR SHARE`, `FOR NO KEY UPDATE`, `SKIP LOCKED`) is PostgreSQL's: a
-  SQLite writer holds the whole database from `BEGIN IMMEDIATE`, so SQLite drops it;
-- `INDEXED BY index` is SQLite's (its planner has no statistics to choose the partial indexes
-  by); PostgreSQL drops it;
-- `greatest(a, b)` is SQLite's two-argument `max(a, b)` (used on values never NULL: SQLite's
-  is NULL when either is).
-
-A statement that is truly different (a lock PostgreSQL takes where SQLite needs none, SQLite's
-IN list against PostgreSQL's array) is given per dialect; None there: nothing to run.
+SQLite binds the names itself; PostgreSQL gets `$1, $2, …` in their order and a getter that lines
+the values up, both made once here and not per call. The few clauses that mean something on one
+database only are translated below; a statement that truly differs is given per dialect (None
+there: nothing to run). See ARCHITECTURE.md, "The store's roles".
 """
 
 from __future__ import annotations
@@ -26,7 +17,11 @@ Want = Literal["rows", "row", "value", "count", "run", "notify"]
 Params = Mapping[str, Any]
 
 _NAME = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
+# A row lock is PostgreSQL's: a SQLite writer holds the whole database from `BEGIN IMMEDIATE`,
+# so SQLite drops it.
 _ROW_LOCK = re.compile(r"\s+FOR (?:NO KEY UPDATE|UPDATE|SHARE)(?: SKIP LOCKED)?")
+# `INDEXED BY` is SQLite's (its planner has no statistics to choose the partial indexes by);
+# PostgreSQL drops it.
 _INDEXED_BY = re.compile(r"\s+INDEXED BY \w+")
 
 
@@ -47,9 +42,11 @@ class Query:
     __slots__ = ("_order", "postgres", "sqlite")
 
     def __init__(self, text: str | None, *, postgres: str | Literal[False] | None = False) -> None:
-        """`text` in both dialects, translated as the module says; `postgres`: the
+        """`text` in both dialects, translated as the comments above say; `postgres`: the
         PostgreSQL statement when it differs (`text` then is SQLite's alone)."""
         pg_text = text if postgres is False else postgres
+        # `greatest(a, b)` is SQLite's two-argument `max(a, b)`, used on values never NULL
+        # (SQLite's is NULL when either is).
         self.sqlite = None if text is None else _ROW_LOCK.sub("", text.replace("greatest(", "max("))
         self.postgres: str | None = None
         self._order: Callable[[Params], tuple[Any, ...]] = _nothing

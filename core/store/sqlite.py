@@ -1,22 +1,9 @@
 """The embedded default store: one SQLite file in WAL mode.
 
-All SQL runs on one thread, and each store method does its whole transaction at once.
-`BEGIN IMMEDIATE` also serialises writers in other processes using the same file.
-
-Durability (`sync`): "normal" (the default) commits to the WAL without waiting for the disk;
-a committed answer survives any crash of the askbridge process (kill -9, out of memory), and
-only a power loss or an operating-system crash can lose the last commits. Such a transaction
-takes a fraction of a millisecond and never waits for the disk, so it runs on the event loop's
-own thread: a hop to a thread of its own and back cost more than the statements, and that
-thread took the interpreter lock back from the loop after every statement (twice per
-statement, a dozen statements per click). "full" waits for the disk on every commit
-(power-loss durable), so it runs on a dedicated thread. Either way, the calls queued together
-share one commit (`group_commit`). Checkpoints run off the commits, from a connection and thread
-of their own (`checkpoints`).
-
 What each call does is written once for both stores (`transactions`, `queries`); here is only
-how SQLite runs it, and what is SQLite's own: the vote's statements, the posting claim (one
-process owns the file), the file lock and the errors that mean the database cannot serve.
+how SQLite runs it (`group_commit`, `checkpoints`) and what is SQLite's own: the vote's
+statements, the posting claim (one process owns the file), the file lock and the errors that
+mean the database cannot serve. Durability (`sync`): docs/explanation/durability.md.
 """
 
 from __future__ import annotations
@@ -110,6 +97,8 @@ class SQLiteStore:
         self._db = sqlite3.connect(self.path, isolation_level=None)
         for pragma in PRAGMAS:
             self._db.execute(pragma)
+        # "normal": a commit survives any crash of the process, not a power loss; "full"
+        # waits for the disk on every commit.
         self._db.execute(f"PRAGMA synchronous = {self.sync.upper()}")
         if self._checkpoints is not None:
             # A WAL that a checkpoint copied back is cut to this size when writing restarts.

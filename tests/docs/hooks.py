@@ -1,13 +1,15 @@
 """MkDocs hooks (mkdocs.yml `hooks:`): the reference pages' generated parts, made at build time.
 
 A page asks for a part with a line `<!-- generated: NAME -->`; an unknown name stops the build.
-CHANGELOG.md, CONTRIBUTING.md and SECURITY.md stay at the top of the repository, where people
-look for them, and become pages of the site with their links to `docs/` made site links.
+ARCHITECTURE.md, CHANGELOG.md, CONTRIBUTING.md and SECURITY.md stay at the top of the
+repository, where people look for them, and become pages of the site with their links to
+`docs/` made site links.
 Nothing here reaches the network.
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +35,7 @@ PARTS: dict[str, Callable[[], str]] = {
     "message-previews": previews_page,
 }
 PROJECT_FILES = {
+    "explanation/architecture.md": "ARCHITECTURE.md",
     "project/changelog.md": "CHANGELOG.md",
     "project/contributing.md": "CONTRIBUTING.md",
     "project/security.md": "SECURITY.md",
@@ -45,16 +48,17 @@ def on_files(files: Files, config: MkDocsConfig, **_: Any) -> Files:
     files.append(File.generated(config, "reference/openapi.json", content=openapi_json()))
     for page, name in PROJECT_FILES.items():
         text = (ROOT / name).read_text()
-        files.append(File.generated(config, page, content=project_links(text)))
+        files.append(File.generated(config, page, content=project_links(text, page)))
     return files
 
 
-def project_links(text: str) -> str:
-    """A top-level file's links as the site sees them from project/: `docs/x.md` is `../x.md`,
-    and the other top-level files are pages beside it."""
+def project_links(text: str, page: str) -> str:
+    """A top-level file's links as the site sees them from `page`: `docs/x.md` is `../x.md`
+    (every such page is one folder down), and the other top-level files are their pages."""
     text = text.replace("](docs/", "](../")
-    for page, name in PROJECT_FILES.items():
-        text = text.replace(f"]({name}", f"]({page.removeprefix('project/')}")
+    here = posixpath.dirname(page)
+    for other, name in PROJECT_FILES.items():
+        text = text.replace(f"]({name}", f"]({posixpath.relpath(other, here)}")
     return text
 
 
