@@ -3,8 +3,7 @@ platform's gateway (every session opened with a bot token receives every click).
 
 A `Seat` is a PostgreSQL session-level advisory lock on a connection of its own, or, on SQLite,
 the `SoleSeat`. A holder that loses its connection resigns first; a new holder settles for
-`SETTLE_CHECKS` checks before leading, so two never lead at once. See
-docs/explanation/durability.md.
+`SETTLE_CHECKS` checks before leading, so two never lead at once (docs/explanation/durability.md).
 """
 
 from __future__ import annotations
