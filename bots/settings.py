@@ -1,8 +1,8 @@
 """Every setting askbridge reads, from the environment and `.env`; `.env.example` mirrors it.
 
 `Settings` holds askbridge's own (ASKBRIDGE_*) and, nested, one model per platform
-(`PlatformSettings`: `SlackSettings`, `DiscordSettings`, each listed by its surface's entry in
-`bots.surfaces`), read from the same environment, `.env` and arguments.
+(`PlatformSettings`: `SlackSettings`, `DiscordSettings`, `TeamsSettings`, each listed by its
+surface's entry in `bots.surfaces`), read from the same environment, `.env` and arguments.
 """
 
 from __future__ import annotations
@@ -76,6 +76,47 @@ class DiscordSettings(PlatformSettings):
     public_key: str | None = Field(
         default=None, validation_alias=AliasChoices("DISCORD_PUBLIC_KEY")
     )
+
+
+class TeamsSettings(PlatformSettings):
+    """Microsoft Teams: the bot's Entra app, and where Microsoft's services are. Every URL
+    defaults to Microsoft's public cloud; a sovereign cloud (or an emulator) sets its own."""
+
+    app_id: str | None = Field(default=None, validation_alias=AliasChoices("TEAMS_APP_ID"))
+    app_password: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("TEAMS_APP_PASSWORD")
+    )
+    # Unset: the app is multi-tenant, and takes its tokens from the botframework.com tenant.
+    tenant_id: str | None = Field(default=None, validation_alias=AliasChoices("TEAMS_TENANT_ID"))
+    # Where the signing keys of Teams' inbound activities are listed (OpenID metadata).
+    openid_metadata_url: str = Field(
+        default="https://login.botframework.com/v1/.well-known/openidconfiguration",
+        validation_alias=AliasChoices("TEAMS_OPENID_METADATA_URL"),
+    )
+    token_issuer: str = Field(
+        default="https://api.botframework.com", validation_alias=AliasChoices("TEAMS_TOKEN_ISSUER")
+    )
+    # The Entra authority the app's own tokens come from (MSAL's instance discovery is off,
+    # so nothing else is asked); unset: login.microsoftonline.com with the tenant.
+    token_authority: str | None = Field(
+        default=None, validation_alias=AliasChoices("TEAMS_TOKEN_AUTHORITY")
+    )
+    token_scope: str = Field(
+        default="https://api.botframework.com/.default",
+        validation_alias=AliasChoices("TEAMS_TOKEN_SCOPE"),
+    )
+    # The Bot Connector that new messages to a conversation go to; a click's activity names
+    # the one of its own conversation, which answers it from then on.
+    service_url: str = Field(
+        default="https://smba.trafficmanager.net/teams/",
+        validation_alias=AliasChoices("TEAMS_SERVICE_URL"),
+    )
+
+    @property
+    def authority(self) -> str:
+        return self.token_authority or (
+            f"https://login.microsoftonline.com/{self.tenant_id or 'botframework.com'}"
+        )
 
 
 class Settings(BaseSettings):

@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import SecretStr
 
-from askbridge.bots.settings import DiscordSettings, PlatformSettings, Settings, SlackSettings
+from askbridge.bots.settings import (
+    DiscordSettings,
+    PlatformSettings,
+    Settings,
+    SlackSettings,
+    TeamsSettings,
+)
 from askbridge.core.surface import PlatformRuntime, SurfaceSpec, SurfaceWords
 
 if TYPE_CHECKING:
@@ -88,6 +94,23 @@ def _discord(settings: DiscordSettings, wiring: Wiring) -> PlatformRuntime | Non
     )
 
 
+def _teams(settings: TeamsSettings, wiring: Wiring) -> PlatformRuntime | None:
+    if settings.app_id is None or settings.app_password is None:
+        return None
+    from askbridge.adapters.teams import TeamsConfig, TeamsRuntime
+
+    config = TeamsConfig(
+        app_id=settings.app_id,
+        password=settings.app_password.get_secret_value(),
+        authority=settings.authority,
+        scope=settings.token_scope,
+        openid_metadata_url=settings.openid_metadata_url,
+        issuer=settings.token_issuer,
+        service_url=settings.service_url,
+    )
+    return TeamsRuntime(wiring.broker, config)
+
+
 def _secret(value: SecretStr | None) -> str | None:
     return (value.get_secret_value() or None) if value is not None else None
 
@@ -124,6 +147,18 @@ DISCORD = SurfaceEntry(
     _discord,
     library_noise=("voice will NOT be supported",),
 )
+TEAMS = SurfaceEntry(
+    SurfaceSpec(
+        name="teams",
+        title="Microsoft Teams",
+        person="teams:<Entra user id>",
+        targets=("teams:<conversation id>",),
+        channel="<conversation id>",
+        hint="set TEAMS_APP_ID and TEAMS_APP_PASSWORD; see the README's 'Set up Microsoft Teams'",
+    ),
+    TeamsSettings,
+    _teams,
+)
 WEB: SurfaceEntry[Any] = SurfaceEntry(
     SurfaceSpec(
         name="web",
@@ -136,7 +171,7 @@ WEB: SurfaceEntry[Any] = SurfaceEntry(
 """The page askbridge serves itself; `Service` mounts it (ASKBRIDGE_WEB_UI), so its entry only
 words it."""
 
-SURFACES: tuple[SurfaceEntry[Any], ...] = (SLACK, DISCORD, WEB)
+SURFACES: tuple[SurfaceEntry[Any], ...] = (SLACK, DISCORD, TEAMS, WEB)
 """Every surface, in the order help texts and messages name them."""
 
 

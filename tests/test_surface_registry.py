@@ -123,12 +123,13 @@ async def test_its_words_reach_the_agent_api(
     assert "pigeon-flock:…" in typo["error"]
     async with http.get(f"{url}/v1/openapi.json") as response:
         document = await response.json()
-    assert "Slack, Discord, a web page or Pigeon post" in document["info"]["description"]
+    description = document["info"]["description"]
+    assert "Slack, Discord, Microsoft Teams, a web page or Pigeon post" in description
     answerers = document["components"]["schemas"]["Ask"]["properties"]["answerers"]
     assert "pigeon-flock:<flock>" in answerers["description"]
     async with http.get(f"{url}/v1/schema") as response:
         target = (await response.json())["$defs"]["TargetObject"]["properties"]["platform"]
-    assert target["description"] == "slack, discord, web or pigeon"
+    assert target["description"] == "slack, discord, teams, web or pigeon"
 
 
 async def test_a_surface_that_is_not_set_up_says_how(

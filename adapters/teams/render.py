@@ -1,0 +1,182 @@
+"""A request as an Adaptive Card (version 1.5, the newest Teams renders; `Action.Execute`
+needs 1.4), rendered from its `RequestView`.
+
+While waiting: the context, each question's header, text and option descriptions with an
+`Input.ChoiceSet` (radio buttons or checkboxes for a few options, a drop-down for more), the
+policy (who may answer, the votes against the quorum, the deadline), Submit, and Cancel behind
+a confirmation. A single single-select question is answered with one click on its option.
+Once ended: each question with its answer, who ended it and when; no controls. Every text an
+agent or a person wrote goes in through `text.run`.
+"""
+
+from __future__ import annotations
+
+from askbridge.adapters.teams.ids import CANCEL, PICK, SUBMIT, action_data, choice_input
+from askbridge.adapters.teams.text import Element, paragraph, plain, run, words
+from askbridge.core.models import Person, UserQuestion
+from askbridge.core.view import (
+    CANCEL_HINT,
+    CANCEL_QUESTION,
+    CANCEL_SURE,
+    CANCEL_WARNING,
+    WHO_MAY_ANSWER,
+    RequestView,
+    plain_name,
+)
+
+VERSION = "1.5"
+SCHEMA = "http://adaptivecards.io/schemas/adaptive-card.json"
+CONTENT_TYPE = "application/vnd.microsoft.card.adaptive"
+EXPANDED_UP_TO = 5
+"""Options shown as radio buttons or checkboxes; more go in a drop-down."""
+MAX_CHOICE_TITLE = 200
+MAX_WHO = 20
+"""Answerers named on the card; the rest are counted."""
+
+
+def render(view: RequestView, note: str | None = None) -> Element:
+    """The whole card for the request's current state; `note`: a line for the person who
+    pressed only (the invoke's answer), above everything else."""
+    body: list[Element] = [plain(note, bold=True)] if note else []
+    body += _waiting(view) if view.waiting else _ended(view)
+    card: Element = {"type": "AdaptiveCard", "$schema": SCHEMA, "version": VERSION, "body": body}
+    if view.waiting:
+        card["actions"] = _actions(view)
+    return card
+
+
+def attachment(card: Element) -> Element:
+    return {"contentType": CONTENT_TYPE, "content": card}
+
+
+def _waiting(view: RequestView) -> list[Element]:
+    body: list[Element] = [words(view.heading.format(deciders=""), bold=True)]
+    if view.context:
+        body.append(plain(view.context))
+    for q, question in enumerate(view.questions):
+        body.append(
+            paragraph(run(question.header, bold=True), run(" · "), run(question.question.strip()))
+        )
+        body += _descriptions(question)
+        body.append(_input(view, q, question))
+    body += policy(view)
+    body.append(words(f"{view.how_to_answer} {CANCEL_HINT}", subtle=True))
+    return body
+
+
+def _descriptions(question: UserQuestion) -> list[Element]:
+    return [
+        paragraph(run(o.label, bold=True), run(" — "), run(o.description.strip(), subtle=True))
+        for o in question.options
+        if o.description.strip()
+    ]
+
+
+def _input(view: RequestView, q: int, question: UserQuestion) -> Element:
+    request_id = view.request_id
+    if view.one_click:
+        return {
+            "type": "ActionSet",
+            "actions": [
+                {
+                    "type": "Action.Execute",
+                    "title": option.label[:MAX_CHOICE_TITLE],
+                    "verb": PICK,
+                    "data": action_data(request_id, question=q, option=o),
+                }
+                for o, option in enumerate(question.options)
+            ],
+        }
+    return {
+        "type": "Input.ChoiceSet",
+        "id": choice_input(q),
+        "label": question.header,
+        "style": "expanded" if len(question.options) <= EXPANDED_UP_TO else "compact",
+        "isMultiSelect": question.multi_select,
+        "choices": [
+            {"title": option.label[:MAX_CHOICE_TITLE], "value": str(o)}
+            for o, option in enumerate(question.options)
+        ],
+    }
+
+
+def policy(view: RequestView) -> list[Element]:
+    """Who may answer, how many must agree and the tally, what the deadline does: each a
+    paragraph, the names in plain runs."""
+    lines: list[Element] = []
+    who = answerers_text(view.answerers)
+    if view.answerers:
+        before, _, after = WHO_MAY_ANSWER.partition("{answerers}")
+        lines.append(paragraph(run(before), run(who), run(after)))
+    if view.escalation_line is not None:
+        lines.append(plain(view.escalation_line.format(answerers=who)))
+    if view.needs_votes:
+        lines.append(words(view.votes_needed, bold=True))
+        for row in view.tally:
+            voters = ", ".join(plain_name(p) for p in row.voters)
+            text = view.tally_line(row).format(answers=view.summary(row.answers), voters=voters)
+            lines.append(plain(f"• {text}"))
+    if view.deadline_line is not None and view.deadline is not None:
+        default = view.default_answers
+        when = view.deadline.strftime("%Y-%m-%d %H:%M UTC")
+        answers = "" if default is None else view.summary(default)
+        lines.append(plain("⏳ " + view.deadline_line.format(deadline=when, answers=answers)))
+    return lines
+
+
+def answerers_text(answerers: tuple[str, ...]) -> str:
+    shown = ", ".join(answerers[:MAX_WHO])
+    rest = len(answerers) - MAX_WHO
+    return f"{shown} and {rest} more" if rest > 0 else shown
+
+
+def _actions(view: RequestView) -> list[Element]:
+    request_id = view.request_id
+    confirm: Element = {
+        "type": "AdaptiveCard",
+        "version": VERSION,
+        "body": [words(CANCEL_QUESTION, bold=True), words(CANCEL_WARNING)],
+        "actions": [
+            {
+                "type": "Action.Execute",
+                "title": CANCEL_SURE,
+                "verb": CANCEL,
+                "style": "destructive",
+                "data": action_data(request_id),
+            }
+        ],
+    }
+    actions: list[Element] = [{"type": "Action.ShowCard", "title": "Cancel", "card": confirm}]
+    if not view.one_click:
+        submit: Element = {
+            "type": "Action.Execute",
+            "title": "Submit",
+            "verb": SUBMIT,
+            "style": "positive",
+            "data": action_data(request_id),
+        }
+        actions.insert(0, submit)
+    return actions
+
+
+def _ended(view: RequestView) -> list[Element]:
+    body: list[Element] = []
+    heading = view.heading.format(deciders=names(view.deciders))
+    when = "" if view.ended_at is None else f" · {view.ended_at.strftime('%Y-%m-%d %H:%M UTC')}"
+    body.append(plain(heading + when, bold=True))
+    if view.context:
+        body.append(plain(view.context, subtle=True))
+    notes = view.notes
+    for question in view.questions:
+        body.append(
+            paragraph(run(question.header, bold=True), run(" · "), run(question.question.strip()))
+        )
+        if question.header in view.answers:
+            body.append(paragraph(run("→ "), run(view.answers[question.header], bold=True)))
+        if question.header in notes:
+            body.append(paragraph(run("📝 "), run(notes[question.header])))
+    return body
+
+
+def names(people: tuple[Person, ...]) -> str:
+    return ", ".join(plain_name(p) for p in people) or "someone"

@@ -1,0 +1,123 @@
+"""Teams as a surface: post a request's card to a conversation the bot is in, and replace it
+as the request changes, through the Bot Connector with the app's own token."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable
+
+import aiohttp
+from microsoft_agents.activity import (
+    Activity,
+    ActivityTypes,
+    ChannelAccount,
+    ConversationAccount,
+)
+from microsoft_agents.hosting.aiohttp import CloudAdapter
+from microsoft_agents.hosting.core import TurnContext
+
+from askbridge.adapters.teams.clicks import PLATFORM
+from askbridge.adapters.teams.render import attachment, render
+from askbridge.core.errors import RetryLater, SurfaceUnavailable, UnknownTarget
+from askbridge.core.models import MessageRef, Request, Target
+from askbridge.core.view import RequestView
+
+log = logging.getLogger("askbridge.teams")
+
+CHANNEL_ID = "msteams"
+CONVERSATION = re.compile(r"[^\s/]{1,500}")
+TARGET_HELP = (
+    "use 'teams:<conversation id>' (a channel, group chat or personal chat the bot was added "
+    "to; its id is in the chat's link, e.g. 19:…@thread.tacv2)"
+)
+SERVICE_URL = "service_url"
+"""The key in a message's `data` of the Bot Connector that holds it."""
+
+
+class TeamsSurface:
+    platform = PLATFORM
+    answerer_kinds: tuple[str, ...] = (PLATFORM,)
+
+    def __init__(self, adapter: CloudAdapter, *, app_id: str, service_url: str) -> None:
+        self._adapter = adapter
+        self._app_id = app_id
+        self._service_url = service_url
+
+    def check_target(self, target: Target) -> None:
+        if not CONVERSATION.fullmatch(target.channel or "") or target.thread:
+            raise UnknownTarget(
+                f"target {str(target)!r} is not a Teams conversation; {TARGET_HELP}"
+            )
+
+    async def post(self, request: Request, target: Target) -> MessageRef:
+        self.check_target(target)
+        card = render(RequestView.of(request))
+        activity = Activity(type=ActivityTypes.message, attachments=[attachment(card)])
+        sent: list[str] = []
+
+        async def send(context: TurnContext) -> None:
+            response = await context.send_activity(activity)
+            if response is not None and response.id:
+                sent.append(response.id)
+
+        try:
+            await self._in(target.channel, self._service_url, send)
+        except aiohttp.ClientResponseError as error:
+            raise SurfaceUnavailable(
+                f"the Bot Connector refused a message to {str(target)!r}: {error.status} "
+                f"{error.message[:200]}; is the bot installed in that conversation?"
+            ) from error
+        except (aiohttp.ClientError, TimeoutError) as error:
+            raise SurfaceUnavailable(f"could not reach the Bot Connector: {error!r}") from error
+        if not sent:
+            raise SurfaceUnavailable(f"the Bot Connector gave no message id for {target}")
+        return MessageRef(
+            platform=PLATFORM,
+            channel=target.channel,
+            message_id=sent[0],
+            data={SERVICE_URL: self._service_url},
+        )
+
+    async def update(self, request: Request, message: MessageRef) -> None:
+        """Replace the card for everyone; a 429 becomes RetryLater with Teams' Retry-After."""
+        card = render(RequestView.of(request))
+        activity = Activity(
+            type=ActivityTypes.message, id=message.message_id, attachments=[attachment(card)]
+        )
+
+        async def replace(context: TurnContext) -> None:
+            await context.update_activity(activity)
+
+        service_url = str(message.data.get(SERVICE_URL) or self._service_url)
+        try:
+            await self._in(message.channel, service_url, replace)
+        except aiohttp.ClientResponseError as error:
+            if error.status == 429:
+                wait = error.headers.get("Retry-After", "1") if error.headers else "1"
+                raise RetryLater(_seconds(wait), "Teams' Bot Connector") from error
+            if error.status == 404:
+                log.info("the Teams message of %s is gone; not updating it", request.request_id)
+                return
+            raise
+
+    async def _in(
+        self, conversation: str, service_url: str, act: Callable[[TurnContext], Awaitable[None]]
+    ) -> None:
+        """Run `act` in the conversation, as the SDK runs a proactive turn."""
+        reference = Activity(
+            type=ActivityTypes.event,
+            name="ContinueConversation",
+            channel_id=CHANNEL_ID,
+            service_url=service_url,
+            conversation=ConversationAccount(id=conversation),
+            recipient=ChannelAccount(id=self._app_id),
+        )
+        await self._adapter.continue_conversation(self._app_id, reference, act)
+
+
+def _seconds(value: str) -> float:
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return 1.0

@@ -1,0 +1,53 @@
+"""The one way text from agents and people reaches a Teams card: as a `TextRun` of a
+`RichTextBlock`, which Adaptive Cards never read as Markdown (a `TextBlock` would: `**`, `[a](b)`,
+lists) and Teams never reads as a mention. Our own fixed words may go in a `TextBlock`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Element = dict[str, Any]
+"""An Adaptive Card element, as its JSON."""
+
+MAX_RUN = 2000
+"""The longest run of text one field of a card shows; the card as a whole stays within Teams'
+size limit (render.MAX_CARD_BYTES)."""
+
+
+def clip(text: str, limit: int = MAX_RUN) -> str:
+    """`text` cut to `limit` characters, with an ellipsis when it was cut."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def run(text: str, *, bold: bool = False, subtle: bool = False, limit: int = MAX_RUN) -> Element:
+    """A run of plain text, however it is written."""
+    element: Element = {"type": "TextRun", "text": clip(text, limit)}
+    if bold:
+        element["weight"] = "Bolder"
+    if subtle:
+        element["isSubtle"] = True
+    return element
+
+
+def paragraph(*runs: Element, separator: bool = False) -> Element:
+    """A block of plain-text runs, wrapped."""
+    element: Element = {"type": "RichTextBlock", "inlines": list(runs)}
+    if separator:
+        element["separator"] = True
+    return element
+
+
+def plain(text: str, **style: Any) -> Element:
+    """One paragraph of plain text."""
+    return paragraph(run(text, **style))
+
+
+def words(text: str, *, subtle: bool = False, bold: bool = False) -> Element:
+    """A TextBlock of askbridge's own words (never text from an agent or a person)."""
+    element: Element = {"type": "TextBlock", "text": text, "wrap": True}
+    if subtle:
+        element["isSubtle"] = True
+    if bold:
+        element["weight"] = "Bolder"
+    return element
