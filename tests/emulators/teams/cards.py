@@ -1,0 +1,107 @@
+"""What Teams refuses of an Adaptive Card, checked on every card the emulator receives: a
+schema version it renders (Action.Execute from 1.4, nothing past 1.5), element and action
+types it knows, input ids given once, at most MAX_ACTIONS actions in a row, and a payload within
+its size limit."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+MAX_CARD_BYTES = 28 * 1024
+MAX_ACTIONS = 6
+ELEMENTS = {
+    "TextBlock", "RichTextBlock", "Container", "ColumnSet", "Column", "FactSet", "Image",
+    "ActionSet", "Input.ChoiceSet", "Input.Text", "Input.Toggle", "Input.Number",
+    "Input.Date", "Input.Time",
+}  # fmt: skip
+ACTIONS = {"Action.Execute", "Action.Submit", "Action.ShowCard", "Action.OpenUrl"}
+VERSIONS = ("1.0", "1.1", "1.2", "1.3", "1.4", "1.5")
+
+
+class CardRefused(ValueError):
+    pass
+
+
+def check_card(card: Any) -> None:
+    if len(json.dumps(card).encode()) > MAX_CARD_BYTES:
+        raise CardRefused(f"the card is over {MAX_CARD_BYTES} bytes")
+    _check(card, ids=set())
+
+
+def _check(card: Any, ids: set[str]) -> None:
+    if not isinstance(card, dict) or card.get("type") != "AdaptiveCard":
+        raise CardRefused("not an AdaptiveCard")
+    version = card.get("version")
+    if version not in VERSIONS:
+        raise CardRefused(f"Teams does not render card version {version!r}")
+    for element in _elements(card.get("body", [])):
+        kind = element.get("type")
+        if kind not in ELEMENTS:
+            raise CardRefused(f"unknown element {kind!r}")
+        if kind.startswith("Input."):
+            input_id = element.get("id")
+            if not isinstance(input_id, str) or not input_id or input_id in ids:
+                raise CardRefused(f"input id {input_id!r} missing or given twice")
+            ids.add(input_id)
+        if kind == "RichTextBlock":
+            for inline in element.get("inlines", []):
+                if not isinstance(inline, dict) or inline.get("type") != "TextRun":
+                    raise CardRefused(f"a RichTextBlock holds {inline!r:.80}")
+        if kind == "ActionSet":
+            _actions(element.get("actions", []), version, ids)
+    _actions(card.get("actions", []), version, ids)
+
+
+def _actions(actions: list[Any], version: str, ids: set[str]) -> None:
+    if len(actions) > MAX_ACTIONS:
+        raise CardRefused(f"{len(actions)} actions in a row; Teams shows {MAX_ACTIONS}")
+    for action in actions:
+        kind = action.get("type")
+        if kind not in ACTIONS:
+            raise CardRefused(f"unknown action {kind!r}")
+        if kind == "Action.Execute" and float(version) < 1.4:
+            raise CardRefused("Action.Execute needs card version 1.4 or later")
+        if kind == "Action.ShowCard":
+            _check(action.get("card"), ids)
+
+
+def _elements(body: list[Any]) -> Iterator[dict[str, Any]]:
+    for element in body:
+        if not isinstance(element, dict):
+            raise CardRefused(f"an element is {element!r:.80}")
+        yield element
+        yield from _elements(element.get("items", []))
+        for column in element.get("columns", []):
+            yield column
+            yield from _elements(column.get("items", []))
+
+
+def markdown_texts(card: Any) -> Iterator[str]:
+    """The texts of a card that Teams reads as Markdown (TextBlocks, choice titles aside)."""
+    if not isinstance(card, dict):
+        return
+    for element in _elements(card.get("body", [])):
+        if element.get("type") == "TextBlock":
+            yield str(element.get("text", ""))
+    for action in card.get("actions", []):
+        if action.get("type") == "Action.ShowCard":
+            yield from markdown_texts(action.get("card"))
+
+
+def plain_texts(card: Any) -> Iterator[str]:
+    """Every text a person sees on the card, as shown."""
+    if not isinstance(card, dict):
+        return
+    for element in _elements(card.get("body", [])):
+        if element.get("type") == "TextBlock":
+            yield str(element.get("text", ""))
+        for inline in element.get("inlines", []):
+            yield str(inline.get("text", ""))
+        for choice in element.get("choices", []):
+            yield str(choice.get("title", ""))
+        for action in element.get("actions", []):
+            yield str(action.get("title", ""))
+    for action in card.get("actions", []):
+        yield str(action.get("title", ""))

@@ -1,0 +1,196 @@
+"""Questions answered in Teams end to end: askbridge's Teams adapter, on the Microsoft 365
+Agents SDK, against the Teams emulator (Bot Connector, token authority, signing keys)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import aiohttp
+
+from askbridge.bots.service import Service
+from tests.conftest import DATABASE, DEPLOY, EXPECTED
+from tests.emulators.teams import TeamsEmulator
+from tests.emulators.teams.cards import markdown_texts, plain_texts
+from tests.teams.conftest import ALICE, BOB, actions
+
+
+async def ask(http: aiohttp.ClientSession, url: str, **body: Any) -> dict[str, Any]:
+    async with http.post(f"{url}/v1/questions", json=body) as response:
+        found: dict[str, Any] = await response.json()
+        assert response.status == 201, found
+        return found
+
+
+async def status(http: aiohttp.ClientSession, url: str, request_id: str) -> dict[str, Any]:
+    async with http.get(f"{url}/v1/questions/{request_id}") as response:
+        found: dict[str, Any] = await response.json()
+        return found
+
+
+def ended(card: dict[str, Any]) -> bool:
+    return not actions(card)
+
+
+async def test_the_specs_example_is_answered_in_teams(
+    teams: TeamsEmulator, bridge: Service, http: aiohttp.ClientSession
+) -> None:
+    conversation = teams.add_conversation()
+    asked = await ask(http, bridge.url, **copy.deepcopy(DATABASE), target=f"teams:{conversation}")
+    message = await teams.wait_for_message(conversation)
+    assert asked["messages"][0]["message_id"] == message.id
+    inputs = {e["id"]: e for e in message.card["body"] if e["type"] == "Input.ChoiceSet"}
+    assert inputs["q0"]["isMultiSelect"] is False
+    assert inputs["q0"]["style"] == "expanded"
+    assert inputs["q1"]["isMultiSelect"] is True
+    submit = actions(message.card)["Submit"]
+    features = [c["title"] for c in inputs["q1"]["choices"]]
+    picks = ",".join(str(features.index(f)) for f in ("Caching", "Metrics"))
+
+    code, answer = await teams.press(bridge.url, message, ALICE, submit, {"q0": "0", "q1": picks})
+    assert code == 200, answer
+    assert answer["type"] == "application/vnd.microsoft.card.adaptive"
+    assert ended(answer["value"])
+    final = await status(http, bridge.url, "ask_db")
+    assert final["status"] == "answered"
+    assert final["answers"] == EXPECTED
+    shown = await teams.wait_for_card(message, ended)
+    texts = list(plain_texts(shown))
+    assert any("Answered by Alice" in t for t in texts)
+    assert "Caching, Metrics" in texts
+    assert teams.refused == []
+
+
+async def test_one_click_answers_a_single_question(
+    teams: TeamsEmulator, bridge: Service, http: aiohttp.ClientSession
+) -> None:
+    conversation = teams.add_conversation()
+    await ask(
+        http,
+        bridge.url,
+        request_id="ask_deploy",
+        questions=[copy.deepcopy(DEPLOY)],
+        target=f"teams:{conversation}",
+    )
+    message = await teams.wait_for_message(conversation)
+    assert "Submit" not in actions(message.card)
+    code, _ = await teams.press(bridge.url, message, BOB, actions(message.card)["Reject"])
+    assert code == 200
+    final = await status(http, bridge.url, "ask_deploy")
+    assert final["answers"] == {"Deploy": "Reject"}
+    assert final["answered_by"] == {"platform": "teams", "id": BOB.aad_id, "name": "Bob"}
+    await teams.wait_for_card(message, ended)
+
+
+async def test_cancel_interrupts_the_agent(
+    teams: TeamsEmulator, bridge: Service, http: aiohttp.ClientSession
+) -> None:
+    conversation = teams.add_conversation()
+    await ask(
+        http,
+        bridge.url,
+        request_id="ask_cancel",
+        questions=[copy.deepcopy(DEPLOY)],
+        target=f"teams:{conversation}",
+    )
+    message = await teams.wait_for_message(conversation)
+    sure = actions(message.card)["Cancel question"]
+    code, _ = await teams.press(bridge.url, message, ALICE, sure)
+    assert code == 200
+    assert (await status(http, bridge.url, "ask_cancel"))["status"] == "cancelled"
+    shown = await teams.wait_for_card(message, ended)
+    assert any("Cancelled by Alice" in t for t in plain_texts(shown))
+
+
+async def test_someone_who_may_not_answer_is_refused_on_their_card_only(
+    teams: TeamsEmulator, bridge: Service, http: aiohttp.ClientSession
+) -> None:
+    conversation = teams.add_conversation()
+    await ask(
+        http,
+        bridge.url,
+        request_id="ask_gate",
+        questions=[copy.deepcopy(DEPLOY)],
+        target=f"teams:{conversation}",
+        answerers=[f"teams:{ALICE.aad_id}"],
+    )
+    message = await teams.wait_for_message(conversation)
+    code, answer = await teams.press(bridge.url, message, BOB, actions(message.card)["Approve"])
+    assert code == 200
+    refusal = list(plain_texts(answer["value"]))
+    assert any("Only these people may answer" in t for t in refusal)
+    assert (await status(http, bridge.url, "ask_gate"))["status"] == "waiting"
+    assert len(message.versions) == 1, "nobody else's card changed"
+    code, _ = await teams.press(bridge.url, message, ALICE, actions(message.card)["Approve"])
+    assert (await status(http, bridge.url, "ask_gate"))["answers"] == {"Deploy": "Approve"}
+
+
+async def test_forged_expired_and_misaddressed_tokens_are_refused(
+    teams: TeamsEmulator, bridge: Service, http: aiohttp.ClientSession
+) -> None:
+    conversation = teams.add_conversation()
+    await ask(
+        http,
+        bridge.url,
+        request_id="ask_tokens",
+        questions=[copy.deepcopy(DEPLOY)],
+        target=f"teams:{conversation}",
+    )
+    message = await teams.wait_for_message(conversation)
+    approve = actions(message.card)["Approve"]
+    forger = type(teams.key)(teams.key.kid)  # same key id, another key
+    claims = {"iss": "https://api.botframework.com", "aud": teams.app_id, "exp": 2**31}
+    tokens = {
+        "forged": forger.sign(claims),
+        "expired": teams.signed(exp=1_000_000_000, nbf=None, iat=None),
+        "wrong audience": teams.signed(aud="someone-elses-bot"),
+        "wrong issuer": teams.signed(iss="https://sts.windows.net/evil/"),
+        "another connector": teams.signed(serviceurl="https://smba.example/elsewhere/"),
+        "unknown key": teams.key.sign(claims, kid="no-such-key"),
+        "none": "",
+    }
+    for what, token in tokens.items():
+        code, body = await teams.press(bridge.url, message, ALICE, approve, token=token)
+        assert code == 401, (what, body)
+    assert (await status(http, bridge.url, "ask_tokens"))["status"] == "waiting"
+    code, _ = await teams.press(bridge.url, message, ALICE, approve)
+    assert code == 200
+    assert (await status(http, bridge.url, "ask_tokens"))["status"] == "answered"
+
+
+def inert_broken(text: str) -> bool:
+    """Whether a Markdown text carries the hostile text's links, emphasis or mentions."""
+    return any(mark in text for mark in ("evil", "**", "<at>"))
+
+
+HOSTILE = "**bold** [click](https://evil.example) <at>Everyone</at> _x_ \n- item"
+
+
+async def test_hostile_text_stays_inert(
+    teams: TeamsEmulator, bridge: Service, http: aiohttp.ClientSession
+) -> None:
+    conversation = teams.add_conversation()
+    question = {
+        "question": HOSTILE,
+        "header": "H**x**",
+        "options": [
+            {"label": HOSTILE[:40], "description": HOSTILE},
+            {"label": "Fine", "description": ""},
+        ],
+    }
+    await ask(
+        http,
+        bridge.url,
+        request_id="ask_hostile",
+        context=HOSTILE,
+        questions=[question],
+        target=f"teams:{conversation}",
+    )
+    message = await teams.wait_for_message(conversation)
+    assert HOSTILE in list(plain_texts(message.card)), "shown as written"
+    for text in markdown_texts(message.card):
+        assert not inert_broken(text), text
+    await teams.press(bridge.url, message, ALICE, actions(message.card)[HOSTILE[:40]])
+    shown = await teams.wait_for_card(message, ended)
+    for text in markdown_texts(shown):
+        assert not inert_broken(text), text
