@@ -1,5 +1,5 @@
 """A press on a card (an `adaptiveCard/action` invoke) read as the person, the message and the
-intent the broker acts on; and what the person who pressed is told."""
+intent the broker acts on."""
 
 from __future__ import annotations
 
@@ -8,27 +8,8 @@ from dataclasses import dataclass
 from microsoft_agents.activity import Activity
 
 from askbridge.adapters.teams.ids import CANCEL, PICK, BadPress, read_press
-from askbridge.core.intents import (
-    Cancel,
-    Counted,
-    Decided,
-    Intent,
-    Outcome,
-    Pick,
-    Refusal,
-    Refused,
-    Submit,
-)
+from askbridge.core.intents import Cancel, Intent, Pick, Submit
 from askbridge.core.models import MessageRef, Person
-from askbridge.core.view import (
-    FOREIGN_CLICK,
-    NO_LONGER_AVAILABLE,
-    NOT_ANSWERER,
-    SELF_APPROVAL,
-    counted_sentence,
-    end_sentence,
-    missing_sentence,
-)
 
 PLATFORM = "teams"
 ACTION_INVOKE = "adaptiveCard/action"
@@ -63,23 +44,3 @@ def read_click(activity: Activity) -> Click:
     else:
         intent = Submit(selections=dict(press.chosen))
     return Click(press.request_id, person, origin, intent)
-
-
-def note(outcome: Outcome) -> str | None:
-    """What the person who pressed is told above their card; None when the card says it."""
-    match outcome:
-        case Decided() | Refused(reason=Refusal.REPLAYED):
-            return None
-        case Counted(receipt=receipt):
-            return counted_sentence(receipt)
-        case Refused(reason=Refusal.NOT_ANSWERER, view=view) if view is not None:
-            return NOT_ANSWERER.format(answerers=", ".join(view.answerers))
-        case Refused(reason=Refusal.ALREADY_ENDED, view=view) if view is not None:
-            return end_sentence(view)
-        case Refused(reason=Refusal.MISSING_ANSWERS, missing=missing):
-            return missing_sentence(missing)
-        case Refused(reason=Refusal.FOREIGN_MESSAGE):
-            return FOREIGN_CLICK
-        case Refused(reason=Refusal.SELF_APPROVAL):
-            return SELF_APPROVAL
-    return NO_LONGER_AVAILABLE

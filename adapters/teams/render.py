@@ -12,7 +12,7 @@ agent or a person wrote goes in through `text.run`.
 from __future__ import annotations
 
 from askbridge.adapters.teams.ids import CANCEL, PICK, SUBMIT, action_data, choice_input
-from askbridge.adapters.teams.text import Element, paragraph, plain, run, words
+from askbridge.adapters.teams.text import Element, clip, paragraph, plain, run, words
 from askbridge.core.models import Person, UserQuestion
 from askbridge.core.view import (
     CANCEL_HINT,
@@ -80,7 +80,7 @@ def _input(view: RequestView, q: int, question: UserQuestion) -> Element:
             "actions": [
                 {
                     "type": "Action.Execute",
-                    "title": option.label[:MAX_CHOICE_TITLE],
+                    "title": clip(option.label, MAX_CHOICE_TITLE),
                     "verb": PICK,
                     "data": action_data(request_id, question=q, option=o),
                 }
@@ -94,7 +94,7 @@ def _input(view: RequestView, q: int, question: UserQuestion) -> Element:
         "style": "expanded" if len(question.options) <= EXPANDED_UP_TO else "compact",
         "isMultiSelect": question.multi_select,
         "choices": [
-            {"title": option.label[:MAX_CHOICE_TITLE], "value": str(o)}
+            {"title": clip(option.label, MAX_CHOICE_TITLE), "value": str(o)}
             for o, option in enumerate(question.options)
         ],
     }

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from askbridge.core.graphemes import cut_point
+
 Element = dict[str, Any]
 """An Adaptive Card element, as its JSON."""
 
@@ -16,8 +18,9 @@ size limit (render.MAX_CARD_BYTES)."""
 
 
 def clip(text: str, limit: int = MAX_RUN) -> str:
-    """`text` cut to `limit` characters, with an ellipsis when it was cut."""
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    """`text` cut to `limit` characters, between characters as shown, with an ellipsis when
+    it was cut."""
+    return text if len(text) <= limit else text[: cut_point(text, limit - 1)].rstrip() + "…"
 
 
 def run(text: str, *, bold: bool = False, subtle: bool = False, limit: int = MAX_RUN) -> Element:

@@ -13,7 +13,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +45,7 @@ class Key:
 class SigningKeys:
     """The keys behind the OpenID metadata, fetched when first needed and kept a while."""
 
-    def __init__(self, metadata_url: str, session: aiohttp.ClientSession) -> None:
+    def __init__(self, metadata_url: str, session: Callable[[], aiohttp.ClientSession]) -> None:
         self._metadata_url = metadata_url
         self._session = session
         self._keys: dict[str, Key] = {}
@@ -88,7 +88,7 @@ class SigningKeys:
         self._keys, self._fetched_at = keys, now
 
     async def _json(self, url: str) -> Mapping[str, Any]:
-        async with self._session.get(url, timeout=aiohttp.ClientTimeout(total=10)) as response:
+        async with self._session().get(url, timeout=aiohttp.ClientTimeout(total=10)) as response:
             response.raise_for_status()
             found: Mapping[str, Any] = await response.json(content_type=None)
             return found

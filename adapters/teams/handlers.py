@@ -1,0 +1,121 @@
+"""The Teams listeners' work: a delivery to `/teams/messages` has its token checked
+(`tokens`), then goes through the SDK's CloudAdapter to `on_turn`; a press on a card becomes one
+`Broker.act` call, answered with the card as the person who pressed now sees it (the broker
+replaces the message for everyone through the connector). See ARCHITECTURE.md."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import warnings
+
+from aiohttp import web
+from microsoft_agents.activity import Activity, ActivityTypes, InvokeResponse
+from microsoft_agents.hosting.aiohttp import CloudAdapter
+from microsoft_agents.hosting.core import TurnContext
+from microsoft_agents.hosting.core.authorization import ClaimsIdentity
+
+from askbridge.adapters.teams.clicks import ACTION_INVOKE, read_click
+from askbridge.adapters.teams.ids import BadPress
+from askbridge.adapters.teams.notes import note
+from askbridge.adapters.teams.render import CONTENT_TYPE, render
+from askbridge.adapters.teams.tokens import TokenCheck, Unauthorized
+from askbridge.core.broker import Broker
+from askbridge.core.view import NO_LONGER_AVAILABLE
+
+log = logging.getLogger("askbridge.teams")
+
+PATH = "/teams/messages"
+MESSAGE = "application/vnd.microsoft.activity.message"
+
+
+class Deliveries:
+    """`/teams/messages`: what the Bot Connector delivers, checked, to the SDK and `on_turn`."""
+
+    def __init__(self, broker: Broker, adapter: CloudAdapter, check: TokenCheck) -> None:
+        self._broker = broker
+        self._adapter = adapter
+        self._check = check
+        self._handling: set[asyncio.Task[object]] = set()
+        self._listening = True
+
+    async def drain(self) -> None:
+        """Take no more deliveries; those being handled finish first."""
+        self._listening = False
+        if self._handling:
+            await asyncio.gather(*self._handling, return_exceptions=True)
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        if not self._listening:
+            return web.json_response({"error": "askbridge is shutting down"}, status=503)
+        task = asyncio.current_task()
+        assert task is not None
+        self._handling.add(task)
+        try:
+            return await self._verified(request)
+        finally:
+            self._handling.discard(task)
+
+    async def _verified(self, request: web.Request) -> web.StreamResponse:
+        try:
+            body = json.loads(await request.read())
+        except ValueError:
+            return web.json_response({"error": "the body is not JSON"}, status=400)
+        if not isinstance(body, dict):
+            return web.json_response({"error": "the body is not an activity"}, status=400)
+        try:
+            claims = await self._check.claims(
+                request.headers.get("Authorization"),
+                str(body.get("channelId") or ""),
+                str(body.get("serviceUrl") or ""),
+            )
+        except Unauthorized as why:
+            log.warning("refused a request to %s: %s", PATH, why)
+            return web.json_response({"error": "unauthorized"}, status=401)
+        with warnings.catch_warnings():
+            # The SDK reads the verified claims from the request under this string key.
+            warnings.simplefilter("ignore", web.NotAppKeyWarning)
+            request["claims_identity"] = ClaimsIdentity(claims, authentication_type="Bearer")
+        response = await self._adapter.process(request, self)
+        return response if response is not None else web.Response(status=202)
+
+    async def on_turn(self, context: TurnContext) -> None:
+        """The SDK's agent: a press on a card answers with the card as the person now sees
+        it; every other activity (a message to the bot, its installation) needs nothing."""
+        activity = context.activity
+        if activity.type != ActivityTypes.invoke or activity.name != ACTION_INVOKE:
+            return
+        try:
+            click = read_click(activity)
+        except BadPress as error:
+            log.warning("a press on a Teams card that askbridge cannot read: %s", error)
+            await _answer(context, _message(NO_LONGER_AVAILABLE))
+            return
+        outcome = await self._broker.act(click.request_id, click.person, click.intent, click.origin)
+        said = note(outcome)
+        if outcome.view is None:
+            await _answer(context, _message(said or NO_LONGER_AVAILABLE))
+        else:
+            # Only the person who pressed sees this card; everyone else sees the message the
+            # broker replaces through the connector.
+            await _answer(context, _card(render(outcome.view, said)))
+
+
+async def turn_failed(context: TurnContext, error: Exception) -> None:
+    """In place of the SDK's default, which prints the exception and tells it to the person."""
+    log.error("a Teams activity failed: %r", error, exc_info=error)
+
+
+def _card(card: dict[str, object]) -> dict[str, object]:
+    return {"statusCode": 200, "type": CONTENT_TYPE, "value": card}
+
+
+def _message(text: str) -> dict[str, object]:
+    return {"statusCode": 200, "type": MESSAGE, "value": text}
+
+
+async def _answer(context: TurnContext, body: dict[str, object]) -> None:
+    await context.send_activity(
+        Activity(type=ActivityTypes.invoke_response, value=InvokeResponse(status=200, body=body))
+    )

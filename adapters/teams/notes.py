@@ -1,0 +1,35 @@
+"""What the person who pressed is told, above the card only they see (the invoke's answer):
+one sentence per outcome, shown as plain text (`text.plain`)."""
+
+from __future__ import annotations
+
+from askbridge.core.intents import Counted, Decided, Outcome, Refusal, Refused
+from askbridge.core.view import (
+    FOREIGN_CLICK,
+    NO_LONGER_AVAILABLE,
+    NOT_ANSWERER,
+    SELF_APPROVAL,
+    counted_sentence,
+    end_sentence,
+    missing_sentence,
+)
+
+
+def note(outcome: Outcome) -> str | None:
+    """What the person who pressed is told above their card; None when the card says it."""
+    match outcome:
+        case Decided() | Refused(reason=Refusal.REPLAYED):
+            return None
+        case Counted(receipt=receipt):
+            return counted_sentence(receipt)
+        case Refused(reason=Refusal.NOT_ANSWERER, view=view) if view is not None:
+            return NOT_ANSWERER.format(answerers=", ".join(view.answerers))
+        case Refused(reason=Refusal.ALREADY_ENDED, view=view) if view is not None:
+            return end_sentence(view)
+        case Refused(reason=Refusal.MISSING_ANSWERS, missing=missing):
+            return missing_sentence(missing)
+        case Refused(reason=Refusal.FOREIGN_MESSAGE):
+            return FOREIGN_CLICK
+        case Refused(reason=Refusal.SELF_APPROVAL):
+            return SELF_APPROVAL
+    return NO_LONGER_AVAILABLE
