@@ -158,6 +158,8 @@ TEAMS = SurfaceEntry(
     ),
     TeamsSettings,
     _teams,
+    # The Bot Connector's and Entra's tokens are JWTs.
+    token_shapes=(r"eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]*",),
 )
 WEB: SurfaceEntry[Any] = SurfaceEntry(
     SurfaceSpec(

@@ -104,7 +104,16 @@ class TeamsSurface:
     async def _in(
         self, conversation: str, service_url: str, act: Callable[[TurnContext], Awaitable[None]]
     ) -> None:
-        """Run `act` in the conversation, as the SDK runs a proactive turn."""
+        """Run `act` in the conversation, as the SDK runs a proactive turn, and raise what it
+        raised (the SDK would hand it to its turn-error handler and return)."""
+        failed: list[Exception] = []
+
+        async def turn(context: TurnContext) -> None:
+            try:
+                await act(context)
+            except Exception as error:
+                failed.append(error)
+
         reference = Activity(
             type=ActivityTypes.event,
             name="ContinueConversation",
@@ -113,7 +122,9 @@ class TeamsSurface:
             conversation=ConversationAccount(id=conversation),
             recipient=ChannelAccount(id=self._app_id),
         )
-        await self._adapter.continue_conversation(self._app_id, reference, act)
+        await self._adapter.continue_conversation(self._app_id, reference, turn)
+        if failed:
+            raise failed[0]
 
 
 def _seconds(value: str) -> float:

@@ -56,6 +56,8 @@ class TeamsEmulator:
         self.token_requests = 0
         self.conversations: set[str] = set()
         self.updates_to_refuse: list[float] = []
+        """Retry-After of each 429 the next updates get."""
+        self.update_statuses: list[int] = []
         self._changed = asyncio.Condition()
         self._runners: list[web.AppRunner] = []
         self.url = ""
@@ -147,7 +149,14 @@ class TeamsEmulator:
             )
         if form.get("scope") != "https://api.botframework.com/.default":
             return web.json_response({"error": "invalid_scope"}, status=400)
-        token = secrets.token_urlsafe(32)
+        # A JWT, as Entra's access tokens are.
+        claims = {
+            "aud": "https://api.botframework.com",
+            "appid": self.app_id,
+            "exp": int(time.time()) + 3600,
+            "jti": secrets.token_urlsafe(16),
+        }
+        token = self.key.sign(claims)
         self.issued.add(token)
         return web.json_response(
             {"token_type": "Bearer", "expires_in": 3600, "access_token": token}
@@ -210,6 +219,7 @@ class TeamsEmulator:
             return refusal
         if self.updates_to_refuse:
             wait = self.updates_to_refuse.pop(0)
+            self.update_statuses.append(429)
             return web.json_response(
                 {"error": {"code": "Throttled"}}, status=429, headers={"Retry-After": f"{wait:g}"}
             )
@@ -223,6 +233,7 @@ class TeamsEmulator:
             return web.json_response(
                 {"error": {"code": "BadSyntax", "message": str(error)}}, status=400
             )
+        self.update_statuses.append(200)
         async with self._changed:
             message.card = card
             message.versions.append(card)
