@@ -38,9 +38,15 @@ def read_click(activity: Activity) -> Click:
     origin = MessageRef(platform=PLATFORM, channel=conversation.id, message_id=activity.reply_to_id)
     intent: Intent
     if press.verb == PICK and press.question is not None and press.option is not None:
-        intent = Pick(press.question, press.option)
+        pick: dict[int, tuple[int, ...]] = {press.question: (press.option,)}
+        typed = press.typed or press.note
+        intent = (
+            Submit(selections=pick, typed=dict(press.typed), note=press.note)
+            if typed
+            else Pick(press.question, press.option)
+        )
     elif press.verb == CANCEL:
         intent = Cancel()
     else:
-        intent = Submit(selections=dict(press.chosen))
+        intent = Submit(selections=dict(press.chosen), typed=dict(press.typed), note=press.note)
     return Click(press.request_id, person, origin, intent)

@@ -16,6 +16,8 @@ VERBS: tuple[Verb, ...] = (PICK, SUBMIT, CANCEL)
 REQUEST_KEY = "askbridge"
 """The key of the request id in an action's data; its name tells a reader whose card it is."""
 QUESTION_INPUT = re.compile(r"q(?P<q>[0-9]{1,2})")
+WORDS_INPUT = re.compile(r"w(?P<q>[0-9]{1,2})")
+NOTE_INPUT = "note"
 
 
 class BadPress(ValueError):
@@ -25,6 +27,11 @@ class BadPress(ValueError):
 def choice_input(question: int) -> str:
     """The id of a question's Input.ChoiceSet."""
     return f"q{question}"
+
+
+def words_input(question: int) -> str:
+    """The id of a question's Input.Text for an answer in one's own words."""
+    return f"w{question}"
 
 
 def action_data(
@@ -46,6 +53,8 @@ class Press:
     question: int | None
     option: int | None
     chosen: Mapping[int, tuple[int, ...]]
+    typed: Mapping[int, str]
+    note: str
 
 
 def read_press(value: object) -> Press:
@@ -71,12 +80,22 @@ def read_press(value: object) -> Press:
         if not all(part.isdigit() and len(part) <= 3 for part in picks):
             raise BadPress(f"input {key!r} holds {raw!r:.60}, not option numbers")
         chosen[int(found["q"])] = tuple(sorted({int(part) for part in picks}))
+    typed = {
+        int(found["q"]): raw
+        for key, raw in data.items()
+        if (found := WORDS_INPUT.fullmatch(str(key))) is not None
+        and isinstance(raw, str)
+        and raw.strip()
+    }
+    note = data.get(NOTE_INPUT)
     return Press(
         request_id,
         verb,
         question if isinstance(question, int) else None,
         option if isinstance(option, int) else None,
         chosen,
+        typed,
+        note if isinstance(note, str) else "",
     )
 
 

@@ -8,6 +8,7 @@ from askbridge.core.view import (
     FOREIGN_CLICK,
     NO_LONGER_AVAILABLE,
     NOT_ANSWERER,
+    NOT_RECORDED,
     SELF_APPROVAL,
     counted_sentence,
     end_sentence,
@@ -28,8 +29,18 @@ def note(outcome: Outcome) -> str | None:
             return end_sentence(view)
         case Refused(reason=Refusal.MISSING_ANSWERS, missing=missing):
             return missing_sentence(missing)
+        case Refused(reason=Refusal.BAD_TEXT):
+            return typed_problems(outcome)
         case Refused(reason=Refusal.FOREIGN_MESSAGE):
             return FOREIGN_CLICK
         case Refused(reason=Refusal.SELF_APPROVAL):
             return SELF_APPROVAL
     return NO_LONGER_AVAILABLE
+
+
+def typed_problems(outcome: Refused) -> str:
+    """Why what a person typed was not taken, field by field, and what is still unanswered."""
+    said = [f"{field}: {problem}" for field, problem in outcome.fields()]
+    if outcome.missing:
+        said.append(missing_sentence(outcome.missing))
+    return " ".join([NOT_RECORDED, *said])

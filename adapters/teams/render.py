@@ -11,8 +11,17 @@ agent or a person wrote goes in through `text.run`.
 
 from __future__ import annotations
 
-from askbridge.adapters.teams.ids import CANCEL, PICK, SUBMIT, action_data, choice_input
+from askbridge.adapters.teams.ids import (
+    CANCEL,
+    NOTE_INPUT,
+    PICK,
+    SUBMIT,
+    action_data,
+    choice_input,
+    words_input,
+)
 from askbridge.adapters.teams.text import Element, clip, paragraph, plain, run, words
+from askbridge.core.answers import MAX_TYPED_CHARS, NOTE_HINT, NOTE_LABEL, NOTE_PLACEHOLDER
 from askbridge.core.models import Person, UserQuestion
 from askbridge.core.view import (
     CANCEL_HINT,
@@ -30,6 +39,8 @@ CONTENT_TYPE = "application/vnd.microsoft.card.adaptive"
 EXPANDED_UP_TO = 5
 """Options shown as radio buttons or checkboxes; more go in a drop-down."""
 MAX_CHOICE_TITLE = 200
+OWN_WORDS = "Or in your own words"
+OWN_WORDS_HINT = "Your answer, if none of the options fits"
 MAX_WHO = 20
 """Answerers named on the card; the rest are counted."""
 
@@ -59,6 +70,11 @@ def _waiting(view: RequestView) -> list[Element]:
         )
         body += _descriptions(question)
         body.append(_input(view, q, question))
+        if view.request.policy.allow_other:
+            body.append(_text_input(words_input(q), OWN_WORDS, OWN_WORDS_HINT))
+    if view.request.policy.allow_notes:
+        body.append(_text_input(NOTE_INPUT, NOTE_LABEL, NOTE_PLACEHOLDER, multiline=True))
+        body.append(words(NOTE_HINT, subtle=True))
     body += policy(view)
     body.append(words(f"{view.how_to_answer} {CANCEL_HINT}", subtle=True))
     return body
@@ -70,6 +86,17 @@ def _descriptions(question: UserQuestion) -> list[Element]:
         for o in question.options
         if o.description.strip()
     ]
+
+
+def _text_input(input_id: str, label: str, placeholder: str, multiline: bool = False) -> Element:
+    return {
+        "type": "Input.Text",
+        "id": input_id,
+        "label": label,
+        "placeholder": placeholder,
+        "maxLength": MAX_TYPED_CHARS,
+        "isMultiline": multiline,
+    }
 
 
 def _input(view: RequestView, q: int, question: UserQuestion) -> Element:
@@ -147,7 +174,9 @@ def _actions(view: RequestView) -> list[Element]:
         ],
     }
     actions: list[Element] = [{"type": "Action.ShowCard", "title": "Cancel", "card": confirm}]
-    if not view.one_click:
+    # Words typed in place of an option go with Submit; a note goes with a pick too (Teams
+    # sends a card's inputs with every press).
+    if not view.one_click or view.request.policy.allow_other:
         submit: Element = {
             "type": "Action.Execute",
             "title": "Submit",
