@@ -2,8 +2,9 @@
 
 One mapping serves the command hook, the HTTP hook (`POST /v1/hooks/claude-code`) and the Agent
 SDK's `can_use_tool`: `ToolCall` is what Claude Code asks about, `ask_for` makes its `Ask` (its
-request id derives from the call, so an input delivered twice is asked once), `decide` reads the
-status object back, and `hook_output` words the decision; never an `allow` without answers.
+request id derives from the call, so an input delivered twice is asked once; an approval takes
+a note, the reason the model reads), `decide` reads the status object back, and `hook_output`
+words the decision; never an `allow` without answers.
 """
 
 from __future__ import annotations
@@ -198,6 +199,8 @@ def ask_for(call: ToolCall, options: HookOptions) -> Ask | None:
     # The approval is bound to the exact tool input it shows (subject_sha256).
     use = ToolUse(name=call.tool_name, input=call.tool_input, cwd=call.cwd, file=call.file)
     fields.update(questions=_approval(call), subject=dict(call.tool_input), tool=use)
+    # A note given with the answer is the reason the model reads ("Denied by alice: …").
+    fields["allow_notes"] = True
     return Ask.parse(fields)
 
 
@@ -253,11 +256,14 @@ def _answered(call: ToolCall, status: Mapping[str, Any]) -> Decision:
     who = _who(status.get("answered_by"))
     if not call.is_question:
         choice = (status.get("answers") or {}).get(HEADER)
+        reason = (status.get("notes") or {}).get(HEADER)
+        because = f": {reason}" if isinstance(reason, str) and reason.strip() else ""
         if choice == ALLOW_ONCE:
-            return Decision("allow", f"Allowed by {who}")
+            return Decision("allow", f"Allowed by {who}{because}")
         if choice == ALWAYS:
-            return Decision("allow", f"Always allowed by {who}", None, call.permission_suggestions)
-        return Decision("deny", f"Denied by {who}")
+            always = f"Always allowed by {who}{because}"
+            return Decision("allow", always, None, call.permission_suggestions)
+        return Decision("deny", f"Denied by {who}{because}")
     answers = status.get("answers_by_question") or {}
     asked = [
         q.get("question") for q in call.tool_input.get("questions") or () if isinstance(q, dict)

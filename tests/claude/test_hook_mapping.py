@@ -190,6 +190,25 @@ def test_an_approval_answers_the_permission_request(choice: str, decision: Any) 
     }
 
 
+def test_a_deny_with_a_reason_gives_the_model_the_reason() -> None:
+    call = ToolCall.from_hook(APPROVAL_HOOK)
+    ask = ask_for(call, OPTIONS)
+    assert ask is not None
+    assert ask.allow_notes
+    reason = "use the staging database"
+    denied = status(
+        "answered", answers={"Permission": "Deny"}, notes={"Permission": reason}, answered_by=ADA
+    )
+    decision = decide(call, denied, OPTIONS)
+    assert decision == Decision("deny", f"Denied by Ada: {reason}")
+    pre = ToolCall.from_hook({**APPROVAL_HOOK, "hook_event_name": "PreToolUse"})
+    assert hook_output(pre, decision).json_object()["hookSpecificOutput"] == {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "deny",
+        "permissionDecisionReason": f"Denied by Ada: {reason}",
+    }
+
+
 def test_a_cancelled_approval_is_a_deny_the_model_reads() -> None:
     call = ToolCall.from_hook(APPROVAL_HOOK)
     output = hook_output(

@@ -19,7 +19,7 @@ from playwright.async_api import Browser, async_playwright
 from tests.claude.cli import ClaudeRun, Sandbox
 from tests.claude.fake_anthropic import ToolUse, Turn, in_order, result_text
 from tests.claude.scenario import StartFake, next_waiting, printed_settings, result_of
-from tests.conftest import StartService
+from tests.conftest import StartService, audit_events
 from tests.discord.conftest import check_discord_was_never_let_down, discord_env
 from tests.emulators.discord import DiscordEmulator
 from tests.emulators.slack import SlackEmulator
@@ -30,6 +30,7 @@ Claude = Callable[..., ClaudeRun]
 SETTINGS = "".join(f"# setting {n}\n" for n in range(1, 18)) + "DEBUG = True\nPORT = 8000\n"
 NEW = "DEBUG = False  # <!channel> @everyone"
 COMMAND = "echo one\necho two > two.txt"
+REASON = "use the staging database"
 ARTIFACTS = "ASKBRIDGE_TEST_ARTIFACTS"
 """A folder that keeps the web page's screenshot after the test (CI uploads it)."""
 
@@ -112,9 +113,7 @@ async def test_an_edit_shows_as_a_diff_and_a_command_verbatim_on_every_surface(
         # Playwright makes the folder when it writes the file.
         await page.screenshot(path=os.path.join(folder, "edit-approval.png"), full_page=True)
 
-        alice = slack.person("U1")
-        message = slack.message(CHANNEL, slack_ref.message_id)
-        (await alice.click_button(message, "Allow once")).assert_acked()
+        await (await discord.click(int(discord_ref.message_id), bob.id, "Allow once")).response()
 
         command = await next_waiting(service.broker, seen)
         slack_ref, discord_ref = command.messages
@@ -124,11 +123,31 @@ async def test_an_edit_shows_as_a_diff_and_a_command_verbatim_on_every_surface(
         assert f"**Command**\n```\n{COMMAND}\n```" in in_discord
         assert "Write two lines" in in_slack
         assert f"Working directory*: {sandbox.project}" in in_slack
-        await (await discord.click(int(discord_ref.message_id), bob.id, "Deny")).response()
+        # Deny with a reason: the note form, Deny chosen, the reason typed.
+        alice = slack.person("U1")
+        message = slack.message(CHANNEL, slack_ref.message_id)
+        (await alice.click_button(message, "Add a note")).assert_acked()
+        form = await slack.wait_for_view("U1", after=0)
+        sent = await alice.submit_view(form, choose={"Permission": ["Deny"]}, text={"note": REASON})
+        sent.assert_sent()
         await run.result()
+        final = await slack.wait_for_update(
+            CHANNEL, slack_ref.message_id, lambda m: not m.has_interactive_elements
+        )
+        # The message says who denied it and why; so does the audit trail.
+        assert f"Note from <@U1>: {REASON}" in final.visible_text
+        async with http.get(f"{service.url}/v1/questions/{command.request_id}") as response:
+            status = await response.json()
+        assert status["notes"] == {"Permission": REASON}
+        vote = [
+            e
+            for e in await audit_events(http, service.url, command.request_id)
+            if e["kind"] == "vote"
+        ]
+        assert vote[0]["data"]["notes"] == {"Permission": REASON}
         await check_discord_was_never_let_down(discord)
 
     assert not result_of(fake, edit).get("is_error")
     assert target.read_text() == SETTINGS.replace("DEBUG = True", NEW)
-    assert result_text(result_of(fake, bash)) == "Denied by Bob"
+    assert result_text(result_of(fake, bash)) == f"Denied by alice: {REASON}"
     assert not (sandbox.project / "two.txt").exists()
