@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from askbridge.bots.client import AskbridgeClient, ClientError
+from askbridge.bots.host_process import ended, host_pid
 from askbridge.core.ask import Ask
 from askbridge.core.errors import AskbridgeError
 from askbridge.core.hooks.claude_code import (
@@ -105,15 +106,26 @@ async def run_hook(
     text: str, options: HookOptions, url: str, token: str | None
 ) -> tuple[dict[str, Any], str]:
     """`answer_hook` as a process Claude Code may stop: on SIGTERM or SIGINT (Claude Code is
-    stopping) the question is withdrawn before the process ends."""
+    stopping), or when Claude Code itself ends (killed, its terminal gone), the question is
+    withdrawn before the process ends."""
     task = asyncio.create_task(answer_hook(text, options, url, token), name="claude-hook")
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, task.cancel)
+    host = host_pid()
+    watch = None
+    if host is not None:
+        watch = asyncio.create_task(ended(host), name="claude-hook-host")
+        watch.add_done_callback(lambda _: task.cancel())
     try:
         return await task
     except asyncio.CancelledError:
+        if watch is not None and watch.done() and not watch.cancelled():
+            return {}, "askbridge: Claude Code is gone; the question was withdrawn"
         return {}, "askbridge: stopped by Claude Code; the question was withdrawn"
+    finally:
+        if watch is not None:
+            watch.cancel()
 
 
 def print_settings(

@@ -216,6 +216,13 @@ class ClaudeRun:
         async with asyncio.timeout(WAIT_S):
             return await self._process.wait()
 
+    async def kill(self) -> int:
+        """SIGKILL, as when it crashes or its terminal goes: it stops no hook; the exit status."""
+        assert self._process is not None
+        self._process.send_signal(signal.SIGKILL)
+        async with asyncio.timeout(WAIT_S):
+            return await self._process.wait()
+
     async def stop(self) -> None:
         """End the session: stdin closed, then SIGTERM (which stops its hooks too), then
         SIGKILL."""

@@ -221,6 +221,24 @@ async def test_a_question_claude_code_stops_waiting_for_is_withdrawn(
 
 
 @pytest.mark.parametrize("form", ["command", "http"])
+async def test_a_question_whose_claude_code_is_killed_is_withdrawn_at_once(
+    form: str, service: Service, sandbox: Sandbox, start_fake: StartFake, claude: Claude
+) -> None:
+    fake = await start_fake(in_order(Turn(tools=(ask_tool(),))))
+    flags = ["--no-approvals"] + (["--http"] if form == "http" else [])
+    settings = await printed_settings(sandbox, service.url, *flags)
+    run = claude(fake.url)
+    await run.start("Set up the database.", settings)
+    question = await next_waiting(service.broker, set())
+
+    # Killed, Claude Code stops no hook: the command hook sees its parent go, the HTTP hook
+    # its connection close, and the question is taken back long before its deadline.
+    await run.kill()
+    withdrawn = await service.broker.wait(question.request_id, 10)
+    assert withdrawn.status is Status.WITHDRAWN
+
+
+@pytest.mark.parametrize("form", ["command", "http"])
 async def test_an_unreachable_server_leaves_the_question_to_the_terminal(
     form: str, sandbox: Sandbox, start_fake: StartFake, claude: Claude
 ) -> None:
