@@ -71,6 +71,9 @@ from askbridge.core.webhooks import WebhookOptions, Webhooks
 
 log = logging.getLogger("askbridge.broker")
 
+CHECKED_FOR_REDELIVERY = frozenset({Refusal.REPLAYED, Refusal.NOT_ANSWERER, Refusal.SELF_APPROVAL})
+"""Refusals whose click `_eligible` checked against earlier deliveries already (or a replay)."""
+
 EXPIRY_RETRY_S = 5.0
 HELD_REQUESTS = 1024
 """How many requests the broker keeps at hand for clicks (the newest it has read or written):
@@ -417,12 +420,22 @@ class Broker:
 
         `origin` is the message the click claims to come from; every claim it makes that was
         recorded when the message was posted must match. `sent_at` is when the platform says
-        the click happened: a vote never gives way to an older click (a replay). Nothing is
-        raised for a click that cannot count: the outcome says why, and each surface words
-        that once.
+        the click happened: a vote never gives way to an older click (a replay), and a click
+        delivered again (a platform's retry, to this replica or another) is REPLAYED, which
+        no surface answers with a note. Nothing is raised for a click that cannot count: the
+        outcome says why, and each surface words that once.
         """
         started = time.perf_counter()
         outcome = await self._act(request_id, person, intent, origin, sent_at)
+        if (
+            sent_at is not None
+            and isinstance(outcome, Refused)
+            and outcome.reason not in CHECKED_FOR_REDELIVERY
+            and not await self._first_delivery(request_id, person, sent_at)
+        ):
+            # Refusals write nothing else, so only they pay for this; a vote's click is known
+            # by its vote, and a cancel is recorded before it decides.
+            return Refused(Refusal.REPLAYED, outcome.view)
         if isinstance(outcome, Decided):
             self.metrics.observe_click_to_agent(person.platform, time.perf_counter() - started)
         return outcome
@@ -468,7 +481,7 @@ class Broker:
         if chosen is None:
             return Refused(Refusal.FOREIGN_MESSAGE, await self._view(view))
         answering = await self._eligible(
-            view, person, origin, cancelling=isinstance(intent, Cancel)
+            view, person, origin, cancelling=isinstance(intent, Cancel), sent_at=sent_at
         )
         if isinstance(answering, Refused):
             if answering.reason is Refusal.ALREADY_ENDED:
@@ -477,6 +490,10 @@ class Broker:
         person = answering
         match intent:
             case Cancel():
+                if sent_at is not None and not await self._first_delivery(
+                    request_id, person, sent_at
+                ):
+                    return Refused(Refusal.REPLAYED, view)
                 ending = Ending(Status.CANCELLED, self.clock.now(), by=person)
                 return await self._decide(request_id, ending)
             case Pick() | Choose() if not (view.one_click and isinstance(intent, Pick)):
@@ -484,6 +501,17 @@ class Broker:
                 saved = await self.store.save_draft(request_id, person, chosen, self.clock.now())
                 return Drafted(view, question, saved)
         return await self._vote(view, person, merge(draft, chosen), intent, sent_at)
+
+    async def _first_delivery(self, request_id: str, person: Person, sent_at: datetime) -> bool:
+        first = await self.store.first_delivery(request_id, person, sent_at, self.clock.now())
+        if not first:
+            log.info(
+                "ignored a click by %s on %s delivered again",
+                person.key,
+                request_id,
+                extra={"request_id": request_id, "surface": person.platform, "person": person.key},
+            )
+        return first
 
     def _foreign(
         self, view: RequestView, person: Person, origin: MessageRef | None
@@ -509,6 +537,7 @@ class Broker:
         origin: MessageRef | None,
         *,
         cancelling: bool = False,
+        sent_at: datetime | None = None,
     ) -> Person | Refused:
         """`person`, with the groups of theirs that the answerers name, when they may act on
         the request now (`policy.eligibility`); else why not, showing `view` as it was given.
@@ -524,6 +553,11 @@ class Broker:
         if not isinstance(verdict, Ineligible):
             return verdict
         if verdict.reason is not Refusal.ALREADY_ENDED:
+            # A click delivered again is denied once, in the trail as in the notes.
+            if sent_at is not None and not await self._first_delivery(
+                view.request_id, person, sent_at
+            ):
+                return Refused(Refusal.REPLAYED, view)
             data: dict[str, Any] = {"origin": _where(origin)}
             if verdict.reason is Refusal.SELF_APPROVAL:
                 data["reason"] = verdict.reason.value

@@ -182,6 +182,13 @@ class Answers(Protocol):
         than the one behind the person's recorded vote (a replay, a redelivery) is ignored.
         """
 
+    async def first_delivery(
+        self, request_id: str, person: Person, sent_at: datetime, at: datetime
+    ) -> bool:
+        """Whether this is the first time the click `person` made at `sent_at` (as the platform
+        says) is seen, by any process: False once it was recorded here before or is behind
+        the person's vote on the request. Records it (kept until `prune` passes `at`)."""
+
     async def finish(self, request_id: str, ending: Ending) -> tuple[Request, bool]:
         """Move a waiting request to a terminal state; return the request and whether we won.
         A compare-and-set on `status = 'waiting'`: when two people submit at the same moment,

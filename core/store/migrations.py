@@ -230,4 +230,21 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             "ALTER TABLE requests ADD COLUMN tool TEXT",
         ),
     ),
+    (
+        14,
+        (
+            # Clicks seen, by who and when the platform says they clicked, so that a click
+            # delivered again (a retry, another replica) is answered once; a click whose vote
+            # was recorded is known by its vote's sent_at. Forgotten after a while (`prune`).
+            """
+            CREATE TABLE clicks (
+                person  TEXT NOT NULL,
+                sent_at REAL NOT NULL,
+                at      REAL NOT NULL,
+                PRIMARY KEY (person, sent_at)
+            )
+            """,
+            "CREATE INDEX clicks_at ON clicks (at)",
+        ),
+    ),
 )

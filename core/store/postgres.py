@@ -399,6 +399,11 @@ class PostgresStore:
     ) -> Selections:
         return await self._write(tx.save_draft, request_id, person, selections, at)
 
+    async def first_delivery(
+        self, request_id: str, person: Person, sent_at: datetime, at: datetime
+    ) -> bool:
+        return await self._write(tx.first_delivery, request_id, person, sent_at, at)
+
     async def vote(
         self,
         request_id: str,

@@ -115,6 +115,7 @@ def prune(before: float, limit: int) -> Script[int]:
         yield forget.count(ids=ids)
     if len(found) < limit:
         yield q.ORPHANED_EVENTS.count(before=before)
+        yield q.CLICKS_BEFORE.count(before=before)
     return len(found)
 
 
@@ -174,6 +175,18 @@ def mark_posted(request_id: str, at: datetime) -> Script[None]:
 
 
 # --- drafts and endings -----------------------------------------------------------------
+
+
+def first_delivery(
+    request_id: str, person: Person, sent_at: datetime, at: datetime
+) -> Script[bool]:
+    seen = yield q.FIRST_DELIVERY.count(
+        request_id=request_id,
+        person=person.key,
+        sent_at=codec.epoch(sent_at),
+        at=codec.epoch(at),
+    )
+    return bool(seen)
 
 
 def save_draft(

@@ -17,7 +17,7 @@ from askbridge.adapters.discord import DiscordRuntime
 from askbridge.adapters.discord.endpoint import PATH, Signatures
 from askbridge.bots.service import Service
 from askbridge.core.errors import StartupError
-from tests.conftest import DATABASE, EXPECTED, StartService, story
+from tests.conftest import DATABASE, EXPECTED, StartService, audit_events, story
 from tests.emulators.discord import (
     DiscordEmulator,
     Forgery,
@@ -422,6 +422,25 @@ async def test_a_replayed_click_does_not_undo_a_later_one(
     final = await outcome(http, bridge.url, "ask_deploy")
     assert final["answers"] == {"Deploy": "No"}
     assert {v["answers"]["Deploy"] for v in final["votes"]} == {"No"}
+
+
+async def test_a_refused_click_delivered_twice_is_told_once(
+    bridge: Service, world: World, http: aiohttp.ClientSession
+) -> None:
+    emulator, alice, bob = world.emulator, world.alice, world.bob
+    body = {**DEPLOY, "answerers": [f"discord:@{alice.id}"]}
+    question = posted(emulator, await ask(http, bridge.url, body))
+    told = "Only these people may answer"
+    refused = await emulator.click(question, bob.id, "Yes")
+    await refused.wait_for_ephemeral(told)
+    # Delivered again (a retry, or to another replica): acknowledged, and nothing else.
+    again = await emulator.redeliver(refused)
+    assert (again.status, again.body) == (200, {"type": 6})
+    # A click of Bob's own is told again.
+    await (await emulator.click(question, bob.id, "Yes")).wait_for_ephemeral(told)
+    assert len([m for m in emulator.ephemerals(bob.id) if told in m.text]) == 2
+    events = await audit_events(http, bridge.url, "ask_deploy")
+    assert [e["kind"] for e in events].count("denied") == 2, "denied once per click"
 
 
 async def test_a_wrong_public_key_stops_startup_naming_the_setting(

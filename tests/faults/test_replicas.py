@@ -200,3 +200,24 @@ async def test_updates_left_by_a_replica_killed_in_a_slack_outage_are_made_by_an
         assert updates_of(slack, message) == 1
         assert updates_of(slack, message, ok=False) >= 2
         assert len([m for m in slack.versions(CHANNEL, message.ts) if ended(m)]) == 1
+
+
+async def test_a_losing_click_delivered_to_two_replicas_is_told_once(
+    tmp_path: Path, slack: SlackEmulator, http: aiohttp.ClientSession
+) -> None:
+    slack.add_user("UWIN", "winner")
+    slack.add_user("ULOSE", "loser")
+    async with replicas(tmp_path, slack, "http") as running:
+        urls = running.urls
+        message = posted(slack, await ask(http, urls[0], deploy("ask_lost")))
+        (await slack.person("UWIN").click_button(message, "Approve")).assert_acked()
+        await outcome(http, urls[1], "ask_lost")
+        # The loser's screen still shows the buttons; Slack delivers the click to one replica
+        # and, again, to the next.
+        losing = await slack.person("ULOSE").click_button(message, "Reject", stale=True)
+        losing.assert_acked()
+        (await slack.replay(losing)).assert_acked()
+        # SIGTERM: each replica lets the clicks it acknowledged finish (their notes).
+        assert await running.stop() == [0] * REPLICAS
+    [note] = slack.ephemerals("ULOSE")
+    assert "already answered by" in note.visible_text

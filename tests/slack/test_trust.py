@@ -8,7 +8,7 @@ from typing import Any
 
 from askbridge.adapters.slack.ids import ActionId
 from askbridge.core.intents import Action
-from tests.emulators.slack import Delivery
+from tests.emulators.slack import Delivery, SlackEmulator
 from tests.slack.conftest import Bridge, answer_fully, ask_body
 
 
@@ -93,10 +93,34 @@ async def test_the_same_click_delivered_twice_answers_once(bridge: Bridge) -> No
 
     outcome = await bridge.outcome("ask_twice")
     assert outcome["answered_by"]["id"] == "U1"
-    await slack.wait_for_ephemeral("U1", contains="already answered by alice")
     await bridge.final(message)
     assert (await bridge.event_kinds("ask_twice")).count("answered") == 1
+    # The redelivery is acknowledged and nothing else; a click of its own is told.
+    (await slack.deliver(clicked_again(slack, click))).assert_acked()
+    await slack.wait_for_ephemeral("U1", contains="already answered by alice")
     assert len(slack.ephemerals("U1")) == 1
+
+
+def clicked_again(slack: SlackEmulator, click: Delivery) -> dict[str, Any]:
+    """The payload of `click`, clicked anew: the same button, a click of its own."""
+    payload = copy.deepcopy(click.payload)
+    payload["actions"][0]["action_ts"] = slack.action_ts()
+    return payload
+
+
+async def test_a_losing_click_delivered_twice_is_told_once(bridge: Bridge) -> None:
+    slack = bridge.slack
+    message = await bridge.ask(ask_body("ask_lost"))
+    await answer_fully(bridge, "U1", message)
+    await bridge.outcome("ask_lost")
+    losing = await slack.person("U2").click_button(message, "Submit", stale=True)
+    losing.assert_acked()
+    await slack.wait_for_ephemeral("U2", contains="already answered by alice")
+    (await slack.replay(losing)).assert_acked()
+    (await slack.deliver(clicked_again(slack, losing))).assert_acked()
+    await slack.wait_for_ephemeral("U2", contains="already answered by alice", after=1)
+    # Two clicks, two notes: the redelivery between them got none.
+    assert len(slack.ephemerals("U2")) == 2
 
 
 async def test_two_people_submitting_at_once_give_one_answer(bridge: Bridge) -> None:
