@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import discord
@@ -18,6 +18,10 @@ from askbridge.core.intents import Action, Cancel, Choose, Intent, Pick, Submit
 from askbridge.core.models import MessageRef, Person, Selections
 
 ROLE_KIND = "discord-role"
+
+
+SEQUENCE_BITS = 0xFFF
+"""A snowflake's increment: ids made in one millisecond by one Discord process differ in it."""
 
 
 @dataclass(frozen=True)
@@ -90,8 +94,12 @@ def asked_from(interaction: discord.Interaction[Any]) -> MessageRef:
 
 
 def sent(interaction: discord.Interaction[Any]) -> datetime:
-    """When Discord made the interaction: its id is a timestamp."""
-    return discord.utils.snowflake_time(interaction.id)
+    """When Discord made the interaction: its id is a timestamp in milliseconds, and its
+    sequence number (the id's low 12 bits) orders those of one millisecond, here as
+    microseconds, so that two clicks of one millisecond stay two clicks (the broker knows a
+    click delivered again by who made it and when) while a redelivery is the same."""
+    sequence = (interaction.id & SEQUENCE_BITS) % 1000
+    return discord.utils.snowflake_time(interaction.id) + timedelta(microseconds=sequence)
 
 
 def groups(user: discord.User | discord.Member, guild_id: int | None) -> tuple[str, ...]:
