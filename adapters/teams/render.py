@@ -21,6 +21,7 @@ from askbridge.adapters.teams.ids import (
     words_input,
 )
 from askbridge.adapters.teams.text import Element, clip, paragraph, plain, run, words
+from askbridge.adapters.teams.tool_call import tool_elements
 from askbridge.core.answers import MAX_TYPED_CHARS, NOTE_HINT, NOTE_LABEL, NOTE_PLACEHOLDER
 from askbridge.core.models import Person, UserQuestion
 from askbridge.core.view import (
@@ -64,6 +65,8 @@ def _waiting(view: RequestView) -> list[Element]:
     body: list[Element] = [words(view.heading.format(deciders=""), bold=True)]
     if view.context:
         body.append(plain(view.context))
+    if view.request.tool is not None:
+        body += tool_elements(view.request.tool)
     for q, question in enumerate(view.questions):
         body.append(
             paragraph(run(question.header, bold=True), run(" · "), run(question.question.strip()))
@@ -195,6 +198,8 @@ def _ended(view: RequestView) -> list[Element]:
     body.append(plain(heading + when, bold=True))
     if view.context:
         body.append(plain(view.context, subtle=True))
+    if view.request.tool is not None:
+        body += tool_elements(view.request.tool)
     notes = view.notes
     for question in view.questions:
         body.append(

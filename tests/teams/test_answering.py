@@ -194,3 +194,39 @@ async def test_hostile_text_stays_inert(
     shown = await teams.wait_for_card(message, ended)
     for text in markdown_texts(shown):
         assert not inert_broken(text), text
+
+
+async def test_a_tool_call_shows_its_diff_line_by_line_in_monospace(
+    teams: TeamsEmulator, bridge: Service, http: aiohttp.ClientSession
+) -> None:
+    conversation = teams.add_conversation()
+    edit = {
+        "file_path": "/repo/app.py",
+        "old_string": "DEBUG = True",
+        "new_string": f"DEBUG = False  # {HOSTILE}",
+    }
+    await ask(
+        http,
+        bridge.url,
+        request_id="ask_edit",
+        questions=[{**DEPLOY, "question": "Allow Edit to edit app.py?"}],
+        tool={"name": "Edit", "input": edit, "cwd": "/repo"},
+        subject=edit,
+        target=f"teams:{conversation}",
+    )
+    message = await teams.wait_for_message(conversation)
+    texts = list(plain_texts(message.card))
+    assert "Edit app.py" in texts
+    lines = [
+        (inline["text"], inline.get("color"))
+        for element in message.card["body"]
+        for inline in element.get("inlines", [])
+        if inline.get("fontType") == "Monospace"
+    ]
+    assert lines == [
+        ("-DEBUG = True", "Attention"),
+        ("+DEBUG = False  # **bold** [click](https://evil.example) <at>Everyone</at> _x_ ", "Good"),
+        ("+- item", "Good"),
+    ]
+    for text in markdown_texts(message.card):
+        assert not inert_broken(text), text

@@ -1,0 +1,58 @@
+"""The tool call a request asks to approve, on a Teams card: its title, diffs and commands line
+by line in a monospace font (removed lines red, added lines green), named values as text.
+
+Every text is a `TextRun` (see `text`), which Teams shows as written. A long diff or command
+shows its first lines and says how many are left.
+"""
+
+from __future__ import annotations
+
+from askbridge.adapters.teams.text import Element, paragraph, plain, run, words
+from askbridge.core.tool_view import Code, Diff, Fields, Fitted, Part, ToolView, fitted
+
+MAX_LINES = 40
+BLOCK_BUDGET = 3000
+"""Characters of one diff or command, within the card's size."""
+MAX_VALUE = 500
+MAX_FIELDS = 8
+MAX_PARTS = 8
+COLOURS = {"-": "Attention", "+": "Good"}
+"""How a diff line is coloured, by its sign."""
+
+
+def tool_elements(tool: ToolView) -> list[Element]:
+    """The call's card elements, in the order of its parts."""
+    elements = [plain(tool.title, bold=True, limit=300)]
+    for part in tool.parts[:MAX_PARTS]:
+        elements += _part(part)
+    return elements
+
+
+def _part(part: Part) -> list[Element]:
+    if isinstance(part, Diff):
+        return _lines(fitted(part.lines(), MAX_LINES, BLOCK_BUDGET), coloured=True)
+    if isinstance(part, Code):
+        label = plain(part.label, bold=True, limit=100)
+        return [label, *_lines(fitted(part.text.split("\n"), MAX_LINES, BLOCK_BUDGET))]
+    if isinstance(part, Fields):
+        rows = [
+            paragraph(run(f.name, bold=True, limit=100), run(": "), run(f.value, limit=MAX_VALUE))
+            for f in part.fields[:MAX_FIELDS]
+        ]
+        if len(part.fields) > MAX_FIELDS:
+            rows.append(words(f"and {len(part.fields) - MAX_FIELDS} more", subtle=True))
+        return rows
+    return [plain(part.text, bold=True, limit=MAX_VALUE)]
+
+
+def _lines(shown: Fitted, coloured: bool = False) -> list[Element]:
+    """One monospace paragraph per line, so each keeps its own colour and white space."""
+    elements = []
+    for text in shown.lines:
+        line = {**run(text or " "), "fontType": "Monospace"}
+        if coloured and text[:1] in COLOURS:
+            line["color"] = COLOURS[text[:1]]
+        elements.append(paragraph(line))
+    if shown.hidden_line is not None:
+        elements.append(words(shown.hidden_line, subtle=True))
+    return elements
