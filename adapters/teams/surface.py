@@ -16,8 +16,10 @@ from microsoft_agents.activity import (
 )
 from microsoft_agents.hosting.aiohttp import CloudAdapter
 from microsoft_agents.hosting.core import TurnContext
+from microsoft_agents.hosting.core.connector import ConnectorClientBase
 
 from askbridge.adapters.teams.clicks import PLATFORM
+from askbridge.adapters.teams.mentions import reminder_card, teams_people
 from askbridge.adapters.teams.render import attachment, render
 from askbridge.core.errors import RetryLater, SurfaceUnavailable, UnknownTarget
 from askbridge.core.models import MessageRef, Request, Target
@@ -31,6 +33,8 @@ TARGET_HELP = (
     "use 'teams:<conversation id>' (a channel, group chat or personal chat the bot was added "
     "to; its id is in the chat's link, e.g. 19:…@thread.tacv2)"
 )
+CHANNEL_THREADS = ("@thread.tacv2", "@thread.skype")
+"""How a team channel's id ends: a reply goes to its message's thread there."""
 SERVICE_URL = "service_url"
 """The key in a message's `data` of the Bot Connector that holds it."""
 
@@ -100,6 +104,46 @@ class TeamsSurface:
                 log.info("the Teams message of %s is gone; not updating it", request.request_id)
                 return
             raise
+
+    async def remind(self, request: Request, message: MessageRef) -> None:
+        """A reply to the card (in a channel, in its thread) that mentions the Teams people
+        who may answer, as Teams names them."""
+        view = RequestView.of(request)
+        conversation = message.channel
+        if conversation.endswith(CHANNEL_THREADS):
+            conversation = f"{conversation};messageid={message.message_id}"
+
+        async def nudge(context: TurnContext) -> None:
+            # The SDK keys the services of a turn by their abstract types.
+            connector = context.services.get(ConnectorClientBase)  # type: ignore[type-abstract]
+            assert connector is not None, "a proactive turn always has its connector"
+            names: dict[str, str] = {}
+            for user in teams_people(view.answerers):
+                try:
+                    member = await connector.conversations.get_conversation_member(
+                        message.channel, user
+                    )
+                except aiohttp.ClientResponseError as error:
+                    # Not in this conversation: named in the sentence, not mentioned.
+                    log.info("answerer %s is not in %s (%s)", user, message.channel, error.status)
+                    continue
+                names[user] = member.name or user
+            card = reminder_card(view, names)
+            await context.send_activity(
+                Activity(type=ActivityTypes.message, attachments=[attachment(card)])
+            )
+
+        service_url = str(message.data.get(SERVICE_URL) or self._service_url)
+        try:
+            await self._in(conversation, service_url, nudge)
+        except aiohttp.ClientResponseError as error:
+            if error.status == 429:
+                wait = error.headers.get("Retry-After", "1") if error.headers else "1"
+                raise RetryLater(_seconds(wait), "Teams' Bot Connector") from error
+            raise SurfaceUnavailable(
+                f"could not remind the answerers of {request.request_id} in {message.channel}: "
+                f"the Bot Connector said {error.status}"
+            ) from error
 
     async def _in(
         self, conversation: str, service_url: str, act: Callable[[TurnContext], Awaitable[None]]

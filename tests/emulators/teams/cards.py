@@ -6,6 +6,7 @@ its size limit."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,6 +18,7 @@ ELEMENTS = {
     "Input.Date", "Input.Time",
 }  # fmt: skip
 ACTIONS = {"Action.Execute", "Action.Submit", "Action.ShowCard", "Action.OpenUrl"}
+AT_TAG = re.compile(r"<at>.*?</at>", re.S)
 VERSIONS = ("1.0", "1.1", "1.2", "1.3", "1.4", "1.5")
 
 
@@ -28,6 +30,25 @@ def check_card(card: Any) -> None:
     if len(json.dumps(card).encode()) > MAX_CARD_BYTES:
         raise CardRefused(f"the card is over {MAX_CARD_BYTES} bytes")
     _check(card, ids=set())
+    _check_mentions(card)
+
+
+def _check_mentions(card: dict[str, Any]) -> None:
+    """Each `<at>…</at>` in a TextBlock is a mention with its entity, and each entity's
+    text is on the card: Teams shows a tag without one as text, and pings nobody."""
+    entities = card.get("msteams", {}).get("entities", [])
+    texts = {e.get("text") for e in entities if e.get("type") == "mention"}
+    tags = {tag for text in markdown_texts(card) for tag in AT_TAG.findall(text)}
+    if tags - texts:
+        raise CardRefused(f"mentions without their entity: {sorted(tags - texts)}")
+    if texts - tags:
+        raise CardRefused(f"entities whose mention is not on the card: {sorted(texts - tags)}")
+
+
+def mentioned(card: dict[str, Any]) -> list[str]:
+    """The ids the card's mentions ping."""
+    entities = card.get("msteams", {}).get("entities", [])
+    return [e["mentioned"]["id"] for e in entities if e.get("type") == "mention"]
 
 
 def _check(card: Any, ids: set[str]) -> None:

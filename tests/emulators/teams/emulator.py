@@ -19,7 +19,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from tests.emulators.teams.cards import CardRefused, check_card
+from tests.emulators.teams.cards import CardRefused, check_card, mentioned
 from tests.emulators.teams.keys import SigningKey, self_signed
 
 ISSUER = "https://api.botframework.com"
@@ -36,6 +36,8 @@ class Posted:
     id: str
     card: dict[str, Any]
     versions: list[dict[str, Any]] = field(default_factory=list)
+    reply_to: str | None = None
+    """The message whose thread it was posted in, for a reply in a channel."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,7 @@ class TeamsEmulator:
         self.issued: set[str] = set()
         self.token_requests = 0
         self.conversations: set[str] = set()
+        self.members: dict[str, dict[str, Person]] = {}
         self.updates_to_refuse: list[float] = []
         """Retry-After of each 429 the next updates get."""
         self.update_statuses: list[int] = []
@@ -71,6 +74,7 @@ class TeamsEmulator:
         plain.router.add_get("/keys", self._keys)
         plain.router.add_post("/v3/conversations/{cid}/activities", self._create)
         plain.router.add_put("/v3/conversations/{cid}/activities/{aid}", self._update)
+        plain.router.add_get("/v3/conversations/{cid}/members/{mid}", self._member)
         self.url = await self._serve(plain, None)
         authority = web.Application()
         authority.router.add_get(
@@ -112,9 +116,11 @@ class TeamsEmulator:
             "TEAMS_SERVICE_URL": f"{self.url}/",
         }
 
-    def add_conversation(self) -> str:
+    def add_conversation(self, *members: Person) -> str:
+        """A team channel the bot is in, with `members`."""
         conversation = f"19:{uuid.uuid4().hex}@thread.tacv2"
         self.conversations.add(conversation)
+        self.members[conversation] = {p.aad_id: p for p in members}
         return conversation
 
     # --- signing keys and tokens ------------------------------------------------------------
@@ -183,7 +189,7 @@ class TeamsEmulator:
         scheme, _, token = request.headers.get("Authorization", "").partition(" ")
         if scheme != "Bearer" or token not in self.issued:
             return web.json_response({"error": {"code": "Unauthorized"}}, status=401)
-        if request.match_info["cid"] not in self.conversations:
+        if request.match_info["cid"].partition(";")[0] not in self.conversations:
             return web.json_response({"error": {"code": "ConversationNotFound"}}, status=404)
         return None
 
@@ -208,7 +214,11 @@ class TeamsEmulator:
             return web.json_response(
                 {"error": {"code": "BadSyntax", "message": str(error)}}, status=400
             )
-        message = Posted(request.match_info["cid"], f"1{time.time_ns()}", card, [card])
+        conversation, _, thread = request.match_info["cid"].partition(";messageid=")
+        strangers = [m for m in mentioned(card) if m not in self.members[conversation]]
+        if strangers:
+            return web.json_response({"error": {"code": "BadArgument"}}, status=400)
+        message = Posted(conversation, f"1{time.time_ns()}", card, [card], thread or None)
         async with self._changed:
             self.posted[message.id] = message
             self._changed.notify_all()
@@ -239,6 +249,18 @@ class TeamsEmulator:
             message.versions.append(card)
             self._changed.notify_all()
         return web.json_response({"id": message.id})
+
+    async def _member(self, request: web.Request) -> web.Response:
+        if (refusal := self._authorized(request)) is not None:
+            return refusal
+        person = self.members[request.match_info["cid"]].get(request.match_info["mid"])
+        if person is None:
+            return web.json_response(
+                {"error": {"code": "MemberNotFoundInConversation"}}, status=404
+            )
+        return web.json_response(
+            {"id": f"29:{person.aad_id}", "name": person.name, "aadObjectId": person.aad_id}
+        )
 
     async def wait_for_message(self, conversation: str, count: int = 1) -> Posted:
         """The `count`th message posted in `conversation`."""

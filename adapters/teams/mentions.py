@@ -1,0 +1,51 @@
+"""The reminder card: the one place a Teams card mentions people. Only the answerers who are
+Teams people (`teams:<Entra user id>`) are mentioned, each by an `<at>` tag in a TextBlock with
+its entity, named as Teams names them; everything else on it is plain runs."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from askbridge.adapters.teams.clicks import PLATFORM
+from askbridge.adapters.teams.render import VERSION, answerers_text
+from askbridge.adapters.teams.text import Element, clip, plain
+from askbridge.core.view import RequestView
+
+MAX_MENTIONS = 20
+UNSAFE_IN_TAG = re.compile(r"[<>*_~`\[\]\\#|]")
+"""What a name may not hold inside `<at>…</at>`, where it would end the tag or restyle it."""
+
+
+def teams_people(answerers: Sequence[str]) -> list[str]:
+    """The Entra ids of the Teams people among the answerers (groups cannot be mentioned)."""
+    prefix = f"{PLATFORM}:"
+    return [a[len(prefix) :] for a in answerers if a.startswith(prefix)][:MAX_MENTIONS]
+
+
+def tag_text(name: str) -> str:
+    return f"<at>{clip(UNSAFE_IN_TAG.sub('', name).strip() or 'someone', 100)}</at>"
+
+
+def reminder_card(view: RequestView, names: Mapping[str, str]) -> Element:
+    """The nudge, mentioning each Teams answerer in `names` (Entra id -> name)."""
+    entities = [
+        {"type": "mention", "text": tag_text(name), "mentioned": {"id": user, "name": name}}
+        for user, name in names.items()
+    ]
+    body: list[Element] = []
+    if entities:
+        tags = " ".join(str(entity["text"]) for entity in entities)
+        body.append({"type": "TextBlock", "text": f"⏰ {tags}", "wrap": True})
+    default = view.default_answers
+    deadline = view.deadline
+    said = view.reminder.format(
+        answerers=answerers_text(view.answerers),
+        deadline="" if deadline is None else deadline.strftime("%Y-%m-%d %H:%M UTC"),
+        answers="" if default is None else view.summary(default),
+    )
+    body.append(plain(said))
+    card: Element = {"type": "AdaptiveCard", "version": VERSION, "body": body}
+    if entities:
+        card["msteams"] = {"entities": entities}
+    return card
