@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from askbridge.core.ask import REQUEST_ID_PATTERN, Ask
 from askbridge.core.errors import AskbridgeError
+from askbridge.core.hooks.suggestions import Remember, remember_options
 from askbridge.core.hooks.wire import (
     HookInput,
     HookOutput,
@@ -27,7 +28,7 @@ from askbridge.core.hooks.wire import (
     PermissionVerdict,
     PreToolUseDecision,
 )
-from askbridge.core.permissions import ALLOW_ONCE, ALWAYS, HEADER, permission_questions
+from askbridge.core.permissions import ALLOW_ONCE, HEADER, permission_questions
 from askbridge.core.tool_view import FileText, ToolUse, tool_view
 
 ASK_TOOL = "AskUserQuestion"
@@ -217,23 +218,18 @@ def _approval(call: ToolCall) -> list[dict[str, Any]]:
     # The tool call itself is shown apart (`Ask.tool`), as people know it.
     shown = tool_view(ToolUse(name=call.tool_name, input=call.tool_input, cwd=call.cwd))
     prompt = {"tool_name": call.tool_name, "action": shown.action, "input": call.tool_input}
-    return permission_questions(prompt, always=_always(call), shown=True)
+    questions = permission_questions(prompt, always=None, shown=True)
+    remember = [{"label": r.label, "description": r.description} for r in _remember(call)]
+    questions[0]["options"][1:1] = remember
+    return questions
 
 
-def _always(call: ToolCall) -> str | None:
-    """What "Always allow" does: Claude Code's suggested rules; None when there are none (a
-    PreToolUse hook cannot add rules)."""
-    if call.source is Source.PRE_TOOL_USE or not call.permission_suggestions:
-        return None
-    rules = [
-        f"{rule.get('toolName')}({rule['ruleContent']})"
-        if rule.get("ruleContent")
-        else str(rule.get("toolName"))
-        for suggestion in call.permission_suggestions
-        for rule in suggestion.get("rules") or ()
-        if isinstance(rule, Mapping)
-    ]
-    return f"Allow {', '.join(rules)} from now on" if rules else "Remember this approval"
+def _remember(call: ToolCall) -> list[Remember]:
+    """The "always" options: Claude Code's suggestions, one each; none from a PreToolUse hook,
+    which cannot add permissions."""
+    if call.source is Source.PRE_TOOL_USE:
+        return []
+    return remember_options(call.permission_suggestions)
 
 
 def decide(call: ToolCall, status: Mapping[str, Any], options: HookOptions) -> Decision:
@@ -260,9 +256,10 @@ def _answered(call: ToolCall, status: Mapping[str, Any]) -> Decision:
         because = f": {reason}" if isinstance(reason, str) and reason.strip() else ""
         if choice == ALLOW_ONCE:
             return Decision("allow", f"Allowed by {who}{because}")
-        if choice == ALWAYS:
-            always = f"Always allowed by {who}{because}"
-            return Decision("allow", always, None, call.permission_suggestions)
+        for remember in _remember(call):
+            if choice == remember.label:
+                always = f"Always allowed by {who}{because}"
+                return Decision("allow", always, None, remember.updates)
         return Decision("deny", f"Denied by {who}{because}")
     answers = status.get("answers_by_question") or {}
     asked = [

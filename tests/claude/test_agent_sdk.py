@@ -67,7 +67,8 @@ async def test_the_sdk_asks_people_and_a_deny_keeps_bash_from_running(
     approval = await next_waiting(service.broker, seen)
     assert [o.label for o in approval.questions[0].options] == [
         "Allow once",
-        "Always allow",
+        "Always allow Bash",
+        "Allow this directory",
         "Deny",
     ]
     await answer_on_web(http, service.url, approval.request_id, {"Permission": ["Deny"]})

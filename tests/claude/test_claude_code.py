@@ -20,7 +20,7 @@ from askbridge.core.clock import ManualClock
 from askbridge.core.models import Status
 from askbridge.core.tool_view import Code, Fields, Named
 from tests.claude.cli import CLAUDE_VERSION, ClaudeRun, Sandbox
-from tests.claude.fake_anthropic import Turn, in_order, result_text
+from tests.claude.fake_anthropic import ToolUse, Turn, in_order, result_text
 from tests.claude.scenario import (
     ANSWERED,
     StartFake,
@@ -77,7 +77,12 @@ async def test_the_command_hook_asks_on_the_web_and_a_denied_bash_never_runs(
             )
         ),
     )
-    assert [o.label for o in asked.options] == ["Allow once", "Always allow", "Deny"]
+    assert [o.label for o in asked.options] == [
+        "Allow once",
+        "Always allow Bash",
+        "Allow this directory",
+        "Deny",
+    ]
     picks = {"Permission": ["Deny"]}
     status, _ = await answer_on_web(http, service.url, approval.request_id, picks, name="Ada")
     assert status == 200
@@ -267,8 +272,10 @@ async def test_the_http_hook_asks_in_slack_and_always_allow_adds_claude_codes_ru
     start_fake: StartFake,
     claude: Claude,
 ) -> None:
-    ask, bash = ask_tool(), bash_tool(sandbox.project)
-    fake = await start_fake(in_order(Turn(tools=(ask,)), Turn(tools=(bash,))))
+    ask = ask_tool()
+    bash = ToolUse("Bash", {"command": "touch made.txt", "description": "Make made.txt"})
+    again = ToolUse("Bash", bash.input)
+    fake = await start_fake(in_order(Turn(tools=(ask,)), Turn(tools=(bash,)), Turn(tools=(again,))))
     async with SlackEmulator() as slack:
         slack.add_user("U1", "alice")
         slack.add_channel(CHANNEL, "general")
@@ -289,17 +296,24 @@ async def test_the_http_hook_asks_in_slack_and_always_allow_adds_claude_codes_ru
 
         approval = await next_waiting(bridge.service.broker, seen)
         message = slack.message(CHANNEL, approval.messages[0].message_id)
-        assert f"echo made > {sandbox.project}/made.txt" in message.visible_text
-        assert "Allow Bash(echo made *) from now on" in message.visible_text
-        (await alice.click_button(message, "Always allow")).assert_acked()
+        assert "```\ntouch made.txt\n```" in message.visible_text
+        # Each of Claude Code's suggestions is an option of its own, worded as it words them.
+        assert "Always allow Bash(touch made.txt) in this project's local settings" in (
+            message.visible_text
+        )
+        (await alice.click_button(message, "Always allow Bash")).assert_acked()
         await run.result()
+        # The rule chosen lets the same command run again without asking anyone.
+        asked = await bridge.service.broker.list_requests()
+        assert len(asked) == 2
 
     assert result_text(result_of(fake, ask)) == ANSWERED
     ran = result_of(fake, bash)
     assert not ran.get("is_error")
-    assert (sandbox.project / "made.txt").read_text() == "made\n"
+    assert (sandbox.project / "made.txt").exists()
+    assert not result_of(fake, again).get("is_error")
     local = json.loads((sandbox.project / ".claude" / "settings.local.json").read_text())
-    assert local["permissions"]["allow"] == ["Bash(echo made *)"]
+    assert local["permissions"]["allow"] == ["Bash(touch made.txt)"]
     [prompt] = run.prompts("Bash")
     assert run.withdrawn(prompt)
 

@@ -74,7 +74,8 @@ def test_a_permission_prompt_is_named_by_its_session_prompt_and_input() -> None:
     )
     assert [(o.label, o.description) for o in question.options] == [
         ("Allow once", "Let this one call run"),
-        ("Always allow", "Allow Bash(npm test *) from now on"),
+        ("Always allow Bash", "Always allow Bash(npm test *) in this project's local settings"),
+        ("Allow this directory", "Allow access to /work/app for the rest of this session"),
         ("Deny", "Refuse; the agent is told no"),
     ]
     assert not ask.allow_other
@@ -178,7 +179,8 @@ def test_cancel_denies_and_the_deadline_does_what_on_timeout_says() -> None:
     ("choice", "decision"),
     [
         ("Allow once", {"behavior": "allow"}),
-        ("Always allow", {"behavior": "allow", "updatedPermissions": SUGGESTIONS}),
+        ("Always allow Bash", {"behavior": "allow", "updatedPermissions": SUGGESTIONS[:1]}),
+        ("Allow this directory", {"behavior": "allow", "updatedPermissions": SUGGESTIONS[1:]}),
         ("Deny", {"behavior": "deny", "message": "Denied by Ada"}),
     ],
 )
@@ -228,7 +230,47 @@ def test_the_sdk_callback_offers_always_allow_only_with_suggestions() -> None:
     suggested = bare.model_copy(update={"permission_suggestions": tuple(SUGGESTIONS)})
     ask = ask_for(suggested, OPTIONS)
     assert ask is not None
-    assert [o.label for o in ask.questions[0].options] == ["Allow once", "Always allow", "Deny"]
+    assert [o.label for o in ask.questions[0].options] == [
+        "Allow once",
+        "Always allow Bash",
+        "Allow this directory",
+        "Deny",
+    ]
+
+
+def test_each_suggestion_is_an_option_worded_as_claude_code_words_it() -> None:
+    accept_edits = {"type": "setMode", "mode": "acceptEdits", "destination": "session"}
+    rule = {
+        "type": "addRules",
+        "rules": [{"toolName": "Bash", "ruleContent": "touch a.txt"}],
+        "behavior": "allow",
+        "destination": "localSettings",
+    }
+    call = ToolCall.from_hook({**APPROVAL_HOOK, "permission_suggestions": [rule, accept_edits]})
+    ask = ask_for(call, OPTIONS)
+    assert ask is not None
+    assert [(o.label, o.description) for o in ask.questions[0].options][1:3] == [
+        ("Always allow Bash", "Always allow Bash(touch a.txt) in this project's local settings"),
+        ("Allow all edits", "Accept every file edit for the rest of this session"),
+    ]
+    chosen = status("answered", answers={"Permission": "Allow all edits"}, answered_by=ADA)
+    assert decide(call, chosen, OPTIONS).updated_permissions == (accept_edits,)
+    # More suggestions than a question has room for: the first has its option, and one
+    # "Always allow" takes them all.
+    many = [rule, accept_edits, SUGGESTIONS[1]]
+    crowded = ToolCall.from_hook({**APPROVAL_HOOK, "permission_suggestions": many})
+    ask = ask_for(crowded, OPTIONS)
+    assert ask is not None
+    assert [o.label for o in ask.questions[0].options] == [
+        "Allow once",
+        "Always allow Bash",
+        "Always allow",
+        "Deny",
+    ]
+    chosen = status("answered", answers={"Permission": "Always allow"}, answered_by=ADA)
+    assert decide(crowded, chosen, OPTIONS).updated_permissions == tuple(many)
+    chosen = status("answered", answers={"Permission": "Always allow Bash"}, answered_by=ADA)
+    assert decide(crowded, chosen, OPTIONS).updated_permissions == (rule,)
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,111 @@
+"""Claude Code's permission suggestions as "always" choices, one option each.
+
+A `PermissionRequest` carries the permission updates Claude Code would make if its user chose
+"don't ask again": `addRules` (allow `Bash(npm test *)`), `addDirectories`, `setMode`
+(`acceptEdits` for the session). Each becomes an option worded as Claude Code words it, and the
+option chosen returns only its own suggestion as `updatedPermissions`. An option's label has at
+most five words, so the rule itself is in its description. A question holds four options: with
+more than two suggestions (Claude Code 2.1.332 suggests a rule, the working directory and
+acceptEdits for a command that writes), the first has its option and "Always allow" takes them
+all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from askbridge.core.permissions import ALWAYS
+
+MAX_CHOICES = 2
+"""Suggestions shown one option each, besides Allow once and Deny."""
+WHERE = {
+    "session": "for the rest of this session",
+    "localSettings": "in this project's local settings",
+    "projectSettings": "in this project's settings",
+    "userSettings": "in your user settings",
+}
+MODES = {
+    "acceptEdits": ("Allow all edits", "Accept every file edit {where}"),
+    "bypassPermissions": ("Allow everything", "Skip every permission prompt {where}"),
+    "plan": ("Switch to plan mode", "Plan without changing anything {where}"),
+    "default": ("Ask every time", "Go back to asking for each call {where}"),
+}
+
+
+@dataclass(frozen=True)
+class Remember:
+    """One "always" option and the permission updates choosing it returns."""
+
+    label: str
+    description: str
+    updates: tuple[dict[str, Any], ...]
+
+
+def remember_options(suggestions: Sequence[Mapping[str, Any]]) -> list[Remember]:
+    """The "always" options for `suggestions`; none without suggestions."""
+    if not suggestions:
+        return []
+    every = Remember(
+        ALWAYS, "; ".join(_described(s) for s in suggestions), tuple(dict(s) for s in suggestions)
+    )
+    if len(suggestions) > MAX_CHOICES:
+        first = suggestions[0]
+        return [Remember(_label(first), _described(first), (dict(first),)), every]
+    options: list[Remember] = []
+    for suggestion in suggestions:
+        label = _label(suggestion)
+        if label in {o.label for o in options}:
+            label = f"{label} too"
+        options.append(Remember(label, _described(suggestion), (dict(suggestion),)))
+    return options
+
+
+def _label(suggestion: Mapping[str, Any]) -> str:
+    kind = suggestion.get("type")
+    if kind == "addRules":
+        tools = {str(r.get("toolName")) for r in _rules(suggestion)}
+        verb = "Always allow" if suggestion.get("behavior", "allow") == "allow" else "Always refuse"
+        named = next(iter(tools)) if len(tools) == 1 else "these tools"
+        return f"{verb} {named}" if " " not in named and len(named) <= 40 else f"{verb} these"
+    if kind == "addDirectories":
+        return (
+            "Allow this directory"
+            if len(_list(suggestion, "directories")) == 1
+            else ("Allow these directories")
+        )
+    if kind == "setMode":
+        return MODES.get(str(suggestion.get("mode")), ("Change the mode", ""))[0]
+    return "Remember this choice"
+
+
+def _described(suggestion: Mapping[str, Any]) -> str:
+    """What choosing `suggestion` does, as Claude Code says it."""
+    where = WHERE.get(str(suggestion.get("destination")), "from now on")
+    kind = suggestion.get("type")
+    if kind == "addRules":
+        rules = ", ".join(_rule(r) for r in _rules(suggestion))
+        verb = "Always allow" if suggestion.get("behavior", "allow") == "allow" else "Always refuse"
+        return f"{verb} {rules} {where}"
+    if kind == "addDirectories":
+        return f"Allow access to {', '.join(_list(suggestion, 'directories'))} {where}"
+    if kind == "setMode":
+        mode = str(suggestion.get("mode"))
+        known = MODES.get(mode)
+        return known[1].format(where=where) if known else f"Switch to {mode} mode {where}"
+    return f"Remember this choice {where}"
+
+
+def _rule(rule: Mapping[str, Any]) -> str:
+    content = rule.get("ruleContent")
+    return f"{rule.get('toolName')}({content})" if content else str(rule.get("toolName"))
+
+
+def _rules(suggestion: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [r for r in suggestion.get("rules") or () if isinstance(r, Mapping)]
+
+
+def _list(suggestion: Mapping[str, Any], key: str) -> list[str]:
+    value = suggestion.get(key)
+    return [str(v) for v in value] if isinstance(value, list) else []
