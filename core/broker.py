@@ -547,7 +547,8 @@ class Broker:
         found = None
         entries = groups_to_ask(request, person, cancelling=cancelling)
         directory = self._surfaces.get(person.platform) if entries else None
-        if isinstance(directory, GroupDirectory):
+        # `isinstance` against a protocol walks its members (microseconds): only when asked.
+        if directory is not None and isinstance(directory, GroupDirectory):
             found = await directory.membership(person, entries, self.clock.now())
         verdict = eligibility(request, person, cancelling=cancelling, found=found)
         if not isinstance(verdict, Ineligible):

@@ -276,10 +276,25 @@ class MessageUpdates:
                 exc_info=None if isinstance(error, RetryLater) else error,
             )
 
+        # The first try goes without tenacity's machinery (about a tenth of a millisecond an
+        # update): nearly every update succeeds at once. A failure is handed to the retries as
+        # their first attempt, so the schedule is the same.
+        first: Exception | None = None
+        try:
+            async with calls:
+                await call()
+        except Exception as error:
+            first = error
+        else:
+            outage.succeeded()
+            return
         async for attempt in AsyncRetrying(
             wait=self._backoff, sleep=waiter.pause, before_sleep=failed, reraise=True
         ):
             with attempt:
+                if first is not None:
+                    failure, first = first, None
+                    raise failure
                 async with calls:
                     await call()
         outage.succeeded()
