@@ -107,6 +107,7 @@ def _teams(settings: TeamsSettings, wiring: Wiring) -> PlatformRuntime | None:
         openid_metadata_url=settings.openid_metadata_url,
         issuer=settings.token_issuer,
         service_url=settings.service_url,
+        tenant_id=settings.tenant_id,
     )
     return TeamsRuntime(wiring.broker, config)
 
@@ -152,7 +153,7 @@ TEAMS = SurfaceEntry(
         name="teams",
         title="Microsoft Teams",
         person="teams:<Entra user id>",
-        targets=("teams:<conversation id>",),
+        targets=("teams:<conversation id>", "teams:@<Entra user id>"),
         channel="<conversation id>",
         hint="set TEAMS_APP_ID and TEAMS_APP_PASSWORD; see the README's 'Set up Microsoft Teams'",
     ),

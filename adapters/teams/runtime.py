@@ -31,6 +31,7 @@ class TeamsConfig:
     openid_metadata_url: str
     issuer: str
     service_url: str
+    tenant_id: str | None = None
 
 
 class TeamsRuntime:
@@ -50,7 +51,11 @@ class TeamsRuntime:
         check = TokenCheck(self._keys, app_id=config.app_id, issuer=config.issuer)
         self._deliveries = Deliveries(broker, self._adapter, check)
         self._surface = TeamsSurface(
-            self._adapter, app_id=config.app_id, service_url=config.service_url
+            self._adapter,
+            self._credentials,
+            app_id=config.app_id,
+            service_url=config.service_url,
+            tenant_id=config.tenant_id,
         )
 
     @property

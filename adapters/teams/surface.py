@@ -13,12 +13,15 @@ from microsoft_agents.activity import (
     ActivityTypes,
     ChannelAccount,
     ConversationAccount,
+    ConversationParameters,
 )
 from microsoft_agents.hosting.aiohttp import CloudAdapter
 from microsoft_agents.hosting.core import TurnContext
 from microsoft_agents.hosting.core.connector import ConnectorClientBase
+from microsoft_agents.hosting.core.connector.teams import TeamsConnectorClient
 
 from askbridge.adapters.teams.clicks import PLATFORM
+from askbridge.adapters.teams.credentials import AppCredentials
 from askbridge.adapters.teams.mentions import reminder_card, teams_people
 from askbridge.adapters.teams.render import attachment, render
 from askbridge.core.errors import RetryLater, SurfaceUnavailable, UnknownTarget
@@ -31,7 +34,8 @@ CHANNEL_ID = "msteams"
 CONVERSATION = re.compile(r"[^\s/]{1,500}")
 TARGET_HELP = (
     "use 'teams:<conversation id>' (a channel, group chat or personal chat the bot was added "
-    "to; its id is in the chat's link, e.g. 19:…@thread.tacv2)"
+    "to; its id is in the chat's link, e.g. 19:…@thread.tacv2), or 'teams:@<Entra user id>' "
+    "for a personal chat with someone who has the app"
 )
 CHANNEL_THREADS = ("@thread.tacv2", "@thread.skype")
 """How a team channel's id ends: a reply goes to its message's thread there."""
@@ -43,15 +47,30 @@ class TeamsSurface:
     platform = PLATFORM
     answerer_kinds: tuple[str, ...] = (PLATFORM,)
 
-    def __init__(self, adapter: CloudAdapter, *, app_id: str, service_url: str) -> None:
+    def __init__(
+        self,
+        adapter: CloudAdapter,
+        credentials: AppCredentials,
+        *,
+        app_id: str,
+        service_url: str,
+        tenant_id: str | None,
+    ) -> None:
         self._adapter = adapter
+        self._credentials = credentials
         self._app_id = app_id
         self._service_url = service_url
+        self._tenant_id = tenant_id
 
     def check_target(self, target: Target) -> None:
         if not CONVERSATION.fullmatch(target.channel or "") or target.thread:
             raise UnknownTarget(
                 f"target {str(target)!r} is not a Teams conversation; {TARGET_HELP}"
+            )
+        if target.channel.startswith("@") and not self._tenant_id:
+            raise UnknownTarget(
+                f"target {str(target)!r}: a personal chat is started in the bot's tenant; "
+                "set TEAMS_TENANT_ID"
             )
 
     async def post(self, request: Request, target: Target) -> MessageRef:
@@ -66,7 +85,10 @@ class TeamsSurface:
                 sent.append(response.id)
 
         try:
-            await self._in(target.channel, self._service_url, send)
+            conversation = target.channel
+            if conversation.startswith("@"):
+                conversation = await self._personal(conversation[1:])
+            await self._in(conversation, self._service_url, send)
         except aiohttp.ClientResponseError as error:
             raise SurfaceUnavailable(
                 f"the Bot Connector refused a message to {str(target)!r}: {error.status} "
@@ -78,7 +100,7 @@ class TeamsSurface:
             raise SurfaceUnavailable(f"the Bot Connector gave no message id for {target}")
         return MessageRef(
             platform=PLATFORM,
-            channel=target.channel,
+            channel=conversation,
             message_id=sent[0],
             data={SERVICE_URL: self._service_url},
         )
@@ -145,19 +167,32 @@ class TeamsSurface:
                 f"the Bot Connector said {error.status}"
             ) from error
 
+    async def _personal(self, user: str) -> str:
+        """Start (or find: Teams keeps one per person) the bot's personal chat with `user`, an
+        Entra id; the chat's id. Its own connector client, closed after (the SDK's
+        create_conversation leaves the one it makes open)."""
+        parameters = ConversationParameters(
+            is_group=False,
+            agent=ChannelAccount(id=self._app_id),
+            members=[ChannelAccount(id=user)],
+            tenant_id=self._tenant_id,
+            channel_data={"tenant": {"id": self._tenant_id}},
+        )
+        client = TeamsConnectorClient(
+            endpoint=self._service_url, token=await self._credentials.token()
+        )
+        try:
+            started = await client.conversations.create_conversation(parameters)
+        finally:
+            await client.close()
+        if not started.id:
+            raise SurfaceUnavailable(f"Teams started no chat with {user}")
+        return started.id
+
     async def _in(
         self, conversation: str, service_url: str, act: Callable[[TurnContext], Awaitable[None]]
     ) -> None:
-        """Run `act` in the conversation, as the SDK runs a proactive turn, and raise what it
-        raised (the SDK would hand it to its turn-error handler and return)."""
-        failed: list[Exception] = []
-
-        async def turn(context: TurnContext) -> None:
-            try:
-                await act(context)
-            except Exception as error:
-                failed.append(error)
-
+        """Run `act` in the conversation, as the SDK runs a proactive turn."""
         reference = Activity(
             type=ActivityTypes.event,
             name="ContinueConversation",
@@ -166,9 +201,28 @@ class TeamsSurface:
             conversation=ConversationAccount(id=conversation),
             recipient=ChannelAccount(id=self._app_id),
         )
-        await self._adapter.continue_conversation(self._app_id, reference, turn)
-        if failed:
-            raise failed[0]
+        await _raising(
+            lambda turn: self._adapter.continue_conversation(self._app_id, reference, turn), act
+        )
+
+
+async def _raising(
+    run: Callable[[Callable[[TurnContext], Awaitable[None]]], Awaitable[object]],
+    act: Callable[[TurnContext], Awaitable[None]],
+) -> None:
+    """`run(act)`, raising what `act` raised: the SDK hands a turn's exception to its
+    turn-error handler and returns, and the broker must know that a post or update failed."""
+    failed: list[Exception] = []
+
+    async def turn(context: TurnContext) -> None:
+        try:
+            await act(context)
+        except Exception as error:
+            failed.append(error)
+
+    await run(turn)
+    if failed:
+        raise failed[0]
 
 
 def _seconds(value: str) -> float:

@@ -58,6 +58,8 @@ class TeamsEmulator:
         self.token_requests = 0
         self.conversations: set[str] = set()
         self.members: dict[str, dict[str, Person]] = {}
+        self.installed: dict[str, Person] = {}
+        """People who added the app for themselves: the bot may start a personal chat."""
         self.updates_to_refuse: list[float] = []
         """Retry-After of each 429 the next updates get."""
         self.update_statuses: list[int] = []
@@ -75,6 +77,7 @@ class TeamsEmulator:
         plain.router.add_post("/v3/conversations/{cid}/activities", self._create)
         plain.router.add_put("/v3/conversations/{cid}/activities/{aid}", self._update)
         plain.router.add_get("/v3/conversations/{cid}/members/{mid}", self._member)
+        plain.router.add_post("/v3/conversations", self._start_chat)
         self.url = await self._serve(plain, None)
         authority = web.Application()
         authority.router.add_get(
@@ -189,6 +192,8 @@ class TeamsEmulator:
         scheme, _, token = request.headers.get("Authorization", "").partition(" ")
         if scheme != "Bearer" or token not in self.issued:
             return web.json_response({"error": {"code": "Unauthorized"}}, status=401)
+        if "cid" not in request.match_info:
+            return None
         if request.match_info["cid"].partition(";")[0] not in self.conversations:
             return web.json_response({"error": {"code": "ConversationNotFound"}}, status=404)
         return None
@@ -249,6 +254,26 @@ class TeamsEmulator:
             message.versions.append(card)
             self._changed.notify_all()
         return web.json_response({"id": message.id})
+
+    async def _start_chat(self, request: web.Request) -> web.Response:
+        """Teams' createConversation for a personal chat: one person of the tenant who has
+        the app; the same chat each time."""
+        if (refusal := self._authorized(request)) is not None:
+            return refusal
+        body = await request.json()
+        members = body.get("members") or []
+        tenant = body.get("tenantId") or (body.get("channelData") or {}).get("tenant", {}).get("id")
+        if body.get("isGroup") or len(members) != 1 or tenant != TENANT:
+            return web.json_response({"error": {"code": "BadArgument"}}, status=400)
+        person = self.installed.get(members[0].get("id"))
+        if person is None:
+            return web.json_response(
+                {"error": {"code": "Forbidden", "message": "the bot is not installed"}}, status=403
+            )
+        chat = f"a:chat-{person.aad_id}"
+        self.conversations.add(chat)
+        self.members[chat] = {person.aad_id: person}
+        return web.json_response({"id": chat}, status=201)
 
     async def _member(self, request: web.Request) -> web.Response:
         if (refusal := self._authorized(request)) is not None:
