@@ -1,9 +1,10 @@
 """`make pictures`: what people see, made by askbridge itself for the README and the docs.
 
 The web page is photographed in headless Chromium from a running askbridge: a question, a
-tool-permission prompt and an ended request. For Slack and Discord, the messages askbridge
-really sends (to the local emulators the tests use) are written to `docs/images/messages.json`;
-the docs turn each into a link to the platform's own message previewer (tests/docs/previews.py).
+tool-permission prompt, an Edit approval (its diff) and an ended request. For Slack and
+Discord, the messages askbridge really sends (to the local emulators the tests use) are written
+to `docs/images/messages.json`; the docs turn each into a link to the platform's own message
+previewer (tests/docs/previews.py).
 
 Run it from the repository: `python -m tests.docs.pictures`. It needs Chromium (/usr/bin/chromium
 or ASKBRIDGE_TEST_CHROMIUM) and reaches no network but 127.0.0.1.
@@ -28,6 +29,7 @@ from playwright.async_api import async_playwright
 
 from askbridge.bots.service import Service
 from askbridge.bots.settings import Settings
+from askbridge.core.permissions import permission_questions
 from tests.conftest import DATABASE, waiting_ids
 from tests.emulators.discord import DiscordEmulator
 from tests.emulators.slack import SlackEmulator
@@ -43,6 +45,12 @@ PROMPT = {
     "input": {"command": "make deploy ENV=production"},
     "details": "Claude Code in /work/billing",
 }
+EDIT_PATH = "/work/billing/settings.py"
+EDIT_FILE = (
+    '"""Billing service settings."""\n\nimport os\n\nDEBUG = True\n'
+    'DATABASE_URL = os.environ["DATABASE_URL"]\nCURRENCY = "EUR"\n'
+)
+EDIT_NEW = 'DEBUG = False\nSENTRY_DSN = os.environ.get("SENTRY_DSN", "")'
 CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run"]
 Captured = dict[str, Any]
 
@@ -79,6 +87,29 @@ async def _serving(folder: Path, **settings: Any) -> AsyncIterator[Service]:
         yield service
     finally:
         await service.stop()
+
+
+def _edit(request_id: str, target: str) -> dict[str, Any]:
+    """An Edit approval as Claude Code's command hook asks it: the file's text read where the
+    agent runs gives the diff its line numbers and context."""
+    tool_input = {"file_path": EDIT_PATH, "old_string": "DEBUG = True", "new_string": EDIT_NEW}
+    question = permission_questions(
+        {"tool_name": "Edit", "action": "edit billing/settings.py"}, always=None, shown=True
+    )
+    return {
+        "request_id": request_id,
+        "target": target,
+        "context": "Claude Code in /work (session 2de254c5)",
+        "questions": question,
+        "allow_notes": True,
+        "subject": tool_input,
+        "tool": {
+            "name": "Edit",
+            "input": tool_input,
+            "cwd": "/work",
+            "file": {"path": EDIT_PATH, "text": EDIT_FILE},
+        },
+    }
 
 
 def _ask(request_id: str, target: str) -> dict[str, Any]:
@@ -136,6 +167,8 @@ async def _photograph_web(folder: Path, http: aiohttp.ClientSession, chromium: s
         await shoot("/q/ask_db", "web-question.png")
         async with _permission_prompt(http, service.url, "web") as request_id:
             await shoot(f"/q/{request_id}", "web-permission.png")
+        await _post(http, service.url, _edit("ask_edit", "web"))
+        await shoot("/q/ask_edit", "web-edit.png")
         picks = {"Database": ["PostgreSQL"], "Features": ["Caching", "Metrics"]}
         await answer_on_web(http, service.url, "ask_db", picks, name="Ada")
         await _ended(http, service.url, "ask_db")
@@ -163,6 +196,8 @@ async def _capture_slack(folder: Path, http: aiohttp.ClientSession) -> Captured:
                 captured["permission"] = {
                     "blocks": await _slack_blocks(http, service, slack, request_id)
                 }
+            await _post(http, service.url, _edit("ask_edit", "slack:C0RELEASES"))
+            captured["edit"] = {"blocks": await _slack_blocks(http, service, slack, "ask_edit")}
             ada = slack.person("U0ADA")
             await ada.choose_radio(question, "PostgreSQL")
             await ada.tick_checkboxes(
@@ -206,6 +241,9 @@ async def _capture_discord(folder: Path, http: aiohttp.ClientSession) -> Capture
                     (posted,) = (await response.json())["messages"]
                 prompt = emulator.message(int(posted["message_id"]))
                 captured["permission"] = _discord_data(prompt.payload)
+            edit = await _post(http, service.url, _edit("ask_edit", target))
+            posted_edit = emulator.message(int(edit["messages"][0]["message_id"]))
+            captured["edit"] = _discord_data(posted_edit.payload)
             await _acted(emulator.click(message_id, ada.id, "PostgreSQL"))
             await _acted(emulator.choose(message_id, ada.id, ["Caching", "Metrics"]))
             await _acted(emulator.click(message_id, ada.id, "Submit"))

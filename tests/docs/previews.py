@@ -18,6 +18,7 @@ MESSAGES = ROOT / "docs" / "images" / "messages.json"
 STATES = {
     "question": "the spec's two questions, waiting",
     "permission": "a tool-permission prompt (Claude Code's Bash, say)",
+    "edit": "Claude Code's Edit, its diff with the file's line numbers",
     "answered": "the same request once Ada answered",
 }
 
