@@ -30,7 +30,7 @@ from askbridge.core.hooks.claude_code import (
     hook_output,
 )
 from askbridge.core.hooks.flow import Unavailable, decision_for
-from askbridge.core.tool_view import MAX_FILE_CHARS, FileText
+from askbridge.core.tool_view import MAX_FILE_BYTES, FileText
 
 POLL_S = 60.0
 # A server that is not there is said at once: every tool call would wait for it otherwise.
@@ -83,21 +83,21 @@ async def answer_hook(
 
 def with_file(call: ToolCall) -> ToolCall:
     """`call` with the text of the file it changes, read here on the agent's machine, so the
-    approval shows the change in place; a file that cannot be read, or is too long, is left
-    out (the change is still shown, without line numbers)."""
+    approval shows the change in place; a file that cannot be read, or that is too long (or
+    the input is), is left out: the change is still shown, without line numbers."""
     path = changed_file(call)
     if path is None:
         return call
     file = Path(path) if Path(path).is_absolute() else Path(call.cwd or ".") / path
     try:
-        if file.stat().st_size > MAX_FILE_CHARS * 4:
+        if file.stat().st_size > MAX_FILE_BYTES:
             return call
         text: str | None = file.read_text(encoding="utf-8")
     except FileNotFoundError:
         text = None
     except (OSError, UnicodeDecodeError):
         return call
-    if text is not None and len(text) > MAX_FILE_CHARS:
+    if len(json.dumps(call.tool_input, ensure_ascii=False).encode()) > MAX_FILE_BYTES:
         return call
     return call.model_copy(update={"file": FileText(path=path, text=text)})
 

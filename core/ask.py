@@ -154,6 +154,15 @@ class Ask(BaseModel):
         except ValidationError as error:
             raise invalid(error) from None
 
+    @property
+    def tool_use(self) -> ToolUse | None:
+        """The tool call to show, its input taken from `subject` when it carries none (so an
+        agent need not send the same input twice)."""
+        tool = self.tool
+        if tool is not None and not tool.input and isinstance(self.subject, dict):
+            return tool.model_copy(update={"input": dict(self.subject)})
+        return tool
+
     def body(self) -> dict[str, Any]:
         """The ask as the JSON body of `POST /v1/questions`; `Ask.parse` reads it back equal."""
         return self.model_dump(mode="json", exclude_defaults=True)

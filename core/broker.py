@@ -233,7 +233,7 @@ class Broker:
             expires_at=expires_at,
             policy=policy,
             remind_at=remind_at,
-            tool=None if ask.tool is None else tool_view(ask.tool),
+            tool=None if ask.tool_use is None else tool_view(ask.tool_use),
         )
         draft = draft.model_copy(update={"escalate_at": due_at(draft, 0, now)})
         async with self.store.posting(request_id) as mine:

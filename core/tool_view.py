@@ -18,7 +18,11 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 MAX_FILE_CHARS = 200_000
-"""The most of a file's text a hook sends along; a longer file is shown without it."""
+"""The most of a file's text an ask may carry."""
+MAX_FILE_BYTES = 64 * 1024
+"""The longest file (in UTF-8) the command hook sends along, beside an input of at most the
+same size: the ask stays well within the server's ASKBRIDGE_MAX_BODY_BYTES (256 KiB by
+default). A longer file is left out and the change shown without line numbers."""
 CONTEXT_LINES = 3
 """Unchanged lines shown around each change when the file is known."""
 MCP_PREFIX = "mcp__"
@@ -40,7 +44,9 @@ class ToolUse(_Frozen):
     """What an agent asks to run."""
 
     name: str = Field(min_length=1, max_length=200)
-    input: dict[str, Any] = Field(default_factory=dict)
+    input: dict[str, Any] = Field(
+        default_factory=dict, description="the tool's input; absent: the ask's subject"
+    )
     cwd: str = Field(default="", max_length=4096)
     file: FileText | None = Field(
         default=None, description="the file the call changes, as the agent's machine has it"

@@ -198,7 +198,8 @@ def ask_for(call: ToolCall, options: HookOptions) -> Ask | None:
             {**fields, "questions": questions, "allow_other": True, "allow_notes": True}
         )
     # The approval is bound to the exact tool input it shows (subject_sha256).
-    use = ToolUse(name=call.tool_name, input=call.tool_input, cwd=call.cwd, file=call.file)
+    # The input is sent once, as the subject; the tool call shown takes it from there.
+    use = ToolUse(name=call.tool_name, cwd=call.cwd, file=call.file)
     fields.update(questions=_approval(call), subject=dict(call.tool_input), tool=use)
     # A note given with the answer is the reason the model reads ("Denied by alice: …").
     fields["allow_notes"] = True

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from askbridge.bots.claude_hook import with_file
 from askbridge.core.ask import REQUEST_ID_PATTERN
 from askbridge.core.errors import InvalidQuestion
 from askbridge.core.hooks.claude_code import (
@@ -19,7 +22,15 @@ from askbridge.core.hooks.claude_code import (
     decide,
     hook_output,
 )
-from askbridge.core.tool_view import Code, Diff, Fields, Named, tool_view
+from askbridge.core.tool_view import (
+    MAX_FILE_BYTES,
+    Code,
+    Diff,
+    Fields,
+    FileText,
+    Named,
+    tool_view,
+)
 from tests.claude.scenario import APPROVAL_HOOK, QUESTION_HOOK, QUESTIONS, SESSION, SUGGESTIONS
 
 OPTIONS = HookOptions()
@@ -60,8 +71,8 @@ def test_a_permission_prompt_is_named_by_its_session_prompt_and_input() -> None:
     [question] = ask.questions
     # The question names the call; the call itself is shown as people know it.
     assert question.question == "Allow Bash to run a command?"
-    assert ask.tool is not None
-    shown = tool_view(ask.tool)
+    assert ask.tool_use is not None
+    shown = tool_view(ask.tool_use)
     assert Code(label="Command", text="npm test -- --watch=false") in shown.parts
     assert (
         Fields(
@@ -94,8 +105,8 @@ def test_a_pre_tool_use_approval_cannot_be_remembered_and_shows_the_input() -> N
     assert ask.request_id == "claude_toolu_02"
     [question] = ask.questions
     assert question.question == "Allow Write to write .env?"
-    assert ask.tool is not None
-    shown = tool_view(ask.tool)
+    assert ask.tool_use is not None
+    shown = tool_view(ask.tool_use)
     diff = next(part for part in shown.parts if isinstance(part, Diff))
     assert (diff.path, diff.lines()) == ("/work/app/.env", ["@@ -0,0 +1,1 @@", "+KEY=1"])
     assert [o.label for o in question.options] == ["Allow once", "Deny"]
@@ -300,3 +311,30 @@ def test_a_long_working_directory_is_shortened_from_the_left() -> None:
     assert ask.context.startswith("Claude Code in …")
     assert ask.context.endswith("/level199 (session 2de254c5)")
     assert len(ask.context) < 350
+
+
+def test_the_input_goes_once_and_the_file_only_when_the_ask_stays_small(tmp_path: Path) -> None:
+    small = tmp_path / "small.py"
+    small.write_text("DEBUG = True\n")
+    big = tmp_path / "big.txt"
+    big.write_text("x" * (MAX_FILE_BYTES + 1))
+    content = "y" * 100_000
+    write = {**APPROVAL_HOOK, "tool_name": "Write", "cwd": str(tmp_path)}
+    call = with_file(
+        ToolCall.from_hook({**write, "tool_input": {"file_path": str(small), "content": content}})
+    )
+    assert call.file is None  # the input alone is larger than a file may be
+    edit = {"file_path": str(small), "old_string": "True", "new_string": "False"}
+    call = with_file(ToolCall.from_hook({**write, "tool_name": "Edit", "tool_input": edit}))
+    assert call.file == FileText(path=str(small), text="DEBUG = True\n")
+    too_big = {**edit, "file_path": str(big)}
+    call = with_file(ToolCall.from_hook({**write, "tool_name": "Edit", "tool_input": too_big}))
+    assert call.file is None
+    # The tool's input is sent once, as the subject, and shown from there.
+    ask = ask_for(
+        ToolCall.from_hook({**write, "tool_input": {"file_path": "a", "content": content}}), OPTIONS
+    )
+    assert ask is not None
+    assert len(json.dumps(ask.body())) < len(content) + 2_000
+    assert ask.tool_use is not None
+    assert ask.tool_use.input["content"] == content
