@@ -15,7 +15,7 @@ import json
 import os
 import signal
 import subprocess
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,7 +100,9 @@ class ClaudeRun:
         self._process: asyncio.subprocess.Process | None = None
         self._readers: list[asyncio.Task[None]] = []
 
-    async def start(self, prompt: str, settings: Path | None = None) -> None:
+    async def start(
+        self, prompt: str, settings: Path | None = None, extra: Sequence[str] = ()
+    ) -> None:
         args = [
             str(self.binary),
             "-p",
@@ -114,6 +116,7 @@ class ClaudeRun:
         ]
         if settings is not None:
             args += ["--settings", str(settings)]
+        args += extra
         self._process = await asyncio.create_subprocess_exec(
             *args,
             cwd=self.sandbox.project,

@@ -8,6 +8,7 @@ import json
 import os
 import shlex
 import sys
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -17,6 +18,7 @@ from askbridge.bots.cli import main
 from askbridge.bots.service import Service
 from askbridge.core.clock import ManualClock
 from askbridge.core.models import Status
+from askbridge.core.tool_view import Diff
 from tests.claude.scenario import APPROVAL_HOOK, QUESTION_HOOK, QUESTIONS, next_waiting
 from tests.conftest import StartService
 from tests.web_person import answer_on_web
@@ -157,6 +159,37 @@ async def test_the_command_hook_prints_the_decision(
     output, errors, code = await hook
     assert (code, errors) == (0, [])
     assert output["hookSpecificOutput"]["updatedInput"]["answers"] == ANSWERS
+
+
+async def test_the_command_hook_shows_a_multi_edit_as_one_hunk_per_edit_in_the_file(
+    service: Service, http: aiohttp.ClientSession, tmp_path: Path
+) -> None:
+    # MultiEdit, in the shape older CLIs sent it (2.1.332 no longer has the tool).
+    target = tmp_path / "app.py"
+    target.write_text("".join(f"line {n}\n" for n in range(1, 31)))
+    edits = [
+        {"old_string": "line 5\n", "new_string": "line five\n"},
+        {"old_string": "line 25\n", "new_string": "line twenty-five\n"},
+    ]
+    hook = {
+        **APPROVAL_HOOK,
+        "cwd": str(tmp_path),
+        "tool_name": "MultiEdit",
+        "tool_input": {"file_path": str(target), "edits": edits},
+    }
+    running = asyncio.create_task(run_hook(service.url, json.dumps(hook)), name="hook")
+    approval = await next_waiting(service.broker, set())
+    assert approval.tool is not None
+    assert approval.tool.title == "Edit app.py"
+    [diff] = [part for part in approval.tool.parts if isinstance(part, Diff)]
+    assert [hunk.header() for hunk in diff.hunks] == ["@@ -2,7 +2,7 @@", "@@ -22,7 +22,7 @@"]
+    async with http.get(f"{service.url}/q/{approval.request_id}") as response:
+        page = await response.text()
+    assert "<td class='num'>25</td><td class='num'></td><td class='sign'>-</td>" in page
+    await answer_on_web(http, service.url, approval.request_id, {"Permission": ["Allow once"]})
+    output, errors, code = await running
+    assert (code, errors) == (0, [])
+    assert output["hookSpecificOutput"]["decision"]["behavior"] == "allow"
 
 
 async def test_the_command_hook_without_a_server_says_why_in_one_line() -> None:

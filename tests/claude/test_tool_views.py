@@ -8,7 +8,9 @@ once; the assertions read what the emulators received and what Chromium shows.
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -23,7 +25,7 @@ from tests.conftest import StartService, audit_events
 from tests.discord.conftest import check_discord_was_never_let_down, discord_env
 from tests.emulators.discord import DiscordEmulator
 from tests.emulators.slack import SlackEmulator
-from tests.slack.conftest import CHANNEL, slack_settings
+from tests.slack.conftest import CHANNEL, TARGET, slack_settings, start_bridge
 from tests.test_browser import CHROMIUM_FLAGS, chromium_path
 
 Claude = Callable[..., ClaudeRun]
@@ -151,3 +153,40 @@ async def test_an_edit_shows_as_a_diff_and_a_command_verbatim_on_every_surface(
     assert target.read_text() == SETTINGS.replace("DEBUG = True", NEW)
     assert result_text(result_of(fake, bash)) == f"Denied by alice: {REASON}"
     assert not (sandbox.project / "two.txt").exists()
+
+
+async def test_an_mcp_tool_names_its_server_and_lists_its_arguments_in_slack(
+    start_service: StartService,
+    http: aiohttp.ClientSession,
+    sandbox: Sandbox,
+    start_fake: StartFake,
+    claude: Claude,
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "mcp.json"
+    server = {"command": sys.executable, "args": [str(Path(__file__).with_name("tiny_mcp.py"))]}
+    config.write_text(json.dumps({"mcpServers": {"tickets": server}}))
+    body = "Steps:\n1. run `make` <!here>\n2. see it fail"
+    call = ToolUse("mcp__tickets__create_ticket", {"title": "Build fails", "body": body})
+    fake = await start_fake(in_order(Turn(tools=(call,))))
+    async with SlackEmulator() as slack:
+        slack.add_user("U1", "alice")
+        slack.add_channel(CHANNEL, "general")
+        bridge = await start_bridge(slack, "socket", start_service, http)
+        settings = await printed_settings(sandbox, bridge.url, "--target", TARGET)
+        run = claude(fake.url)
+        await run.start("File the bug.", settings, ("--mcp-config", str(config)))
+
+        approval = await next_waiting(bridge.service.broker, set())
+        message = slack.message(CHANNEL, approval.messages[0].message_id)
+        shown = message.visible_text
+        assert "*Use the MCP tool create_ticket of the server tickets*" in shown
+        # Each argument by its name, its text as written: real line breaks, no JSON.
+        assert "• *title*: Build fails" in shown
+        assert f"• *body*: {body}" in shown
+        assert '"body"' not in shown
+        assert not message.mentions.broadcasts
+        (await slack.person("U1").click_button(message, "Allow once")).assert_acked()
+        await run.result()
+
+    assert result_text(result_of(fake, call)) == "Opened ticket T-1: Build fails"
