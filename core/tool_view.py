@@ -371,6 +371,19 @@ def _web_search(use: ToolUse) -> ToolView:
     return _named(use, "Search the web", named)
 
 
+def _plan(use: ToolUse) -> ToolView:
+    """A plan to approve, as the text the model wrote (Markdown, its headings kept); Claude
+    Code's hooks get it empty, the Agent SDK's can_use_tool with the plan."""
+    plan = use.input.get("plan")
+    parts: tuple[Diff | Code | Fields | Note, ...] = ()
+    if isinstance(plan, str) and plan.strip():
+        parts = (Code(label="Plan", text=plan),)
+    else:
+        parts = (Note(text="Claude Code did not send the plan; it is in the session"),)
+    rest = _fields(use.input, ("plan",))
+    return ToolView(tool=use.name, title="Approve the plan", parts=(*parts, *rest))
+
+
 def _task(use: ToolUse) -> ToolView:
     kind = _text(use.input.get("subagent_type")) or "general-purpose"
     parts: list[Diff | Code | Fields | Note] = []
@@ -424,5 +437,6 @@ _SHOWERS: Mapping[str, Callable[[ToolUse], ToolView]] = {
     "WebFetch": _web_fetch,
     "WebSearch": _web_search,
     "Task": _task,
+    "ExitPlanMode": _plan,
     "Agent": _task,
 }

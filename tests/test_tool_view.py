@@ -154,3 +154,13 @@ def test_any_other_tool_shows_keys_and_values_with_real_line_breaks() -> None:
         ("text", "a\nb"),
         ("n", "2"),
     ]
+
+
+def test_a_plan_is_shown_as_its_text_or_said_to_be_missing() -> None:
+    plan = "# Plan\n\n1. Add the column\n2. Backfill it"
+    shown = view("ExitPlanMode", {"plan": plan})
+    assert shown.title == "Approve the plan"
+    assert parts(shown, Code) == [Code(label="Plan", text=plan)]
+    assert parts(view("ExitPlanMode", {}), Note) == [
+        Note(text="Claude Code did not send the plan; it is in the session")
+    ]

@@ -19,8 +19,9 @@ from claude_agent_sdk import (
 from askbridge.bots.claude_agent import ask_people
 from askbridge.bots.service import Service
 from askbridge.core.clock import ManualClock
+from askbridge.core.tool_view import Note
 from tests.claude.cli import Sandbox
-from tests.claude.fake_anthropic import Turn, in_order, result_text
+from tests.claude.fake_anthropic import ToolUse, Turn, in_order, result_text
 from tests.claude.scenario import (
     ANSWERED,
     StartFake,
@@ -113,3 +114,37 @@ async def test_without_an_answer_the_sdk_hosts_own_callback_decides(
     assert asked_host == ["AskUserQuestion"]
     assert result_text(result_of(fake, ask)) == "the host said no"
     assert (await service.broker.get(question.request_id)).status == "expired"
+
+
+async def test_a_plan_reaches_the_sdk_helper_without_its_text_and_the_page_says_so(
+    service: Service,
+    http: aiohttp.ClientSession,
+    sandbox: Sandbox,
+    start_fake: StartFake,
+    claude_binary: Path,
+) -> None:
+    plan = "# Plan\n\n1. Add the `billing` table\n2. Backfill it <!channel>"
+    exit_plan = ToolUse("ExitPlanMode", {"plan": plan})
+    fake = await start_fake(in_order(Turn(tools=(exit_plan,))))
+    options = ClaudeAgentOptions(
+        cli_path=claude_binary,
+        cwd=sandbox.project,
+        env=sandbox.env(fake.url),
+        permission_mode="plan",
+        can_use_tool=ask_people(url=service.url, target="web"),
+    )
+    session = asyncio.create_task(run_session(options, "Plan the billing table."), name="sdk")
+
+    # Claude Code 2.1.332 gives can_use_tool an empty input for ExitPlanMode (the plan is in
+    # the stream the host reads), so the approval says the plan is not there to show.
+    approval = await next_waiting(service.broker, set())
+    assert approval.tool is not None
+    assert approval.tool.title == "Approve the plan"
+    assert approval.tool.parts == (
+        Note(text="Claude Code did not send the plan; it is in the session"),
+    )
+    await answer_on_web(http, service.url, approval.request_id, {"Permission": ["Allow once"]})
+    result = await asyncio.wait_for(session, 60)
+
+    assert not result.is_error
+    assert not result_of(fake, exit_plan).get("is_error")
