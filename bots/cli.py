@@ -11,9 +11,9 @@ import os
 import re
 import signal
 import sys
+import zipfile
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -65,10 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     manifests = {f"{e.spec.name}-manifest": e.manifest for e in SURFACES if e.manifest}
     if args.command in manifests:
-        # Needs no settings: it is how a platform's app gets made before askbridge has any.
-        package, name = manifests[args.command]
-        sys.stdout.write(resources.files(package).joinpath(name).read_text())
-        return 0
+        # Reads no settings but its platform's: it is how a platform's app gets made before
+        # askbridge runs.
+        return _manifest(manifests[args.command], args.zip)
     try:
         settings = Settings()
     except ValidationError as error:
@@ -199,10 +198,15 @@ def _parser() -> argparse.ArgumentParser:
     for entry in SURFACES:
         if entry.manifest is not None:
             title = entry.spec.title
-            commands.add_parser(
+            manifest = commands.add_parser(
                 f"{entry.spec.name}-manifest",
                 help=f"print the {title} app manifest to create askbridge's app from "
                 f"(README: Set up {title})",
+            )
+            manifest.add_argument(
+                "--zip",
+                metavar="FILE",
+                help="write the whole app package (the manifest and any icons) to FILE instead",
             )
 
     audit = commands.add_parser(
@@ -684,6 +688,22 @@ def _missing_database(settings: Settings) -> str | None:
 def _print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
     sys.stdout.flush()
+
+
+def _manifest(make: Callable[[], dict[str, bytes]], zip_to: str | None) -> int:
+    try:
+        files = make()
+    except (StartupError, ValidationError) as error:
+        sys.stderr.write(f"askbridge: {error}\n")
+        return EXIT_USAGE
+    if zip_to is None:
+        sys.stdout.write(next(iter(files.values())).decode())
+        return 0
+    with zipfile.ZipFile(zip_to, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, content in files.items():
+            archive.writestr(name, content)
+    sys.stderr.write(f"askbridge: wrote {', '.join(files)} to {zip_to}\n")
+    return 0
 
 
 def _settings_errors(error: ValidationError) -> str:

@@ -101,6 +101,11 @@ class TeamsSettings(PlatformSettings):
     token_authority: str | None = Field(
         default=None, validation_alias=AliasChoices("TEAMS_TOKEN_AUTHORITY")
     )
+    # Your organisation's https:// site, which the Teams app manifest names as the app's
+    # developer (`askbridge teams-manifest`); askbridge itself never reads it.
+    developer_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("TEAMS_DEVELOPER_URL")
+    )
     token_scope: str = Field(
         default="https://api.botframework.com/.default",
         validation_alias=AliasChoices("TEAMS_TOKEN_SCOPE"),

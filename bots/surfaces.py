@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import SecretStr
@@ -49,9 +50,10 @@ class SurfaceEntry(Generic[P]):
     """Regular expressions of its tokens, scrubbed from every log line, set up or not."""
     library_noise: tuple[str, ...] = ()
     """Warnings its libraries log about features askbridge does not use (left out of logs)."""
-    manifest: tuple[str, str] | None = None
-    """The package and file of the app manifest its app is made from, which
-    `askbridge <name>-manifest` prints."""
+    manifest: Callable[[], dict[str, bytes]] | None = None
+    """The files of the app package its app is made from, the manifest first, which
+    `askbridge <name>-manifest` prints (the manifest) or zips (`--zip`); it reads what
+    settings it needs itself, and raises StartupError naming one that is missing."""
 
     def make_runtime(self, wiring: Wiring) -> PlatformRuntime | None:
         if self.settings is None or self.runtime is None:
@@ -112,6 +114,12 @@ def _teams(settings: TeamsSettings, wiring: Wiring) -> PlatformRuntime | None:
     return TeamsRuntime(wiring.broker, config)
 
 
+def _teams_package(settings: TeamsSettings) -> dict[str, bytes]:
+    from askbridge.adapters.teams.manifest import package
+
+    return package(settings.app_id, settings.developer_url)
+
+
 def _secret(value: SecretStr | None) -> str | None:
     return (value.get_secret_value() or None) if value is not None else None
 
@@ -132,7 +140,11 @@ SLACK = SurfaceEntry(
     token_shapes=(r"xox[abpr]-[\w-]+", r"xapp-[\w-]+"),
     # bolt noticing SLACK_BOT_TOKEN in the environment beside the client askbridge gives it.
     library_noise=("As you gave `client` as well, `token` will be unused.",),
-    manifest=("askbridge.adapters.slack", "manifest.yaml"),
+    manifest=lambda: {
+        "manifest.yaml": resources.files("askbridge.adapters.slack")
+        .joinpath("manifest.yaml")
+        .read_bytes()
+    },
 )
 DISCORD = SurfaceEntry(
     SurfaceSpec(
@@ -161,6 +173,7 @@ TEAMS = SurfaceEntry(
     _teams,
     # The Bot Connector's and Entra's tokens are JWTs.
     token_shapes=(r"eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]*",),
+    manifest=lambda: _teams_package(TeamsSettings()),
 )
 WEB: SurfaceEntry[Any] = SurfaceEntry(
     SurfaceSpec(
