@@ -1,7 +1,8 @@
 """What Teams refuses of an Adaptive Card, checked on every card the emulator receives: a
 schema version it renders (Action.Execute from 1.4, nothing past 1.5), element and action
-types it knows, input ids given once, at most MAX_ACTIONS actions in a row, and a payload within
-its size limit."""
+types it knows, input ids given once, at most MAX_ACTIONS actions in a row, a payload within
+its size limit, and then what the Adaptive Cards schema refuses (schema.py): the limits are
+Teams' own, the schema knows none of them."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import json
 import re
 from collections.abc import Iterator
 from typing import Any
+
+from tests.emulators.teams.schema import schema_errors
 
 MAX_CARD_BYTES = 28 * 1024
 MAX_ACTIONS = 6
@@ -30,6 +33,8 @@ def check_card(card: Any) -> None:
     if len(json.dumps(card).encode()) > MAX_CARD_BYTES:
         raise CardRefused(f"the card is over {MAX_CARD_BYTES} bytes")
     _check(card, ids=set())
+    if errors := schema_errors(card):
+        raise CardRefused(f"the Adaptive Cards schema refuses it: {'; '.join(errors)}")
     _check_mentions(card)
 
 
