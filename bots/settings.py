@@ -151,8 +151,9 @@ class Settings(BaseSettings):
     # How long a replica's claim on updating a message lasts unless renewed: how soon another
     # replica finishes the updates of one that died.
     takeover_s: float = Field(default=15.0, ge=1, le=3600)
-    # PostgreSQL replicas: how often a standby tries to take the Discord gateway, and the
-    # holder checks its database connection (a takeover takes about four times this).
+    # PostgreSQL replicas: how often a standby tries to take a connection only one replica may
+    # hold (a chat gateway), and the holder checks its database connection (a takeover takes
+    # about four times this).
     election_check_s: float = Field(default=CHECK_S, ge=0.05, le=60)
     # Signs the webhooks sent to requests' callback_url; unset: callback_url is refused.
     webhook_secret: SecretStr | None = None

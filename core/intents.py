@@ -32,9 +32,9 @@ class Action(enum.Enum):
     SUBMIT = "submit"
     """`Submit`, with what the message or the form holds."""
     CANCEL = "cancel"
-    """The Cancel button, which asks whether the person is sure before anything ends: in its
-    own confirm dialog (Slack: a click arrives only once they are, and is `Cancel`), or in a
-    private note whose button is CONFIRM_CANCEL (Discord)."""
+    """The Cancel button, which asks whether the person is sure before anything ends: in a
+    confirm dialog of the platform's own (a click arrives only once they are, and is
+    `Cancel`), or in a private note whose button is CONFIRM_CANCEL."""
     CONFIRM_CANCEL = "confirm_cancel"
     """`Cancel`, confirmed."""
     WORDS = "words"
