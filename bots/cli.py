@@ -201,7 +201,7 @@ def _parser() -> argparse.ArgumentParser:
             manifest = commands.add_parser(
                 f"{entry.spec.name}-manifest",
                 help=f"print the {title} app manifest to create askbridge's app from "
-                f"(README: Set up {title})",
+                f"(docs/tutorials/{entry.spec.name}.md)",
             )
             manifest.add_argument(
                 "--zip",

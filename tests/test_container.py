@@ -292,7 +292,7 @@ def test_the_image_environment_runs_askbridge_from_the_wheel(image_venv: Path) -
 
 
 def test_the_image_environment_prints_the_slack_manifest(image_venv: Path) -> None:
-    # README's Slack setup pastes it; in a container there is no checkout to take it from.
+    # The Slack tutorial pastes it; in a container there is no checkout to take it from.
     shown = subprocess.run(
         [image_venv / "bin" / "askbridge", "slack-manifest"],
         capture_output=True,

@@ -24,7 +24,7 @@ from tests.hostile import requests
 DOCUMENT = openapi_document(surface_words())
 """As a server with the registered surfaces serves it."""
 NOT_IN_THE_DOCUMENT = {"/v1/agent"}
-"""The agent WebSocket, which OpenAPI cannot describe; the README does."""
+"""The agent WebSocket, which OpenAPI cannot describe; docs/reference/websocket.md does."""
 
 
 def validator(component: str) -> jsonschema_rs.Validator:

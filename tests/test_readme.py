@@ -16,6 +16,7 @@ import pytest
 from askbridge.bots.service import Service
 from askbridge.core.store.sqlite import SQLiteStore
 from tests.conftest import DEPLOY, settings_for, waiting_ids
+from tests.docs.previews import MESSAGES, readme_links
 from tests.test_webhooks import SAME_MACHINE, receiver
 from tests.web_person import answer_on_web
 
@@ -23,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 PYTHON_CLIENT = [
-    (README, "The Python client"),
+    (README, "Your agent asks over HTTP"),
     (DOCS / "how-to/python-client.md", "The Python client"),
 ]
 """Where the Python client's example is shown: each copy must run."""
@@ -31,7 +32,11 @@ QUICK_START = [
     (README, "Quick start"),
     (DOCS / "tutorials/web.md", "Your first question on the web page"),
 ]
-WEBHOOKS = [(README, "Webhooks"), (DOCS / "how-to/webhooks.md", "Webhooks")]
+CLAUDE_CODE_IN_SLACK = [
+    (README, "Claude Code approvals in Slack"),
+    (DOCS / "how-to/claude-code.md", "Claude Code approvals in Slack, in five commands"),
+]
+WEBHOOKS = [(DOCS / "how-to/webhooks.md", "Webhooks")]
 
 
 def example(document: Path, heading: str, language: str, holding: str = "") -> str:
@@ -68,7 +73,7 @@ async def test_the_python_client_example_runs_as_written(
     assert out.decode().strip() == "{'Database': 'PostgreSQL'}"
 
 
-@pytest.mark.parametrize(("document", "heading"), WEBHOOKS, ids=["README", "docs"])
+@pytest.mark.parametrize(("document", "heading"), WEBHOOKS, ids=["docs"])
 async def test_the_webhook_verification_example_runs_as_written(
     tmp_path: Path,
     http: aiohttp.ClientSession,
@@ -154,3 +159,50 @@ async def test_the_sqlite_backup_command_copies_a_live_database(
     assert database.exists()
     assert kept is not None
     assert kept.questions[0].header == "Deploy"
+
+
+def test_every_link_of_the_readme_works_on_pypi() -> None:
+    # PyPI shows the README as the project's description, where a link relative to the
+    # repository leads nowhere: the README links only to absolute addresses and its own
+    # headings, and names the documentation's pages by their paths.
+    text = README.read_text()
+    inline = re.findall(r"\]\(([^)\s]+)\)", text)
+    defined = re.findall(r"^\[[^\]]+\]: (\S+)$", text, re.MULTILINE)
+    auto = re.findall(r"<([^>\s]+://[^>\s]+)>", text)
+    links = inline + defined + auto
+    assert links
+    relative = [link for link in links if not re.match(r"(https?://|mailto:|#)", link)]
+    assert relative == []
+    images = re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", text)
+    assert all(image.startswith("https://") for image in images)
+
+
+def test_the_readme_shows_its_question_as_askbridge_sends_it() -> None:
+    captured = json.loads(MESSAGES.read_text())
+    text = README.read_text()
+    for name, url in readme_links(captured).items():
+        assert f"\n[{name}]: {url}\n" in text, f"run make pictures: [{name}] is out of date"
+
+
+@pytest.mark.parametrize(("document", "heading"), CLAUDE_CODE_IN_SLACK, ids=["README", "docs"])
+async def test_the_claude_code_hooks_command_prints_hooks_for_the_channel(
+    document: Path, heading: str, tmp_path: Path
+) -> None:
+    commands = example(document, heading, "sh", holding="--print-settings")
+    [line] = [line for line in commands.splitlines() if line.startswith("askbridge hook")]
+    argv = shlex.split(line.split(" >")[0].split("#")[0])
+    target = argv[argv.index("--target") + 1]
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "askbridge",
+        *argv[1:],
+        cwd=tmp_path,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 30)
+    assert process.returncode == 0, err.decode()
+    hooks = json.loads(out)["hooks"]
+    assert set(hooks) == {"PreToolUse", "PermissionRequest"}
+    assert f"--target {target}" in hooks["PreToolUse"][0]["hooks"][0]["command"]

@@ -23,8 +23,7 @@ def package(app_id: str | None, developer_url: str | None) -> dict[str, bytes]:
     if not app_id or not GUID.fullmatch(app_id):
         raise StartupError(
             "TEAMS_APP_ID must be the bot's Microsoft Entra application (client) id, a GUID "
-            "such as 00000000-0000-0000-0000-000000000000; see the README's 'Set up Microsoft "
-            "Teams'"
+            "such as 00000000-0000-0000-0000-000000000000; see docs/tutorials/teams.md"
         )
     if not developer_url or not developer_url.startswith("https://"):
         raise StartupError(

@@ -82,7 +82,8 @@ def openapi_document(words: SurfaceWords | None = None) -> Schema:
             "title": "askbridge agent API",
             "version": VERSION,
             "description": f"Ask people multiple-choice questions in {words.titles()} and read "
-            "their answers. The agent WebSocket (`GET /v1/agent`) is described in the README.",
+            "their answers. The agent WebSocket (`GET /v1/agent`) is described in "
+            "docs/reference/websocket.md.",
         },
         "paths": _paths(ref),
         "components": {

@@ -190,7 +190,7 @@ class AuditEvent(Body):
     )
     hash: str = Field(
         description="SHA-256 of the canonical JSON of request_id, at, kind, actor, data and "
-        "prev_hash (see 'Audit and compliance' in the README)"
+        "prev_hash (see docs/how-to/audit.md)"
     )
 
     @classmethod

@@ -4,7 +4,8 @@ The web page is photographed in headless Chromium from a running askbridge: a qu
 tool-permission prompt, an Edit approval (its diff) and an ended request. For Slack and
 Discord, the messages askbridge really sends (to the local emulators the tests use) are written
 to `docs/images/messages.json`; the docs turn each into a link to the platform's own message
-previewer (tests/docs/previews.py).
+previewer (tests/docs/previews.py), and the README's links to its question in those previewers
+are rewritten to match.
 
 Run it from the repository: `python -m tests.docs.pictures`. It needs Chromium (/usr/bin/chromium
 or ASKBRIDGE_TEST_CHROMIUM) and reaches no network but 127.0.0.1.
@@ -31,6 +32,7 @@ from askbridge.bots.service import Service
 from askbridge.bots.settings import Settings
 from askbridge.core.permissions import permission_questions
 from tests.conftest import DATABASE, waiting_ids
+from tests.docs.previews import with_readme_links
 from tests.emulators.discord import DiscordEmulator
 from tests.emulators.slack import SlackEmulator
 from tests.web_person import answer_on_web
@@ -38,6 +40,7 @@ from tests.web_person import answer_on_web
 ROOT = Path(__file__).resolve().parent.parent.parent
 IMAGES = ROOT / "docs" / "images"
 MESSAGES = IMAGES / "messages.json"
+README = ROOT / "README.md"
 CONTEXT = "release-bot: setting up the new billing service"
 PROMPT = {
     "tool_name": "Bash",
@@ -64,7 +67,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="askbridge-pictures-") as folder:
         messages = asyncio.run(_make(Path(folder), chromium))
     MESSAGES.write_text(json.dumps(messages, indent=2, ensure_ascii=False) + "\n")
-    sys.stderr.write(f"wrote {IMAGES.relative_to(ROOT)}: web-*.png and {MESSAGES.name}\n")
+    README.write_text(with_readme_links(README.read_text(), messages))
+    sys.stderr.write(
+        f"wrote {IMAGES.relative_to(ROOT)}: web-*.png and {MESSAGES.name}; README's previews\n"
+    )
     return 0
 
 

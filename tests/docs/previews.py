@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -57,3 +58,27 @@ def previews_page() -> str:
                 "",
             ]
     return "\n".join(lines)
+
+
+README_LINKS = {
+    "slack-question": ("slack", block_kit_builder),
+    "discord-question": ("discord", discohook),
+}
+"""The README's link definitions that show its question in each platform's previewer."""
+
+
+def readme_links(captured: dict[str, Any]) -> dict[str, str]:
+    return {
+        name: link(captured[surface]["question"]) for name, (surface, link) in README_LINKS.items()
+    }
+
+
+def with_readme_links(readme: str, captured: dict[str, Any]) -> str:
+    """The README with its previewer links pointing at these messages."""
+    for name, url in readme_links(captured).items():
+        readme, found = re.subn(
+            rf"^\[{name}\]: .*$", f"[{name}]: {url}", readme, flags=re.MULTILINE
+        )
+        if found != 1:
+            raise ValueError(f"README.md has no link definition [{name}]: to update")
+    return readme
