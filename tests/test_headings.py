@@ -18,7 +18,7 @@ from askbridge.adapters.slack.notes import reminder_line
 from askbridge.adapters.slack.render import render as slack_render
 from askbridge.adapters.slack.text import SLOT, mrkdwn
 from askbridge.adapters.web import render as web_render
-from askbridge.adapters.web.clicks import vote_note as web_vote_note
+from askbridge.adapters.web.notes import vote_note as web_vote_note
 from askbridge.core.intents import NOTE, Counted, Refusal, Refused
 from askbridge.core.models import Person, Request, Status, Target, Vote
 from askbridge.core.questions import parse_questions

@@ -9,7 +9,8 @@ import pytest
 
 from askbridge.adapters.discord.notes import note as discord_note
 from askbridge.adapters.slack.notes import note as slack_note
-from askbridge.adapters.web.clicks import Click, respond
+from askbridge.adapters.web.clicks import Click
+from askbridge.adapters.web.notes import respond
 from askbridge.core.intents import (
     Counted,
     Decided,

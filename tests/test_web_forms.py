@@ -15,7 +15,7 @@ import pytest
 from yarl import URL
 
 from askbridge.adapters.web import form_key
-from askbridge.adapters.web.routes import KEY_NAME, WebPage
+from askbridge.adapters.web.handlers import KEY_NAME, WebPage
 from askbridge.bots.service import Service
 from askbridge.core.clock import ManualClock
 from tests.conftest import DEPLOY, settings_for

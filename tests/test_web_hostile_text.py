@@ -19,7 +19,7 @@ from html.parser import HTMLParser
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from askbridge.adapters.web import clicks, render
+from askbridge.adapters.web import notes, render
 from askbridge.core.answers import to_answers
 from askbridge.core.models import (
     Person,
@@ -166,7 +166,7 @@ def pages(request: Request, name: str, stray: str) -> dict[str, str]:
         "outcome": render.outcome(view, version=7),
         "ended": render.outcome(view, version=7, note=end_sentence(view)),
         "not answerer": render.outcome(
-            view, version=7, note=clicks.not_answerer_note(view, (stray,))
+            view, version=7, note=notes.not_answerer_note(view, (stray,))
         ),
         "not found": render.not_found(stray, 7),
         "out of date": render.out_of_date(stray, 7),
@@ -179,7 +179,7 @@ def pages(request: Request, name: str, stray: str) -> dict[str, str]:
         if len(view.questions) == 1:
             receipt = Receipt(to_answers(view.questions, {0: (0,)}), 1, max(view.quorum, 2))
             found["receipt"] = render.outcome(
-                view, version=7, note=clicks.vote_note(receipt), flash=True
+                view, version=7, note=notes.vote_note(receipt), flash=True
             )
     return found
 

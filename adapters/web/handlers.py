@@ -12,7 +12,7 @@ from importlib import resources
 
 from aiohttp import web
 
-from askbridge.adapters.web import clicks, render
+from askbridge.adapters.web import clicks, notes, render
 from askbridge.core.broker import REQUEST_ID_PATTERN, Broker
 from askbridge.core.errors import NotFound
 from askbridge.core.models import Request, Status
@@ -140,9 +140,7 @@ async def answer(request: web.Request) -> web.Response:
     click = clicks.parse(form)
     outcome = await broker.act(request_id, click.person, click.intent)
     token = web_page.form_token(request_id)
-    return clicks.respond(
-        outcome, click, request_id=request_id, token=token, version=broker.version
-    )
+    return notes.respond(outcome, click, request_id=request_id, token=token, version=broker.version)
 
 
 async def changes(request: web.Request) -> web.Response:
