@@ -60,7 +60,22 @@ EXIT_AUTH = 6
 """The server refused the API token (ASKBRIDGE_API_TOKEN)."""
 
 
+EXIT_CLOSED_PIPE = 141
+"""What a shell reports for a command whose reader went away (128 + SIGPIPE)."""
+
+
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader went away (`askbridge audit ID | head`): the rest is not wanted, and
+        # neither is a traceback, nor the error again when Python flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_CLOSED_PIPE
+
+
+def _main(argv: list[str] | None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     manifests = {f"{e.spec.name}-manifest": e.manifest for e in SURFACES if e.manifest}

@@ -310,3 +310,19 @@ def test_a_surface_with_an_app_manifest_has_a_command_that_prints_it(
     assert main(["slack-manifest"]) == 0
     printed = capsys.readouterr().out
     assert printed == (ROOT / "adapters" / "slack" / "manifest.yaml").read_text()
+
+
+def test_a_reader_that_goes_away_gets_no_traceback() -> None:
+    # `askbridge audit ID | head`: the reader closes the pipe before askbridge has written.
+    read, write = os.pipe()
+    os.close(read)
+    done = subprocess.run(
+        [sys.executable, "-m", "askbridge", "slack-manifest"],
+        stdout=write,
+        stderr=subprocess.PIPE,
+        timeout=60,
+        check=False,
+    )
+    os.close(write)
+    assert done.stderr.decode() == ""
+    assert done.returncode == 141
