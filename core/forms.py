@@ -1,0 +1,715 @@
+"""Typed forms: what a person is asked to fill in, in MCP elicitation's restricted JSON Schema.
+
+A form is a `message` and a flat object schema (`requested_schema`, MCP's `requestedSchema`):
+strings (with lengths and the formats email, uri, date, date-time), numbers and integers with
+bounds, booleans, single-choice enums (`enum` + `enumNames`, or `oneOf` of `const`/`title`) and
+multi-choice arrays of such an enum, plus `required`. `parse_form` reads one as strictly as
+questions are read, in words an agent's model can act on; `check_content` and `read_text`
+check what a person or a deadline gives, and keep its types.
+
+The engine keeps a form's values the way it keeps answers, as text keyed by field name: each
+value is its RFC 8785 canonical JSON (`encode`), so votes agree exactly when every value is
+equal, and `decode` gives the typed values back losslessly.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from email.utils import parseaddr
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict
+
+from askbridge.core.audit_log import canonical
+from askbridge.core.errors import InvalidQuestion, Problem
+from askbridge.core.problems import shown, text_problem
+
+MAX_FIELDS = 5
+"""The most fields a form holds: a Discord modal holds five inputs, and a form must fit in one
+modal on every surface."""
+MAX_MESSAGE_CHARS = 2000
+MAX_NAME_CHARS = 64
+MAX_TITLE_CHARS = 200
+MAX_DESCRIPTION_CHARS = 500
+MAX_TEXT_CHARS = 3000
+"""The longest text a person can type: Slack's plain-text input holds 3000 characters."""
+MAX_CHOICES = 25
+"""A Discord select holds 25 options (Slack's 100)."""
+MAX_CHOICE_VALUE_CHARS = 100
+MAX_CHOICE_TITLE_CHARS = 75
+"""Slack's option text holds 75 characters."""
+MAX_SAFE_INTEGER = 2**53
+
+_NAME = re.compile(r"[^\x00-\x1f\x7f]{1,64}")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DATE_TIME = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?([Zz]|[+-]\d{2}:\d{2})"
+)
+_EMAIL = re.compile(r"[^@\s<>()\[\],;:\"]+@[^@\s<>()\[\],;:\"]+\.[^@\s<>()\[\],;:\".]+")
+
+# Keywords that only annotate; a schema may carry them and they change nothing.
+_ANNOTATIONS = frozenset({"$comment", "examples", "deprecated", "readOnly", "writeOnly", "$id"})
+
+
+class FieldKind(enum.StrEnum):
+    """What a field holds, which decides the input each surface shows for it."""
+
+    TEXT = "text"
+    EMAIL = "email"
+    URI = "uri"
+    DATE = "date"
+    DATE_TIME = "date-time"
+    NUMBER = "number"
+    INTEGER = "integer"
+    BOOLEAN = "boolean"
+    CHOICE = "choice"
+    CHOICES = "choices"
+
+    @property
+    def is_text(self) -> bool:
+        return self in _TEXT_KINDS
+
+    @property
+    def is_number(self) -> bool:
+        return self in (FieldKind.NUMBER, FieldKind.INTEGER)
+
+
+_TEXT_KINDS = frozenset(
+    {FieldKind.TEXT, FieldKind.EMAIL, FieldKind.URI, FieldKind.DATE, FieldKind.DATE_TIME}
+)
+_FORMATS = {
+    "email": FieldKind.EMAIL,
+    "uri": FieldKind.URI,
+    "date": FieldKind.DATE,
+    "date-time": FieldKind.DATE_TIME,
+}
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Choice(_Frozen):
+    value: str
+    title: str
+
+
+class FormField(_Frozen):
+    """One field of a form, read from its property schema."""
+
+    name: str
+    kind: FieldKind
+    title: str
+    """What a person sees as the field's label: the schema's title, or else its name."""
+    description: str = ""
+    required: bool = False
+    min_length: int | None = None
+    max_length: int = MAX_TEXT_CHARS
+    """For text: the schema's maxLength, never more than a surface's input holds."""
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[Choice, ...] = ()
+    min_items: int | None = None
+    max_items: int | None = None
+    default: Any = None
+    """A value `check_value` accepts, or None."""
+
+    def choice_title(self, value: str) -> str:
+        return next((c.title for c in self.choices if c.value == value), value)
+
+
+class Form(_Frozen):
+    """What a person is asked to fill in: a message and its fields, in the schema's order; or,
+    for a URL-mode elicitation, a link to open and no fields."""
+
+    message: str
+    fields: tuple[FormField, ...] = ()
+    url: str | None = None
+    schema_: dict[str, Any] | None = None
+    """The schema as the agent sent it, to give back as it came."""
+
+    def field(self, name: str) -> FormField | None:
+        return next((f for f in self.fields if f.name == name), None)
+
+    def defaults(self) -> dict[str, Any]:
+        """The values the inputs start with: each field's default."""
+        return {f.name: f.default for f in self.fields if f.default is not None}
+
+
+@dataclass(frozen=True)
+class FieldProblem:
+    """Why a value given for field `name` was refused, in words for the person who gave it."""
+
+    name: str
+    message: str
+
+
+class FormRefused(Exception):
+    """What a person (or a deadline) gave does not fit the form; nothing was recorded."""
+
+    def __init__(self, problems: Sequence[FieldProblem]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("; ".join(f"{p.name}: {p.message}" for p in self.problems))
+
+    def by_field(self) -> dict[str, str]:
+        return {p.name: p.message for p in self.problems}
+
+
+# Reading a form -------------------------------------------------------------------------------
+
+
+def parse_form(raw: Any, where: str = "form") -> Form:
+    """The `form` of an ask, checked: InvalidQuestion names every problem, where and why."""
+    problems: list[Problem] = []
+    form = _read_form(raw, where, problems)
+    if problems or form is None:
+        raise InvalidQuestion(problems or [Problem(where, "must be a form")])
+    return form
+
+
+def _read_form(raw: Any, where: str, problems: list[Problem]) -> Form | None:
+    if not isinstance(raw, Mapping):
+        problems.append(
+            Problem(
+                where,
+                'must be an object {"message": text, "requested_schema": {"type": "object", '
+                f'"properties": {{...}}, "required": [...]}}}}, got {shown(raw)}',
+            )
+        )
+        return None
+    message = raw.get("message")
+    if not isinstance(message, str) or not message.strip():
+        problems.append(
+            Problem(f"{where}.message", f"must be a non-empty text, got {shown(message)}")
+        )
+        message = ""
+    else:
+        problems += _text_problems(f"{where}.message", message, MAX_MESSAGE_CHARS)
+    url = raw.get("url")
+    schema = raw.get("requested_schema", raw.get("requestedSchema"))
+    if url is not None:
+        if not _is_web_url(url):
+            problems.append(
+                Problem(f"{where}.url", f"must be an https:// or http:// URL, got {shown(url)}")
+            )
+        if schema is not None:
+            problems.append(
+                Problem(where, "must have either a url (a link to open) or a requested_schema")
+            )
+        return Form(message=message, url=url if isinstance(url, str) else None)
+    fields = _read_schema(schema, f"{where}.requested_schema", problems)
+    return Form(message=message, fields=fields, schema_=dict(schema) if fields else None)
+
+
+def _read_schema(raw: Any, where: str, problems: list[Problem]) -> tuple[FormField, ...]:
+    if not isinstance(raw, Mapping) or raw.get("type") != "object":
+        problems.append(
+            Problem(
+                where,
+                'must be a flat object schema {"type": "object", "properties": {name: '
+                f'property}}, "required": [names]}}, got {shown(raw)}',
+            )
+        )
+        return ()
+    properties = raw.get("properties")
+    if not isinstance(properties, Mapping) or not 1 <= len(properties) <= MAX_FIELDS:
+        count = len(properties) if isinstance(properties, Mapping) else shown(properties)
+        problems.append(
+            Problem(
+                f"{where}.properties",
+                f"must hold 1-{MAX_FIELDS} fields (a chat modal holds {MAX_FIELDS} inputs), "
+                f"got {count}",
+            )
+        )
+        return ()
+    required = raw.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(n, str) for n in required):
+        problems.append(
+            Problem(f"{where}.required", f"must be a list of field names, got {shown(required)}")
+        )
+        required = []
+    for name in required:
+        if name not in properties:
+            problems.append(
+                Problem(f"{where}.required", f"names {shown(name)}, which is not a property")
+            )
+    unknown = set(raw) - {"type", "properties", "required", "title", "description", "$schema"}
+    unknown -= _ANNOTATIONS
+    if unknown:
+        problems.append(
+            Problem(where, f"has keywords outside MCP's elicitation schema: {sorted(unknown)}")
+        )
+    fields = []
+    for name, prop in properties.items():
+        at = f"{where}.properties.{name}"
+        if not isinstance(name, str) or not _NAME.fullmatch(name) or text_problem(name):
+            problems.append(
+                Problem(at, f"a field name must be 1-{MAX_NAME_CHARS} printable characters")
+            )
+            continue
+        field = _read_field(name, prop, name in required, at, problems)
+        if field is not None:
+            fields.append(field)
+    return tuple(fields)
+
+
+def _read_field(
+    name: str, raw: Any, required: bool, where: str, problems: list[Problem]
+) -> FormField | None:
+    if not isinstance(raw, Mapping):
+        problems.append(Problem(where, f"must be a property schema object, got {shown(raw)}"))
+        return None
+    found: list[Problem] = []
+    title = _optional_text(raw, "title", where, MAX_TITLE_CHARS, found) or name
+    description = _optional_text(raw, "description", where, MAX_DESCRIPTION_CHARS, found) or ""
+    common = {"name": name, "title": title, "description": description, "required": required}
+    kind = raw.get("type")
+    allowed = {"type", "title", "description", "default"}
+    field: FormField | None = None
+    if kind == "string" and ("enum" in raw or "oneOf" in raw):
+        allowed |= {"enum", "enumNames", "oneOf"}
+        field = FormField(kind=FieldKind.CHOICE, choices=_read_choices(raw, where, found), **common)
+    elif kind == "string":
+        allowed |= {"minLength", "maxLength", "format"}
+        fmt = raw.get("format")
+        if fmt is not None and fmt not in _FORMATS:
+            found.append(
+                Problem(
+                    f"{where}.format",
+                    f"must be one of {', '.join(_FORMATS)}, got {shown(fmt)}",
+                )
+            )
+        low = _count(raw, "minLength", where, found, 0, MAX_TEXT_CHARS)
+        high = _count(raw, "maxLength", where, found, 1, MAX_TEXT_CHARS)
+        if low is not None and high is not None and low > high:
+            found.append(Problem(f"{where}.minLength", f"must not exceed maxLength ({high})"))
+        field = FormField(
+            kind=_FORMATS.get(fmt, FieldKind.TEXT) if isinstance(fmt, str) else FieldKind.TEXT,
+            min_length=low,
+            max_length=MAX_TEXT_CHARS if high is None else high,
+            **common,
+        )
+    elif kind in ("number", "integer"):
+        allowed |= {"minimum", "maximum"}
+        integer = kind == "integer"
+        low_n = _bound(raw, "minimum", where, found, integer)
+        high_n = _bound(raw, "maximum", where, found, integer)
+        if low_n is not None and high_n is not None and low_n > high_n:
+            found.append(Problem(f"{where}.minimum", f"must not exceed maximum ({high_n:g})"))
+        field = FormField(
+            kind=FieldKind.INTEGER if integer else FieldKind.NUMBER,
+            minimum=low_n,
+            maximum=high_n,
+            **common,
+        )
+    elif kind == "boolean":
+        field = FormField(kind=FieldKind.BOOLEAN, **common)
+    elif kind == "array":
+        allowed |= {"items", "minItems", "maxItems", "uniqueItems"}
+        items = raw.get("items")
+        if not isinstance(items, Mapping):
+            found.append(Problem(f"{where}.items", f"must be an enum of texts, got {shown(items)}"))
+            choices: tuple[Choice, ...] = ()
+        else:
+            choices = _read_choices(items, f"{where}.items", found, multi=True)
+        most = len(choices) or MAX_CHOICES
+        low = _count(raw, "minItems", where, found, 0, most)
+        high = _count(raw, "maxItems", where, found, 1, most)
+        if low is not None and high is not None and low > high:
+            found.append(Problem(f"{where}.minItems", f"must not exceed maxItems ({high})"))
+        field = FormField(
+            kind=FieldKind.CHOICES, choices=choices, min_items=low, max_items=high, **common
+        )
+    else:
+        found.append(
+            Problem(
+                f"{where}.type",
+                "must be string, number, integer, boolean, or array (of an enum); nested "
+                f"objects are not part of MCP's elicitation schema, got {shown(kind)}",
+            )
+        )
+    unknown = set(raw) - allowed - _ANNOTATIONS
+    if unknown and field is not None:
+        found.append(
+            Problem(
+                where,
+                f"has keywords askbridge cannot enforce for a {kind} field: {sorted(unknown)} "
+                "(MCP's elicitation schema does not have them)",
+            )
+        )
+    if field is not None and "default" in raw and not found:
+        try:
+            field = field.model_copy(update={"default": check_value(field, raw["default"])})
+        except FormRefused as refused:
+            found.append(Problem(f"{where}.default", refused.problems[0].message))
+    problems += found
+    return None if found else field
+
+
+def _read_choices(
+    raw: Mapping[str, Any], where: str, problems: list[Problem], *, multi: bool = False
+) -> tuple[Choice, ...]:
+    titled = raw.get("oneOf", raw.get("anyOf"))
+    pairs: list[tuple[Any, Any]]
+    if titled is not None:
+        key = "anyOf" if "anyOf" in raw else "oneOf"
+        if not isinstance(titled, list) or not all(isinstance(o, Mapping) for o in titled):
+            problems.append(
+                Problem(
+                    f"{where}.{key}", f'must be a list of {{"const", "title"}}, got {shown(titled)}'
+                )
+            )
+            return ()
+        pairs = [(o.get("const"), o.get("title", o.get("const"))) for o in titled]
+        at = f"{where}.{key}"
+    else:
+        values = raw.get("enum")
+        names = raw.get("enumNames")
+        if not isinstance(values, list):
+            problems.append(
+                Problem(f"{where}.enum", f"must be a list of texts, got {shown(values)}")
+            )
+            return ()
+        if names is not None and (not isinstance(names, list) or len(names) != len(values)):
+            problems.append(
+                Problem(
+                    f"{where}.enumNames", f"must give one title per enum value, got {shown(names)}"
+                )
+            )
+            names = None
+        pairs = list(zip(values, names if names is not None else values, strict=True))
+        at = f"{where}.enum"
+    if multi and raw.get("type", "string") != "string":
+        problems.append(Problem(f"{where}.type", "must be string (a multi-choice holds texts)"))
+    if not 1 <= len(pairs) <= MAX_CHOICES:
+        problems.append(Problem(at, f"must hold 1-{MAX_CHOICES} choices, got {len(pairs)}"))
+    choices: list[Choice] = []
+    for index, (value, title) in enumerate(pairs):
+        if not isinstance(value, str) or not 1 <= len(value) <= MAX_CHOICE_VALUE_CHARS:
+            problems.append(
+                Problem(
+                    f"{at}[{index}]",
+                    f"a choice's value must be a text of 1-{MAX_CHOICE_VALUE_CHARS} characters, "
+                    f"got {shown(value)}",
+                )
+            )
+            continue
+        if not isinstance(title, str) or not title.strip():
+            problems.append(
+                Problem(f"{at}[{index}]", f"a choice's title must be a text, got {shown(title)}")
+            )
+            continue
+        problems += _text_problems(f"{at}[{index}]", value + title, None)
+        if len(title) > MAX_CHOICE_TITLE_CHARS:
+            problems.append(
+                Problem(
+                    f"{at}[{index}]",
+                    f"a choice's title must be at most {MAX_CHOICE_TITLE_CHARS} characters, "
+                    f"got {len(title)}",
+                )
+            )
+        if any(c.value == value for c in choices):
+            problems.append(Problem(f"{at}[{index}]", f"repeats the choice {shown(value)}"))
+        choices.append(Choice(value=value, title=title))
+    return tuple(choices)
+
+
+def _optional_text(
+    raw: Mapping[str, Any], key: str, where: str, most: int, problems: list[Problem]
+) -> str | None:
+    value = raw.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        problems.append(Problem(f"{where}.{key}", f"must be a text, got {shown(value)}"))
+        return None
+    problems += _text_problems(f"{where}.{key}", value, most)
+    return value
+
+
+def _text_problems(where: str, text: str, most: int | None) -> list[Problem]:
+    found = []
+    if (problem := text_problem(text)) is not None:
+        found.append(Problem(where, problem))
+    if "\x00" in text:
+        found.append(Problem(where, "must not contain NUL characters"))
+    if most is not None and len(text) > most:
+        found.append(Problem(where, f"must be at most {most} characters, got {len(text)}"))
+    return found
+
+
+def _count(
+    raw: Mapping[str, Any], key: str, where: str, problems: list[Problem], low: int, high: int
+) -> int | None:
+    value = raw.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        problems.append(
+            Problem(
+                f"{where}.{key}", f"must be a whole number from {low} to {high}, got {shown(value)}"
+            )
+        )
+        return None
+    return value
+
+
+def _bound(
+    raw: Mapping[str, Any], key: str, where: str, problems: list[Problem], integer: bool
+) -> float | None:
+    value = raw.get(key)
+    if value is None:
+        return None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or abs(value) > MAX_SAFE_INTEGER
+        or (integer and value != int(value))
+    ):
+        wanted = "a whole number" if integer else "a number"
+        problems.append(
+            Problem(
+                f"{where}.{key}",
+                f"must be {wanted} between -2**53 and 2**53, got {shown(value)}",
+            )
+        )
+        return None
+    return float(value)
+
+
+def _is_web_url(value: Any) -> bool:
+    if not isinstance(value, str) or len(value) > 2048 or any(c.isspace() for c in value):
+        return False
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return False
+    return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+
+
+# Checking values ------------------------------------------------------------------------------
+
+
+def check_value(field: FormField, value: Any) -> Any:
+    """`value` (JSON, as an agent or a deadline gives it) as the field keeps it, or FormRefused
+    with one problem in words for a person."""
+
+    def refuse(message: str) -> FormRefused:
+        return FormRefused([FieldProblem(field.name, message)])
+
+    kind = field.kind
+    if kind.is_text:
+        if not isinstance(value, str):
+            raise refuse(f"must be a text, got {shown(value)}")
+        return _checked_text(field, value, refuse)
+    if kind.is_number:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
+            raise refuse(f"must be a number, got {shown(value)}")
+        if kind is FieldKind.INTEGER:
+            if value != int(value):
+                raise refuse(f"must be a whole number, got {value:g}")
+            value = int(value)
+        if abs(value) > MAX_SAFE_INTEGER:
+            raise refuse("is too large")
+        return _checked_number(field, value, refuse)
+    if kind is FieldKind.BOOLEAN:
+        if not isinstance(value, bool):
+            raise refuse(f"must be true or false, got {shown(value)}")
+        return value
+    if kind is FieldKind.CHOICE:
+        if not isinstance(value, str) or not any(c.value == value for c in field.choices):
+            raise refuse(f"must be one of {_choice_list(field)}, got {shown(value)}")
+        return value
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise refuse(f"must be a list of {_choice_list(field)}, got {shown(value)}")
+    return _checked_choices(field, list(value), refuse)
+
+
+def _checked_text(field: FormField, text: str, refuse: Any) -> str:
+    if (problem := text_problem(text)) is not None or "\x00" in text:
+        raise refuse(problem or "must not contain NUL characters")
+    if field.required and not text.strip() and field.min_length != 0:
+        raise refuse("is required")
+    if field.min_length is not None and len(text) < field.min_length:
+        raise refuse(f"must be at least {field.min_length} characters, got {len(text)}")
+    if len(text) > field.max_length:
+        raise refuse(f"must be at most {field.max_length} characters, got {len(text)}")
+    kind = field.kind
+    if kind is FieldKind.EMAIL and not (_EMAIL.fullmatch(text) and parseaddr(text)[1] == text):
+        raise refuse(f"must be an email address such as name@example.com, got {shown(text)}")
+    if kind is FieldKind.URI and not _is_uri(text):
+        raise refuse(f"must be a URL such as https://example.com/, got {shown(text)}")
+    if kind is FieldKind.DATE:
+        try:
+            if not _DATE.fullmatch(text):
+                raise ValueError
+            return date.fromisoformat(text).isoformat()
+        except ValueError:
+            raise refuse(f"must be a date as YYYY-MM-DD, got {shown(text)}") from None
+    if kind is FieldKind.DATE_TIME:
+        try:
+            if not _DATE_TIME.fullmatch(text):
+                raise ValueError
+            return datetime.fromisoformat(text.replace("z", "Z")).isoformat()
+        except ValueError:
+            raise refuse(
+                f"must be a date and time with its offset, such as 2026-12-07T09:30:00+01:00, "
+                f"got {shown(text)}"
+            ) from None
+    return text
+
+
+def _is_uri(text: str) -> bool:
+    if any(c.isspace() for c in text):
+        return False
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return False
+    return bool(re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", parts.scheme)) and bool(
+        parts.netloc or parts.path
+    )
+
+
+def _checked_number(field: FormField, value: float, refuse: Any) -> float:
+    if field.minimum is not None and value < field.minimum:
+        raise refuse(f"must be at least {field.minimum:g}, got {value:g}")
+    if field.maximum is not None and value > field.maximum:
+        raise refuse(f"must be at most {field.maximum:g}, got {value:g}")
+    return value
+
+
+def _checked_choices(field: FormField, values: list[str], refuse: Any) -> list[str]:
+    known = [c.value for c in field.choices]
+    for value in values:
+        if value not in known:
+            raise refuse(f"may hold only {_choice_list(field)}, got {shown(value)}")
+    if len(set(values)) != len(values):
+        raise refuse("must not name a choice twice")
+    if field.min_items is not None and len(values) < field.min_items:
+        raise refuse(f"must hold at least {field.min_items} choices, got {len(values)}")
+    if field.max_items is not None and len(values) > field.max_items:
+        raise refuse(f"must hold at most {field.max_items} choices, got {len(values)}")
+    # In the form's order, so that the same choices are the same answer however they were picked.
+    return [value for value in known if value in values]
+
+
+def _choice_list(field: FormField) -> str:
+    return ", ".join(shown(c.value) for c in field.choices)
+
+
+def check_content(form: Form, content: Mapping[str, Any]) -> dict[str, Any]:
+    """Every value of `content` checked against its field, each required field present; the
+    typed values, or FormRefused naming each refused field."""
+    problems: list[FieldProblem] = []
+    checked: dict[str, Any] = {}
+    for name in content:
+        if form.field(name) is None:
+            problems.append(FieldProblem(name, "is not a field of this form"))
+    for field in form.fields:
+        value = content.get(field.name)
+        if value is None or (field.kind.is_text and value == "" and not field.required):
+            if field.required:
+                problems.append(FieldProblem(field.name, "is required"))
+            continue
+        try:
+            checked[field.name] = check_value(field, value)
+        except FormRefused as refused:
+            problems += refused.problems
+    if problems:
+        raise FormRefused(problems)
+    return checked
+
+
+def read_text(field: FormField, text: str) -> Any:
+    """A value typed into a text input (a surface without a native input for the field's
+    kind) as the field keeps it: "42" for an integer is 42, "yes" for a boolean is true, a
+    choice's title or value is its value. FormRefused in words for the person who typed it."""
+
+    def refuse(message: str) -> FormRefused:
+        return FormRefused([FieldProblem(field.name, message)])
+
+    stripped = text.strip()
+    kind = field.kind
+    if kind.is_text:
+        return check_value(field, text if kind is FieldKind.TEXT else stripped)
+    if kind.is_number:
+        try:
+            # Python reads "1_000" and "nan"; a person's number is digits, a sign and a point.
+            if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", stripped):
+                raise ValueError
+            number = float(stripped)
+        except ValueError:
+            wanted = "a whole number" if kind is FieldKind.INTEGER else "a number"
+            raise refuse(f"must be {wanted}, got {shown(text)}") from None
+        if not math.isfinite(number):
+            raise refuse(f"must be a number, got {shown(text)}")
+        if kind is FieldKind.INTEGER:
+            if not re.fullmatch(r"[+-]?\d+", stripped):
+                raise refuse(f"must be a whole number, got {shown(text)}")
+            return check_value(field, int(stripped))
+        return check_value(field, int(number) if number == int(number) else number)
+    if kind is FieldKind.BOOLEAN:
+        answer = _YES_NO.get(stripped.lower())
+        if answer is None:
+            raise refuse(f"must be yes or no, got {shown(text)}")
+        return answer
+    if kind is FieldKind.CHOICE:
+        return check_value(field, _choice_value(field, stripped))
+    parts = [p.strip() for p in stripped.split(",") if p.strip()]
+    return check_value(field, [_choice_value(field, p) for p in parts])
+
+
+_YES_NO = {"yes": True, "y": True, "true": True, "no": False, "n": False, "false": False}
+
+
+def _choice_value(field: FormField, text: str) -> str:
+    for choice in field.choices:
+        if text in (choice.value, choice.title):
+            return choice.value
+    return text
+
+
+# Keeping values -------------------------------------------------------------------------------
+
+
+def encode(content: Mapping[str, Any]) -> dict[str, str]:
+    """Checked values as the engine keeps them: field name -> RFC 8785 canonical JSON."""
+    return {name: canonical(value).decode() for name, value in content.items()}
+
+
+def decode(answers: Mapping[str, str]) -> dict[str, Any]:
+    """The typed values back from what the engine keeps (`encode`'s inverse)."""
+    return {name: json.loads(text) for name, text in answers.items()}
+
+
+def shown_value(field: FormField, value: Any) -> str:
+    """A value as a person reads it in a message: Yes/No, a choice's title, a list joined."""
+    if field.kind is FieldKind.BOOLEAN:
+        return "Yes" if value else "No"
+    if field.kind is FieldKind.CHOICE:
+        return field.choice_title(str(value))
+    if field.kind is FieldKind.CHOICES:
+        return ", ".join(field.choice_title(str(v)) for v in value) or "(none)"
+    if field.kind.is_number:
+        return f"{value:g}" if isinstance(value, float) else str(value)
+    return str(value)
+
+
+def filled_in(form: Form, content: Mapping[str, Any]) -> Iterator[tuple[FormField, str]]:
+    """Each field a person filled in, with its value as people read it, in the form's order."""
+    for field in form.fields:
+        if field.name in content:
+            yield field, shown_value(field, content[field.name])
