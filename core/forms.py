@@ -672,6 +672,37 @@ def read_text(field: FormField, text: str) -> Any:
     return check_value(field, [_choice_value(field, p) for p in parts])
 
 
+def read_input(form: Form, values: Mapping[str, object]) -> dict[str, Any]:
+    """What a surface's inputs gave (`core.intents.Fill.values`: texts from text inputs, bools,
+    choice values, lists) read and checked against the form once: the typed content, or
+    FormRefused naming each refused field. An empty text is a field left empty."""
+    problems: list[FieldProblem] = []
+    content: dict[str, Any] = {}
+    for name, value in values.items():
+        field = form.field(name)
+        if field is None:
+            problems.append(FieldProblem(name, "is not a field of this form"))
+        elif isinstance(value, str) and (
+            value == "" or (not value.strip() and field.kind is not FieldKind.TEXT)
+        ):
+            continue
+        elif isinstance(value, str) and field.kind is not FieldKind.CHOICES:
+            try:
+                content[name] = read_text(field, value)
+            except FormRefused as refused:
+                problems += refused.problems
+        else:
+            content[name] = value
+    try:
+        checked = check_content(form, content)
+    except FormRefused as refused:
+        known = {p.name for p in problems}
+        problems += [p for p in refused.problems if p.name not in known]
+    if problems:
+        raise FormRefused(problems)
+    return checked
+
+
 _YES_NO = {"yes": True, "y": True, "true": True, "no": False, "n": False, "false": False}
 
 

@@ -47,6 +47,12 @@ class Action(enum.Enum):
     """The form's field for a question's answer in one's own words."""
     NOTE = "note"
     """The form's field for the note."""
+    FILL = "fill"
+    """Opens a typed form's inputs (a request with a `form`); their submission is a `Fill`."""
+    FIELD = "field"
+    """One input of a typed form (its field named beside the action)."""
+    DECLINE = "decline"
+    """`Decline`: the person says no to a typed form."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +88,22 @@ class Cancel:
     """End the request without answers: the agent is interrupted."""
 
 
-Intent = Pick | Choose | Submit | Cancel
+@dataclass(frozen=True)
+class Fill:
+    """Vote with the values of a typed form (a request with a `form`), field name -> value as
+    the surface's input gave it: a text for a text input (numbers and dates typed too), a bool
+    from a checkbox, a choice's value from a select, a list of values from a multi-select.
+    The broker reads and checks them once (`core.forms.read_input`)."""
+
+    values: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Decline:
+    """Say no to a typed form: the request ends, and the agent is told no (not interrupted)."""
+
+
+Intent = Pick | Choose | Submit | Cancel | Fill | Decline
 
 
 NOTE = -1
@@ -131,6 +152,10 @@ class Refused:
     """What the person had chosen, so a form can be shown again as they left it."""
     problems: Mapping[int, str] = field(default_factory=dict)
     """BAD_TEXT: question index (NOTE for the note) -> what is wrong with what was typed."""
+    field_problems: Mapping[str, str] = field(default_factory=dict)
+    """BAD_VALUES: a typed form's field name -> why its value was refused (nothing recorded)."""
+    values: Mapping[str, object] = field(default_factory=dict)
+    """BAD_VALUES: what the person gave, so the form can be shown again as they left it."""
 
     def fields(self) -> list[tuple[str, str]]:
         """BAD_TEXT: each field whose text was not taken, named as a form names it (the
@@ -175,6 +200,8 @@ class Note(enum.Enum):
     MISSING_ANSWERS = "missing_answers"
     BAD_TEXT = "bad_text"
     """Each typed field not taken and why, then what is still unanswered."""
+    BAD_VALUES = "bad_values"
+    """Each field of a typed form whose value was refused, and why; nothing was recorded."""
 
 
 _REFUSAL_NOTES = {
@@ -184,6 +211,7 @@ _REFUSAL_NOTES = {
     Refusal.NOT_ANSWERER: Note.NOT_ANSWERER,
     Refusal.MISSING_ANSWERS: Note.MISSING_ANSWERS,
     Refusal.BAD_TEXT: Note.BAD_TEXT,
+    Refusal.BAD_VALUES: Note.BAD_VALUES,
     Refusal.SELF_APPROVAL: Note.SELF_APPROVAL,
 }
 

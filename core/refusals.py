@@ -15,6 +15,8 @@ class Refusal(enum.StrEnum):
     BAD_TEXT = "bad_text"
     """What the person typed cannot be taken (empty, too long, or not allowed): see
     `problems`."""
+    BAD_VALUES = "bad_values"
+    """A typed form's values do not fit its fields: see `Refused.field_problems`."""
     SELF_APPROVAL = "self_approval"
     """The person is the request's requester, and it has no_self_approval."""
     REPLAYED = "replayed"
