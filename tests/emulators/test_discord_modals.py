@@ -47,6 +47,32 @@ def feedback(title: str = "Feedback") -> ui.Modal:
     return modal
 
 
+def survey() -> ui.Modal:
+    """A text input and two string selects: one required, one optional taking several."""
+    modal = ui.Modal(title="Survey", custom_id="survey", timeout=None)
+    name: ui.TextInput[ui.Modal] = ui.TextInput(custom_id="name", required=False)
+    colour: ui.Select[ui.Modal] = ui.Select(
+        custom_id="colour",
+        options=[
+            discord.SelectOption(label="Red", value="r"),
+            discord.SelectOption(label="Blue", value="b", default=True),
+        ],
+    )
+    pets: ui.Select[ui.Modal] = ui.Select(
+        custom_id="pets",
+        placeholder="Any pets?",
+        min_values=0,
+        max_values=3,
+        required=False,
+        options=[discord.SelectOption(label=p, value=p.lower()) for p in ("Cat", "Dog", "Eel")],
+    )
+    modal.add_item(ui.Label(text="Name", component=name))
+    modal.add_item(ui.Label(text="Colour", description="Pick one", component=colour))
+    modal.add_item(ui.Label(text="Pets", component=pets))
+    modal.stop()
+    return modal
+
+
 class OpenForm(ui.DynamicItem[ui.Button[ui.View]], template=r"form:(?P<title>[a-z]+)"):
     def __init__(self, title: str) -> None:
         super().__init__(ui.Button(label=f"Open {title}", custom_id=f"form:{title}"))
@@ -67,7 +93,8 @@ class OpenForm(ui.DynamicItem[ui.Button[ui.View]], template=r"form:(?P<title>[a-
         assert isinstance(bot, FormBot)
         title = "x" * 46 if self.title == "long" else "Feedback"
         try:
-            await interaction.response.send_modal(feedback(title))
+            shown = survey() if self.title == "survey" else feedback(title)
+            await interaction.response.send_modal(shown)
         except Exception as exc:
             await bot.errors.put(exc)
 
@@ -99,7 +126,10 @@ class FormBot(discord.Client):
         data: dict[str, Any] = dict(interaction.data or {})
         message = interaction.message.id if interaction.message else None
         await self.submissions.put({**data, "message": message, "user": interaction.user.id})
-        typed = {c["component"]["custom_id"]: c["component"]["value"] for c in data["components"]}
+        typed = {
+            c["component"]["custom_id"]: c["component"].get("value", c["component"].get("values"))
+            for c in data["components"]
+        }
         try:
             if self.reply == "message":
                 await interaction.response.send_message(f"got {typed}", ephemeral=True)
@@ -187,6 +217,47 @@ async def test_a_modal_is_shown_and_its_submission_comes_over_the_gateway(place:
         "component": {"type": 4, "id": 2, "custom_id": "name", "value": "Ada"},
     }
     assert second["component"]["value"] == "Nice <@1>"
+
+
+async def test_a_modal_with_string_selects_is_shown_and_submitted(place: Place) -> None:
+    emulator = place.emulator
+    async with running() as bot:
+        question = await post(bot, place, "survey")
+        opened = await emulator.click(question, place.alice.id, "Open survey")
+        modal = await opened.modal()
+        assert modal.labels == ["Name", "Colour", "Pets"]
+        colour, pets = modal.selects
+        assert (colour.description, colour.chosen, colour.required) == ("Pick one", ["Blue"], True)
+        assert (colour.min_values, colour.max_values) == (1, 1)
+        assert [(o.label, o.value) for o in pets.options] == [
+            ("Cat", "cat"),
+            ("Dog", "dog"),
+            ("Eel", "eel"),
+        ]
+        assert (pets.placeholder, pets.min_values, pets.max_values) == ("Any pets?", 0, 3)
+        assert pets.required is False
+
+        with pytest.raises(CannotSubmit, match="'Colour' is required"):
+            await emulator.submit_modal(opened, {"Colour": []})
+        with pytest.raises(CannotSubmit, match="takes 1-1 options"):
+            await emulator.submit_modal(opened, {"Colour": ["Red", "Blue"]})
+        with pytest.raises(CannotSubmit, match="cannot pick"):
+            await emulator.submit_modal(opened, {"Pets": ["Cow"]})
+        with pytest.raises(CannotSubmit, match="pick options by a list"):
+            await emulator.submit_modal(opened, {"Pets": "Cat"})
+        with pytest.raises(CannotSubmit, match="type a text"):
+            await emulator.submit_modal(opened, {"Name": ["Cat"]})
+        assert bot.submissions.empty()
+
+        sent = await emulator.submit_modal(opened, {"Pets": ["Eel", "Cat"]})
+        reply = await sent.wait_for_ephemeral()
+        assert reply.text == "got {'name': '', 'colour': ['b'], 'pets': ['eel', 'cat']}"
+        submitted = await bot.submissions.get()
+    assert submitted["components"][1] == {
+        "type": 18,
+        "id": 3,
+        "component": {"type": 3, "id": 4, "custom_id": "colour", "values": ["b"]},
+    }
 
 
 async def test_a_modal_is_submitted_once_by_the_person_it_was_shown_to(place: Place) -> None:
@@ -294,6 +365,14 @@ def labelled(item: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return {"type": 18, "label": "Answer", "component": item, **extra}
 
 
+def option(value: str, **extra: Any) -> dict[str, Any]:
+    return {"label": value, "value": value, **extra}
+
+
+def select(**extra: Any) -> dict[str, Any]:
+    return {"type": 3, "custom_id": "s", "options": [option("a"), option("b")], **extra}
+
+
 def modal(*components: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return {"custom_id": "m", "title": "Form", "components": list(components), **extra}
 
@@ -361,7 +440,65 @@ MODAL_RULES: dict[str, tuple[dict[str, Any], str]] = {
     ),
     "a disabled input": (
         modal(labelled(text_input(disabled=True))),
-        "component.disabled: COMPONENT_INVALID",
+        "component.disabled: MODAL_COMPONENT_DISABLED",
+    ),
+    "a disabled select": (
+        modal(labelled(select(disabled=True))),
+        "component.disabled: MODAL_COMPONENT_DISABLED",
+    ),
+    "a select without options": (
+        modal(labelled(select(options=[]))),
+        "component.options: BASE_TYPE_BAD_LENGTH",
+    ),
+    "a select of 26 options": (
+        modal(labelled(select(options=[option(f"o{i}") for i in range(26)]))),
+        "component.options: BASE_TYPE_BAD_LENGTH",
+    ),
+    "an option label over 100": (
+        modal(labelled(select(options=[option("a", label="l" * 101)]))),
+        "component.options.0.label: BASE_TYPE_BAD_LENGTH",
+    ),
+    "an option value over 100": (
+        modal(labelled(select(options=[option("v" * 101)]))),
+        "component.options.0.value: BASE_TYPE_BAD_LENGTH",
+    ),
+    "an option description over 100": (
+        modal(labelled(select(options=[option("a", description="d" * 101)]))),
+        "component.options.0.description: BASE_TYPE_MAX_LENGTH",
+    ),
+    "two options of one value": (
+        modal(labelled(select(options=[option("a"), option("a")]))),
+        "SELECT_COMPONENT_OPTION_VALUE_DUPLICATED",
+    ),
+    "a select placeholder over 150": (
+        modal(labelled(select(placeholder="p" * 151))),
+        "component.placeholder: BASE_TYPE_MAX_LENGTH",
+    ),
+    "min_values over 25": (modal(labelled(select(min_values=26))), "component.min_values"),
+    "max_values of 0": (modal(labelled(select(max_values=0))), "component.max_values"),
+    "max_values over the options": (
+        modal(labelled(select(max_values=3))),
+        "max_values (3) must not exceed the option count (2)",
+    ),
+    "min_values above max_values": (
+        modal(labelled(select(min_values=2, max_values=1))),
+        "min_values must be <= max_values",
+    ),
+    "more defaults than max_values": (
+        modal(labelled(select(options=[option("a", default=True), option("b", default=True)]))),
+        "SELECT_COMPONENT_TOO_MANY_DEFAULT_VALUES",
+    ),
+    "min_values 0 on a required select": (
+        modal(labelled(select(min_values=0))),
+        "min_values must be omitted or at least 1 when required",
+    ),
+    "a select's required not a boolean": (
+        modal(labelled(select(required="no"))),
+        "component.required: BASE_TYPE_BOOLEAN",
+    ),
+    "a select in an action row": (
+        modal({"type": 1, "components": [select()]}),
+        "An action row in a modal holds exactly one text input",
     ),
     "a duplicated custom_id": (
         modal(labelled(text_input()), labelled(text_input())),
@@ -406,4 +543,16 @@ def test_modals_within_every_limit_are_accepted() -> None:
     ]
     legacy = {"type": 1, "components": [text_input(custom_id="old", label="Old")]}
     assert validate_modal(modal(*fields, legacy, custom_id="m" * 100, title="t" * 45)) is None
+    widest = select(
+        placeholder="p" * 150,
+        options=[
+            option(f"{i:02}" + "v" * 98, label="l" * 100, description="d" * 100, default=i < 25)
+            for i in range(25)
+        ],
+        min_values=0,
+        max_values=25,
+        required=False,
+        disabled=False,
+    )
+    assert validate_modal(modal(labelled(widest), labelled(select(custom_id="t")))) is None
     assert validate_modal(feedback().to_dict()) is None

@@ -33,7 +33,7 @@ from .interactions import (
 from .markdown import LiveMarkdown, live_markdown
 from .mentions import AllowedMentions, Mentioned, Pings, mentioned_in
 from .messages import Rejection
-from .modals import CannotSubmit, Field, Modal, validate_modal
+from .modals import CannotSubmit, Choices, Field, Modal, Option, validate_modal
 from .registry import Channel, Guild, Member, Role, UnknownEntity, User
 from .rest import RecordedRequest
 from .snowflakes import snowflake_from_ms, snowflake_ms
@@ -45,6 +45,7 @@ __all__ = [
     "AllowedMentions",
     "CannotSubmit",
     "Channel",
+    "Choices",
     "ComponentNotFound",
     "Delivery",
     "DiscordEmulator",
@@ -63,6 +64,7 @@ __all__ = [
     "Mentioned",
     "Message",
     "Modal",
+    "Option",
     "Pings",
     "RecordedRequest",
     "Rejection",

@@ -13,6 +13,7 @@ from .endpoint import Forgery, InteractionsEndpoint
 from .gateway import GUILD_MEMBERS, GUILDS, Gateway, GatewayStats
 from .interactions import EndpointReply, InteractionHandle
 from .messages import Messenger, Rejection
+from .modals import Given
 from .payloads import channel_payload, member_payload, role_payload
 from .people import People
 from .ratelimits import RateLimits, route_regex
@@ -416,12 +417,13 @@ class DiscordEmulator:
     async def submit_modal(
         self,
         opened: InteractionHandle,
-        values: Mapping[str, str] | None = None,
+        values: Mapping[str, Given] | None = None,
         *,
         user_id: int | None = None,
     ) -> InteractionHandle:
-        """Fill in the modal the bot answered `opened` with (`values` by field label; other
-        fields keep what they were prefilled with) and submit it: a MODAL_SUBMIT interaction
+        """Fill in the modal the bot answered `opened` with (`values` by input label: a text
+        for a text input, a list of option labels for a select; other inputs keep what they
+        were prefilled with) and submit it: a MODAL_SUBMIT interaction
         carrying the message the modal was opened from. `await opened.modal()` first: only a
         modal shown can be submitted, only by the person it was shown to, once, and only with
         what Discord's client lets through (else CannotSubmit)."""

@@ -7,14 +7,19 @@ Labels (18; `label` 1-45, `description` up to 100, one `component`), Text Displa
 deprecated Action Row holding one Text Input. A Text Input (4) has a `custom_id` of 1-100, a
 `style` of 1 (short) or 2 (paragraph), `min_length` 0-4000, `max_length` 1-4000, `required`
 (default true), a prefilled `value` of up to 4000 and a `placeholder` of up to 100; its own
-`label` (1-45) is deprecated, and needed only in an Action Row. Nothing in a modal may be
-`disabled`.
+`label` (1-45) is deprecated, and needed only in an Action Row. A String Select (3) in a Label
+has what a message's has (1-25 options, each `label` and `value` 1-100 and `description` up to
+100, distinct values, a `placeholder` up to 150, `min_values` 0-25, `max_values` 1-25 and no
+more than its options, no more defaults than `max_values`) and `required` (default true), with
+which `min_values` must be at least 1. Nothing in a modal may be disabled: discord.py sends
+`"disabled": false` with every select, which Discord takes; `true` is refused
+(`MODAL_COMPONENT_DISABLED`, as Discord answers JDA's discord-jda/JDA#2984).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +36,7 @@ from .components import (
     assign_ids,
 )
 from .payloads import Component, ModalSubmitData
-from .validation import MAX_CUSTOM_ID, Collector, Invalid, Path, check_custom_id
+from .validation import MAX_CUSTOM_ID, Collector, Invalid, Path, check_custom_id, check_select
 
 MAX_TITLE = 45
 MAX_MODAL_COMPONENTS = 5
@@ -123,11 +128,27 @@ def _check_interactive(
     out: Collector, path: Path, item: Component, seen: set[str], *, labelled: bool
 ) -> None:
     check_custom_id(out, path, item.get("custom_id"), seen)
-    if "disabled" in item:
-        why = "Modals can not have disabled components."
-        out.add((*path, "disabled"), "COMPONENT_INVALID", why)
+    disabled = item.get("disabled", False)
+    if disabled is not False:
+        why = "Modals do not support disabled components"
+        out.add((*path, "disabled"), "MODAL_COMPONENT_DISABLED", why)
     if item.get("type") == TEXT_INPUT:
         _check_text_input(out, path, item, labelled=labelled)
+    elif item.get("type") == STRING_SELECT:
+        _check_select(out, path, item)
+
+
+def _check_select(out: Collector, path: Path, item: Component) -> None:
+    check_select(out, path, item)
+    required = item.get("required", True)
+    if not isinstance(required, bool):
+        out.add((*path, "required"), "BASE_TYPE_BOOLEAN", "Must be either true or false.")
+    elif required and item.get("min_values", 1) == 0:
+        out.add(
+            (*path, "min_values"),
+            "COMPONENT_INVALID",
+            "min_values must be omitted or at least 1 when required is omitted or true.",
+        )
 
 
 def _check_text_input(out: Collector, path: Path, item: Component, *, labelled: bool) -> None:
@@ -180,6 +201,35 @@ class Field:
 
 
 @dataclass(frozen=True)
+class Option:
+    """One option of a select in a modal."""
+
+    label: str
+    value: str
+    description: str | None
+    default: bool
+
+
+@dataclass(frozen=True)
+class Choices:
+    """One string select of a modal, as the person sees it."""
+
+    label: str
+    description: str | None
+    custom_id: str
+    placeholder: str | None
+    options: tuple[Option, ...]
+    min_values: int
+    max_values: int
+    required: bool
+
+    @property
+    def chosen(self) -> list[str]:
+        """The labels of the options it is prefilled with."""
+        return [o.label for o in self.options if o.default]
+
+
+@dataclass(frozen=True)
 class Modal:
     """A modal the bot showed someone; `components` carry the ids Discord assigned."""
 
@@ -188,15 +238,39 @@ class Modal:
     components: list[Component]
 
     @property
+    def inputs(self) -> tuple[Field | Choices, ...]:
+        """Every input, in the order the person sees them."""
+        return tuple(_inputs(self.components))
+
+    @property
     def fields(self) -> tuple[Field, ...]:
-        return tuple(_fields(self.components))
+        """The text inputs."""
+        return tuple(i for i in self.inputs if isinstance(i, Field))
+
+    @property
+    def selects(self) -> tuple[Choices, ...]:
+        """The string selects."""
+        return tuple(i for i in self.inputs if isinstance(i, Choices))
+
+    @property
+    def labels(self) -> list[str]:
+        return [i.label for i in self.inputs]
 
     def field(self, label: str) -> Field:
         found = [f for f in self.fields if f.label == label]
         if len(found) != 1:
-            labels = [f.label for f in self.fields]
             raise CannotSubmit(
-                f"{len(found)} fields labelled {label!r} in modal {self.title!r}; fields: {labels}"
+                f"{len(found)} text inputs labelled {label!r} in modal {self.title!r}; "
+                f"inputs: {self.labels}"
+            )
+        return found[0]
+
+    def select(self, label: str) -> Choices:
+        found = [s for s in self.selects if s.label == label]
+        if len(found) != 1:
+            raise CannotSubmit(
+                f"{len(found)} selects labelled {label!r} in modal {self.title!r}; "
+                f"inputs: {self.labels}"
             )
         return found[0]
 
@@ -208,11 +282,13 @@ def shown(data: Mapping[str, Any]) -> Modal:
     return Modal(str(data["custom_id"]), str(data["title"]), components)
 
 
-def _fields(components: list[Component]) -> list[Field]:
-    found = []
+def _inputs(components: list[Component]) -> list[Field | Choices]:
+    found: list[Field | Choices] = []
     for item in components:
         if item.get("type") == LABEL and item["component"].get("type") == TEXT_INPUT:
             found.append(_field(item["component"], item["label"], item.get("description")))
+        elif item.get("type") == LABEL and item["component"].get("type") == STRING_SELECT:
+            found.append(_choices(item["component"], item["label"], item.get("description")))
         elif item.get("type") == ACTION_ROW:
             found.append(_field(item["components"][0], item["components"][0]["label"], None))
     return found
@@ -233,50 +309,106 @@ def _field(item: Component, label: str, description: str | None) -> Field:
     )
 
 
-def submission(modal: Modal, values: Mapping[str, str]) -> ModalSubmitData:
-    """The `data` of the MODAL_SUBMIT interaction for `modal` filled in with `values` (by
-    field label; other fields keep what they were prefilled with). CannotSubmit when Discord's
-    client would not send it: an unknown label, a required field left empty, a text outside
-    the field's min_length..max_length."""
-    fields = {f.custom_id: f for f in modal.fields}
-    unknown = sorted(set(values) - {f.label for f in fields.values()})
-    if unknown:
-        raise CannotSubmit(
-            f"no fields {unknown} in modal {modal.title!r}; fields: "
-            f"{[f.label for f in fields.values()]}"
+def _choices(item: Component, label: str, description: str | None) -> Choices:
+    options = tuple(
+        Option(
+            label=o["label"],
+            value=o["value"],
+            description=o.get("description"),
+            default=o.get("default") is True,
         )
-    typed = {f.custom_id: values.get(f.label, f.value) for f in fields.values()}
-    for custom_id, text in typed.items():
-        field = fields[custom_id]
-        if not text and field.required:
-            raise CannotSubmit(f"field {field.label!r} is required; Discord won't submit it empty")
-        if text and not field.min_length <= len(text) <= field.max_length:
-            raise CannotSubmit(
-                f"field {field.label!r} takes {field.min_length}-{field.max_length} characters; "
-                f"Discord will not submit {len(text)}"
-            )
-    return ModalSubmitData(
-        custom_id=modal.custom_id, components=_submitted(modal.components, typed)
+        for o in item["options"]
+    )
+    return Choices(
+        label=label,
+        description=description,
+        custom_id=item["custom_id"],
+        placeholder=item.get("placeholder"),
+        options=options,
+        min_values=int(item.get("min_values", 1)),
+        max_values=int(item.get("max_values", 1)),
+        required=item.get("required", True) is not False,
     )
 
 
-def _submitted(components: list[Component], typed: Mapping[str, str]) -> list[Component]:
+Given = str | Sequence[str]
+"""What the person gives an input: a text for a text input, option labels for a select."""
+
+
+def submission(modal: Modal, values: Mapping[str, Given]) -> ModalSubmitData:
+    """The `data` of the MODAL_SUBMIT interaction for `modal` filled in with `values` (by
+    input label: a text for a text input, a list of option labels for a select; other inputs
+    keep what they were prefilled with). CannotSubmit when Discord's client would not send it:
+    an unknown label, a required input left empty, a text outside the field's
+    min_length..max_length, options the select does not have or too few or too many."""
+    inputs = {i.custom_id: i for i in modal.inputs}
+    unknown = sorted(set(values) - {i.label for i in inputs.values()})
+    if unknown:
+        raise CannotSubmit(f"no fields {unknown} in modal {modal.title!r}; fields: {modal.labels}")
+    given: dict[str, Given] = {}
+    for custom_id, item in inputs.items():
+        if isinstance(item, Field):
+            given[custom_id] = _typed(item, values.get(item.label, item.value))
+        else:
+            given[custom_id] = _picked(item, values.get(item.label, item.chosen))
+    return ModalSubmitData(
+        custom_id=modal.custom_id, components=_submitted(modal.components, given)
+    )
+
+
+def _typed(field: Field, text: Given) -> str:
+    if not isinstance(text, str):
+        raise CannotSubmit(f"field {field.label!r} is a text input; type a text into it")
+    if not text and field.required:
+        raise CannotSubmit(f"field {field.label!r} is required; Discord won't submit it empty")
+    if text and not field.min_length <= len(text) <= field.max_length:
+        raise CannotSubmit(
+            f"field {field.label!r} takes {field.min_length}-{field.max_length} characters; "
+            f"Discord will not submit {len(text)}"
+        )
+    return text
+
+
+def _picked(select: Choices, labels: Given) -> list[str]:
+    if isinstance(labels, str):
+        raise CannotSubmit(f"{select.label!r} is a select; pick options by a list of labels")
+    by_label = {o.label: o.value for o in select.options}
+    missing = [label for label in labels if label not in by_label]
+    if missing or len(set(labels)) != len(labels):
+        raise CannotSubmit(
+            f"select {select.label!r} has options {list(by_label)}; cannot pick {list(labels)}"
+        )
+    count = len(labels)
+    if count == 0 and select.required:
+        raise CannotSubmit(f"select {select.label!r} is required; Discord won't submit it empty")
+    if count and not select.min_values <= count <= select.max_values:
+        raise CannotSubmit(
+            f"select {select.label!r} takes {select.min_values}-{select.max_values} options; "
+            f"Discord will not submit {count}"
+        )
+    return [by_label[label] for label in labels]
+
+
+def _submitted(components: list[Component], given: Mapping[str, Given]) -> list[Component]:
     out: list[Component] = []
     for item in components:
         kind = item.get("type")
         if kind == LABEL:
-            child = _input(item["component"], typed)
+            child = _input(item["component"], given)
             out.append({"type": LABEL, "id": item["id"], "component": child})
         elif kind == ACTION_ROW:
-            inputs = [_input(c, typed) for c in item["components"]]
+            inputs = [_input(c, given) for c in item["components"]]
             out.append({"type": ACTION_ROW, "id": item["id"], "components": inputs})
         elif kind == TEXT_DISPLAY:
             out.append({"type": TEXT_DISPLAY, "id": item["id"], "content": item["content"]})
     return out
 
 
-def _input(item: Component, typed: Mapping[str, str]) -> Component:
-    if item.get("type") != TEXT_INPUT:
-        raise CannotSubmit(f"the emulator fills in text inputs only, not type {item.get('type')}")
-    custom_id = item["custom_id"]
-    return {"type": TEXT_INPUT, "id": item["id"], "custom_id": custom_id, "value": typed[custom_id]}
+def _input(item: Component, given: Mapping[str, Given]) -> Component:
+    kind, custom_id = item.get("type"), item["custom_id"]
+    if kind == TEXT_INPUT:
+        return {"type": kind, "id": item["id"], "custom_id": custom_id, "value": given[custom_id]}
+    if kind == STRING_SELECT:
+        values = list(given[custom_id])
+        return {"type": kind, "id": item["id"], "custom_id": custom_id, "values": values}
+    raise CannotSubmit(f"the emulator fills in text inputs and string selects, not type {kind}")

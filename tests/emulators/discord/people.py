@@ -18,7 +18,7 @@ from .interactions import (
     build_payload,
     component_data,
 )
-from .modals import CannotSubmit, submission
+from .modals import CannotSubmit, Given, submission
 from .payloads import Component, InteractionData, InteractionPayload, ModalSubmitData
 from .registry import Channel, Registry
 from .responses import InteractionResponder
@@ -120,7 +120,7 @@ class People:
         return current, channel
 
     def submit_modal(
-        self, opened: InteractionHandle, values: Mapping[str, str], user_id: int | None
+        self, opened: InteractionHandle, values: Mapping[str, Given], user_id: int | None
     ) -> InteractionHandle:
         state = self._states[opened.id]
         modal = state.modal

@@ -269,7 +269,7 @@ def _check_row(out: Collector, path: Path, row: Component) -> None:
         if kind == BUTTON:
             _check_button(out, item_path, item)
         elif kind in SELECT_TYPES:
-            _check_select(out, item_path, item)
+            check_select(out, item_path, item)
         else:
             out.add(
                 (*item_path, "type"),
@@ -299,7 +299,9 @@ def _check_button(out: Collector, path: Path, button: Component) -> None:
             )
 
 
-def _check_select(out: Collector, path: Path, select: Component) -> None:
+def check_select(out: Collector, path: Path, select: Component) -> None:
+    """A select: its custom_id, placeholder, min/max values and, for a string select, its
+    options (in a message or in a modal)."""
     if "custom_id" not in select:
         out.add((*path, "custom_id"), "BASE_TYPE_REQUIRED", "This field is required")
     out.max_length((*path, "placeholder"), select.get("placeholder"), MAX_PLACEHOLDER)
