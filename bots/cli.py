@@ -34,7 +34,7 @@ from askbridge.bots.crash_hook import crash_point_from
 from askbridge.bots.database_place import earlier_database, sqlite_path
 from askbridge.bots.logs import configure_logging
 from askbridge.bots.settings import Settings, unknown_variables
-from askbridge.bots.surfaces import SURFACES, surface_words
+from askbridge.bots.surfaces import SURFACES, SetupCommand, surface_words
 from askbridge.core import audit_log
 from askbridge.core.errors import AskbridgeError, StartupError
 from askbridge.core.escalation import ladder_example
@@ -77,12 +77,17 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
-    manifests = {f"{e.spec.name}-manifest": e.manifest for e in SURFACES if e.manifest}
-    if args.command in manifests:
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        # argparse would blame the top-level command, with its usage; the subcommand the words
+        # were given to says so, with its own.
+        args.command_parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if args.setup is not None:
         # Reads no settings but its platform's: it is how a platform's app gets made before
         # askbridge runs.
-        return _manifest(manifests[args.command], args.zip)
+        return _setup(args.setup, args.zip, args.command_parser.prog)
+    if args.surface_steps is not None:
+        args.command_parser.error(f"say which: {args.surface_steps}")
     try:
         settings = Settings()
     except ValidationError as error:
@@ -93,13 +98,13 @@ def _main(argv: list[str] | None) -> int:
     if args.command == "serve":
         return _serve(settings, args)
     if args.command == "ask":
-        return _ask(settings, args, parser)
+        return _ask(settings, args)
     if args.command == "audit":
         return _audit(settings, args)
     if args.command == "mcp":
         return _mcp(settings, args)
     if args.command == "hook":
-        return _hook(settings, args, parser)
+        return _hook(settings, args)
     if args.command == "prune":
         return _prune(settings, args)
     parser.print_help(sys.stderr)
@@ -112,7 +117,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Let AI agents ask people multiple-choice questions in chat.",
     )
     parser.add_argument("--version", action="version", version=f"askbridge {VERSION}")
-    commands = parser.add_subparsers(dest="command")
+    parser.set_defaults(command_parser=parser, setup=None, surface_steps=None, zip=None)
+    commands = _Commands(parser.add_subparsers(dest="command"))
     serve = commands.add_parser("serve", help="run the service (agent API, web page, chat bots)")
     serve.add_argument("--host", help="address to bind (ASKBRIDGE_HOST)")
     serve.add_argument("--port", type=int, help="port to bind (ASKBRIDGE_PORT)")
@@ -210,19 +216,7 @@ def _parser() -> argparse.ArgumentParser:
         "--yes", action="store_true", help="needed with --older-than 0: delete every ended request"
     )
 
-    for entry in SURFACES:
-        if entry.manifest is not None:
-            title = entry.spec.title
-            manifest = commands.add_parser(
-                f"{entry.spec.name}-manifest",
-                help=f"print the {title} app manifest to create askbridge's app from "
-                f"(docs/tutorials/{entry.spec.name}.md)",
-            )
-            manifest.add_argument(
-                "--zip",
-                metavar="FILE",
-                help="write the whole app package (the manifest and any icons) to FILE instead",
-            )
+    _setup_parsers(commands)
 
     audit = commands.add_parser(
         "audit",
@@ -245,9 +239,58 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _hook_parser(commands: Any) -> None:
+class _Commands:
+    """Subcommands that know their own parser: a usage error names the subcommand, with its
+    usage, rather than `askbridge` with the top level's."""
+
+    def __init__(self, action: Any) -> None:
+        self.action = action
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        parser: argparse.ArgumentParser = self.action.add_parser(name, **kwargs)
+        # The innermost subcommand's defaults win: argparse copies them over its parents'.
+        parser.set_defaults(command_parser=parser)
+        return parser
+
+
+def _setup_parsers(commands: _Commands) -> None:
+    """`askbridge <surface> <command>` for every surface's setup commands, and the first
+    name of a manifest command, `askbridge <surface>-manifest`."""
+    for entry in SURFACES:
+        if not entry.setup:
+            continue
+        name = entry.spec.name
+        surface = commands.add_parser(
+            name,
+            help=f"what setting up {entry.spec.title} needs: "
+            + ", ".join(command.name for command in entry.setup),
+        )
+        surface.set_defaults(surface_steps=", ".join(command.name for command in entry.setup))
+        steps = _Commands(surface.add_subparsers(dest="step", metavar="COMMAND"))
+        for command in entry.setup:
+            _setup_parser(steps, command.name, command)
+            if command.name == "manifest":
+                _setup_parser(
+                    commands, f"{name}-manifest", command, f"the same as askbridge {name} manifest"
+                )
+
+
+def _setup_parser(
+    commands: _Commands, name: str, command: SetupCommand, help: str | None = None
+) -> None:
+    parser = commands.add_parser(name, help=help or command.help, description=command.help)
+    parser.set_defaults(setup=command, surface_steps=None)
+    if command.package:
+        parser.add_argument(
+            "--zip",
+            metavar="FILE",
+            help="write the whole app package (the manifest and any icons) to FILE instead",
+        )
+
+
+def _hook_parser(commands: _Commands) -> None:
     hook = commands.add_parser("hook", help="answer an agent host's hooks through askbridge")
-    hosts = hook.add_subparsers(dest="host")
+    hosts = _Commands(hook.add_subparsers(dest="host"))
     claude = hosts.add_parser(
         "claude-code",
         help="Claude Code's command hook: read the hook input on stdin, print the decision",
@@ -299,9 +342,10 @@ def _hook_parser(commands: Any) -> None:
     )
 
 
-def _hook(settings: Settings, args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+def _hook(settings: Settings, args: argparse.Namespace) -> int:
     from askbridge.bots.claude_hook import print_settings, run_hook
 
+    parser = args.command_parser
     if args.host != "claude-code":
         parser.error("say which host: askbridge hook claude-code")
     given = {
@@ -379,11 +423,11 @@ async def _run_until_signalled(service: Service) -> None:
         await service.stop()
 
 
-def _ask(settings: Settings, args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+def _ask(settings: Settings, args: argparse.Namespace) -> int:
     try:
         body = _ask_body(args)
     except ValueError as error:
-        parser.error(str(error))
+        args.command_parser.error(str(error))
     url = args.url or settings.server_url
     token = settings.api_token.get_secret_value() if settings.api_token else None
     tell = _quiet if args.quiet else _tell
@@ -705,11 +749,14 @@ def _print_json(value: Any) -> None:
     sys.stdout.flush()
 
 
-def _manifest(make: Callable[[], dict[str, bytes]], zip_to: str | None) -> int:
+def _setup(command: SetupCommand, zip_to: str | None, prog: str) -> int:
     try:
-        files = make()
-    except (StartupError, ValidationError) as error:
-        sys.stderr.write(f"askbridge: {error}\n")
+        files = command.files()
+    except StartupError as error:
+        sys.stderr.write(f"{prog}: {error}\n")
+        return EXIT_USAGE
+    except ValidationError as error:
+        sys.stderr.write(f"{prog}: invalid settings:\n{_settings_errors(error)}\n")
         return EXIT_USAGE
     if zip_to is None:
         sys.stdout.write(next(iter(files.values())).decode())
@@ -717,7 +764,7 @@ def _manifest(make: Callable[[], dict[str, bytes]], zip_to: str | None) -> int:
     with zipfile.ZipFile(zip_to, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, content in files.items():
             archive.writestr(name, content)
-    sys.stderr.write(f"askbridge: wrote {', '.join(files)} to {zip_to}\n")
+    sys.stderr.write(f"{prog}: wrote {', '.join(files)} to {zip_to}\n")
     return 0
 
 

@@ -76,6 +76,11 @@ class DiscordSettings(PlatformSettings):
     public_key: str | None = Field(
         default=None, validation_alias=AliasChoices("DISCORD_PUBLIC_KEY")
     )
+    # Only `askbridge discord invite-url` reads it: the link that adds the bot to a server is
+    # the application's, and a pip-installed user makes it before askbridge ever connects.
+    application_id: int | None = Field(
+        default=None, gt=0, validation_alias=AliasChoices("DISCORD_APPLICATION_ID")
+    )
 
 
 class TeamsSettings(PlatformSettings):
@@ -102,7 +107,7 @@ class TeamsSettings(PlatformSettings):
         default=None, validation_alias=AliasChoices("TEAMS_TOKEN_AUTHORITY")
     )
     # Your organisation's https:// site, which the Teams app manifest names as the app's
-    # developer (`askbridge teams-manifest`); askbridge itself never reads it.
+    # developer (`askbridge teams manifest`); askbridge itself never reads it.
     developer_url: str | None = Field(
         default=None, validation_alias=AliasChoices("TEAMS_DEVELOPER_URL")
     )

@@ -21,6 +21,7 @@ from askbridge.bots.settings import (
     SlackSettings,
     TeamsSettings,
 )
+from askbridge.core.errors import StartupError
 from askbridge.core.surface import PlatformRuntime, SurfaceSpec, SurfaceWords
 
 if TYPE_CHECKING:
@@ -40,6 +41,20 @@ class Wiring:
 
 
 @dataclass(frozen=True)
+class SetupCommand:
+    """`askbridge <surface> <name>`: something a setup step needs, printed from the installed
+    package, so nobody needs the repository to set a surface up."""
+
+    name: str
+    help: str
+    files: Callable[[], dict[str, bytes]]
+    """What it makes, the file it prints first; it reads the settings it needs itself, and
+    raises StartupError naming one that is missing."""
+    package: bool = False
+    """It takes `--zip FILE`: every file in one archive (an app package) instead."""
+
+
+@dataclass(frozen=True)
 class SurfaceEntry(Generic[P]):
     spec: SurfaceSpec
     settings: type[P] | None = None
@@ -50,10 +65,9 @@ class SurfaceEntry(Generic[P]):
     """Regular expressions of its tokens, scrubbed from every log line, set up or not."""
     library_noise: tuple[str, ...] = ()
     """Warnings its libraries log about features askbridge does not use (left out of logs)."""
-    manifest: Callable[[], dict[str, bytes]] | None = None
-    """The files of the app package its app is made from, the manifest first, which
-    `askbridge <name>-manifest` prints (the manifest) or zips (`--zip`); it reads what
-    settings it needs itself, and raises StartupError naming one that is missing."""
+    setup: tuple[SetupCommand, ...] = ()
+    """Its `askbridge <name> ...` commands; one named `manifest` is also `askbridge
+    <name>-manifest`, as it was first called."""
 
     def make_runtime(self, wiring: Wiring) -> PlatformRuntime | None:
         if self.settings is None or self.runtime is None:
@@ -120,6 +134,18 @@ def _teams_package(settings: TeamsSettings) -> dict[str, bytes]:
     return package(settings.app_id, settings.developer_url)
 
 
+def _discord_invite() -> dict[str, bytes]:
+    settings = DiscordSettings()
+    if settings.application_id is None:
+        raise StartupError(
+            "set DISCORD_APPLICATION_ID to the application's ID (Developer Portal: your "
+            "application, General Information, Application ID)"
+        )
+    from askbridge.adapters.discord.invite import invite_url
+
+    return {"invite-url": f"{invite_url(settings.application_id)}\n".encode()}
+
+
 def _secret(value: SecretStr | None) -> str | None:
     return (value.get_secret_value() or None) if value is not None else None
 
@@ -140,11 +166,18 @@ SLACK = SurfaceEntry(
     token_shapes=(r"xox[abpr]-[\w-]+", r"xapp-[\w-]+"),
     # bolt noticing SLACK_BOT_TOKEN in the environment beside the client askbridge gives it.
     library_noise=("As you gave `client` as well, `token` will be unused.",),
-    manifest=lambda: {
-        "manifest.yaml": resources.files("askbridge.adapters.slack")
-        .joinpath("manifest.yaml")
-        .read_bytes()
-    },
+    setup=(
+        SetupCommand(
+            "manifest",
+            "print the Slack app manifest to create askbridge's app from (docs/tutorials/slack.md)",
+            lambda: {
+                "manifest.yaml": resources.files("askbridge.adapters.slack")
+                .joinpath("manifest.yaml")
+                .read_bytes()
+            },
+            package=True,
+        ),
+    ),
 )
 DISCORD = SurfaceEntry(
     SurfaceSpec(
@@ -159,6 +192,14 @@ DISCORD = SurfaceEntry(
     DiscordSettings,
     _discord,
     library_noise=("voice will NOT be supported",),
+    setup=(
+        SetupCommand(
+            "invite-url",
+            "print the link that adds the bot to a server, with exactly the permissions it "
+            "needs (DISCORD_APPLICATION_ID; docs/tutorials/discord.md)",
+            _discord_invite,
+        ),
+    ),
 )
 TEAMS = SurfaceEntry(
     SurfaceSpec(
@@ -173,7 +214,14 @@ TEAMS = SurfaceEntry(
     _teams,
     # The Bot Connector's and Entra's tokens are JWTs.
     token_shapes=(r"eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]*",),
-    manifest=lambda: _teams_package(TeamsSettings()),
+    setup=(
+        SetupCommand(
+            "manifest",
+            "print the Teams app manifest to create askbridge's app from (docs/tutorials/teams.md)",
+            lambda: _teams_package(TeamsSettings()),
+            package=True,
+        ),
+    ),
 )
 WEB: SurfaceEntry[Any] = SurfaceEntry(
     SurfaceSpec(

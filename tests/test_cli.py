@@ -13,8 +13,10 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from askbridge.bots.cli import _parser, main
 from askbridge.core.version import VERSION
 from tests.conftest import DATABASE, EXPECTED, waiting_ids
+from tests.docs.cli_reference import commands
 from tests.server_process import ServerProcess
 from tests.web_person import answer_on_web
 
@@ -302,14 +304,66 @@ async def test_a_refused_token_has_its_own_exit_status(server: ServerProcess) ->
     assert "ASKBRIDGE_API_TOKEN" in err.decode()
 
 
+@pytest.mark.parametrize("argv", [["slack", "manifest"], ["slack-manifest"]])
 def test_a_surface_with_an_app_manifest_has_a_command_that_prints_it(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], argv: list[str]
 ) -> None:
-    from askbridge.bots.cli import main
-
-    assert main(["slack-manifest"]) == 0
+    assert main(argv) == 0
     printed = capsys.readouterr().out
     assert printed == (ROOT / "adapters" / "slack" / "manifest.yaml").read_text()
+
+
+EVERY_COMMAND = [parser.prog for parser in commands(_parser())]
+REQUIRED = {"askbridge prune": ["--older-than", "90d"]}
+
+
+@pytest.mark.parametrize("prog", EVERY_COMMAND)
+def test_a_usage_error_names_the_command_it_was_given_to(
+    capsys: pytest.CaptureFixture[str], prog: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([*prog.split()[1:], *REQUIRED.get(prog, []), "--bogus"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: {prog} ")
+    assert err.endswith(f"\n{prog}: error: unrecognized arguments: --bogus\n")
+
+
+def test_every_command_is_checked_for_its_usage_errors() -> None:
+    assert {
+        "askbridge",
+        "askbridge ask",
+        "askbridge hook claude-code",
+        "askbridge slack manifest",
+        "askbridge slack-manifest",
+        "askbridge discord invite-url",
+        "askbridge teams manifest",
+    } <= set(EVERY_COMMAND)
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["ask", "--question", "Go?"], "askbridge ask: error: give --question, --header"),
+        (["ask", "--timeout", "soon"], "askbridge ask: error: argument --timeout: invalid float"),
+        (["hook"], "askbridge hook: error: say which host: askbridge hook claude-code"),
+        (["prune"], "askbridge prune: error: the following arguments are required: --older-than"),
+        (["slack"], "askbridge slack: error: say which: manifest"),
+        (["discord"], "askbridge discord: error: say which: invite-url"),
+        (["hook", "claude-code", "--quorum", "0"], "askbridge hook claude-code: error: "),
+    ],
+)
+def test_a_subcommand_says_what_it_misses_with_its_own_name(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, argv: list[str], said: str
+) -> None:
+    monkeypatch.delenv("ASKBRIDGE_URL", raising=False)
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    prog = said.split(": error:")[0]
+    assert err.startswith(f"usage: {prog} ")
+    assert f"\n{said}" in err
 
 
 def test_a_reader_that_goes_away_gets_no_traceback() -> None:

@@ -21,19 +21,6 @@ from askbridge.adapters.discord.ids import (
 from askbridge.core.broker import Broker
 from askbridge.core.intents import Action
 
-PERMISSIONS = discord.Permissions(
-    view_channel=True,
-    send_messages=True,
-    send_messages_in_threads=True,
-    read_message_history=True,
-)
-"""Exactly what the bot needs: see channels, post in them and in their threads, and find its
-own messages again (editing its own messages needs nothing more)."""
-
-
-def invite_url(application_id: int) -> str:
-    return discord.utils.oauth_url(application_id, permissions=PERMISSIONS, scopes=("bot",))
-
 
 class BridgeBot(discord.Client, ClickHandler):
     """A plain `discord.Client` with minimal intents; it hands every click and every submitted

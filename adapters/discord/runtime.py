@@ -12,7 +12,8 @@ from aiohttp import web
 
 from askbridge.adapters.discord import endpoint, pointing
 from askbridge.adapters.discord.api_calls import api_calls
-from askbridge.adapters.discord.bot import BridgeBot, invite_url
+from askbridge.adapters.discord.bot import BridgeBot
+from askbridge.adapters.discord.invite import invite_url
 from askbridge.adapters.discord.surface import DiscordSurface
 from askbridge.core.broker import Broker
 from askbridge.core.election import CHECK_S, Election, Seat, SoleSeat

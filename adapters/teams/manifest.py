@@ -1,5 +1,5 @@
 """The Teams app package askbridge's bot is added to Teams from: manifest.json and its two
-icons, made from the bot's app id (`askbridge teams-manifest`)."""
+icons, made from the bot's app id (`askbridge teams manifest`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`askbridge teams-manifest`: the Teams app package the bot is added to Teams from."""
+"""`askbridge teams manifest`: the Teams app package the bot is added to Teams from."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def pixels(png: bytes) -> tuple[int, list[bytes]]:
 
 @pytest.mark.usefixtures("teams_app")
 def test_the_manifest_names_the_bot_and_its_developer(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["teams-manifest"]) == 0
+    assert main(["teams", "manifest"]) == 0
     manifest = json.loads(capsys.readouterr().out)
     assert manifest["id"] == APP_ID
     assert [bot["botId"] for bot in manifest["bots"]] == [APP_ID]
@@ -60,7 +60,7 @@ def test_the_manifest_names_the_bot_and_its_developer(capsys: pytest.CaptureFixt
 @pytest.mark.usefixtures("teams_app")
 def test_the_app_package_zips_the_manifest_and_its_icons(tmp_path: Path) -> None:
     package = tmp_path / "askbridge-teams.zip"
-    assert main(["teams-manifest", "--zip", str(package)]) == 0
+    assert main(["teams", "manifest", "--zip", str(package)]) == 0
     with zipfile.ZipFile(package) as archive:
         assert archive.namelist() == ["manifest.json", "color.png", "outline.png"]
         manifest = json.loads(archive.read("manifest.json"))
@@ -97,7 +97,7 @@ def test_a_manifest_without_what_teams_needs_names_the_setting(
         monkeypatch.delenv(name, raising=False)
     for name, value in variables.items():
         monkeypatch.setenv(name, value)
-    assert main(["teams-manifest"]) == 2
+    assert main(["teams", "manifest"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     assert named in captured.err
