@@ -204,6 +204,11 @@ class ClaudeRun:
             }
         )
 
+    async def reply(self, request: Message, response: Message) -> None:
+        """Answer any control request (an `elicitation`, say) as an SDK host would."""
+        reply = {"subtype": "success", "request_id": request["request_id"], "response": response}
+        await self._send({"type": "control_response", "response": reply})
+
     def notices(self) -> list[str]:
         """What hooks told the person at the terminal (their `systemMessage`)."""
         return [
