@@ -18,6 +18,12 @@ from .workspace import Message
 SINGLE_CHOICE = frozenset({"radio_buttons", "static_select"})
 MULTI_CHOICE = frozenset({"checkboxes", "multi_static_select"})
 VALUE_INPUTS = frozenset({"plain_text_input", "number_input", "email_text_input", "url_text_input"})
+PICKERS = {
+    "datepicker": ("initial_date", "selected_date"),
+    "timepicker": ("initial_time", "selected_time"),
+    "datetimepicker": ("initial_date_time", "selected_date_time"),
+}
+"""Each picker's initial field, and the field of `state.values` that holds what is picked."""
 STATELESS = frozenset({"button", "overflow"})
 
 StateKey = tuple[str, str]
@@ -129,7 +135,21 @@ def initial_entry(element: JSONDict) -> StateEntry | None:
         }
     if kind in VALUE_INPUTS:
         return {"type": kind, "value": element.get("initial_value")}
+    if kind in PICKERS:
+        return picked(kind, element.get(PICKERS[kind][0]))
     return None
+
+
+def picked(kind: str, value: object) -> StateEntry:
+    """A picker's `state.values` entry holding `value` (None: nothing picked)."""
+    entry: StateEntry = {"type": kind}
+    if kind == "datepicker":
+        entry["selected_date"] = value if isinstance(value, str) else None
+    elif kind == "timepicker":
+        entry["selected_time"] = value if isinstance(value, str) else None
+    else:
+        entry["selected_date_time"] = value if isinstance(value, int) else None
+    return entry
 
 
 @dataclass
@@ -162,6 +182,15 @@ class ClientState:
     def type_text(self, target: Target, value: str) -> StateEntry:
         """What the person typed into a text input replaces what was there."""
         entry: StateEntry = {"type": target.type, "value": value}
+        self.choices[(target.block_id, target.action_id)] = entry
+        return copy.deepcopy(entry)
+
+    def pick(self, target: Target, value: str | int | None) -> StateEntry:
+        """A date (YYYY-MM-DD), a time (HH:mm) or a date and time (UNIX seconds) picked, or
+        the picker cleared (None)."""
+        if target.type not in PICKERS:
+            raise AssertionError(f"{target.type} {target.block_id} is not a date or time picker")
+        entry = picked(target.type, value)
         self.choices[(target.block_id, target.action_id)] = entry
         return copy.deepcopy(entry)
 

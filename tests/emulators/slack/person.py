@@ -12,6 +12,7 @@ from .blocks import text_of
 from .delivery import Delivery, Tamper, Via
 from .interaction import (
     MULTI_CHOICE,
+    PICKERS,
     SINGLE_CHOICE,
     VALUE_INPUTS,
     ClientState,
@@ -172,12 +173,15 @@ class Person:
         *,
         text: Mapping[str, str] | None = None,
         choose: Mapping[str, Sequence[str]] | None = None,
+        pick: Mapping[str, str | int | None] | None = None,
         via: Via | None = None,
         tamper: Tamper = "none",
         client_checks: bool = True,
     ) -> ViewSubmission:
-        """Type into the modal's text inputs and choose in its radio buttons or checkboxes
-        (each named by a word of its label or its block_id), then press its submit button.
+        """Type into the modal's text inputs (numbers, email addresses and URLs too), choose
+        in its radio buttons, checkboxes and menus (`[]` clears them), and `pick` in its date
+        pickers (YYYY-MM-DD), time pickers (HH:mm) and date-and-time pickers (UNIX seconds),
+        each named by a word of its label or its block_id; then press its submit button.
 
         Inputs not named keep what they hold. Slack's client checks the inputs first and sends
         nothing when a required one is empty or text breaks a length limit; `client_checks=
@@ -194,6 +198,8 @@ class Person:
         for name, labels in (choose or {}).items():
             target = view.find_input(name, SINGLE_CHOICE | MULTI_CHOICE)
             view.state.choose(target, _options(target, labels))
+        for name, picked in (pick or {}).items():
+            view.state.pick(view.find_input(name, frozenset(PICKERS)), picked)
         problems = view.client_errors() if client_checks else {}
         if problems:
             return ViewSubmission(view, None, errors=problems)

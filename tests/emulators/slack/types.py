@@ -41,6 +41,9 @@ class StateEntry(TypedDict):
     selected_option: NotRequired[JSONDict | None]
     selected_options: NotRequired[list[JSONDict]]
     value: NotRequired[str | None]
+    selected_date: NotRequired[str | None]
+    selected_time: NotRequired[str | None]
+    selected_date_time: NotRequired[int | None]
 
 
 class StateValues(TypedDict):

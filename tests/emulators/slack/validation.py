@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from .inputs import check_element
 from .problems import Problems, is_int
 from .rich_text import check_rich_text
 from .schema import (
@@ -277,6 +278,7 @@ class _Checker(Problems):
             self.text_input(element, pointer)
         if kind in MAX_OPTIONS:
             self.options(element, kind, pointer)
+        check_element(kind, element, pointer, self)
         self.boolean(element, "focus_on_load", pointer)
         if element.get("focus_on_load") is True:
             self.focused.append(pointer)

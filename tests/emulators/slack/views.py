@@ -18,6 +18,7 @@ from typing import Any
 
 from .blocks import text_of, visible_text
 from .delivery import Delivery
+from .inputs import client_problem
 from .interaction import VALUE_INPUTS, ClientState, Target, targets
 from .types import Block, JSONDict, StateEntry
 from .validation import validate_view
@@ -101,7 +102,9 @@ class OpenView:
 
     def client_errors(self) -> dict[str, str]:
         """What Slack's client says before it sends a submission: required inputs left empty,
-        and text outside the input's length limits."""
+        text outside the input's length limits, numbers, email addresses and URLs that are
+        not ones (or numbers out of the input's bounds), more options than a multi-select
+        takes."""
         optional = {b.get("block_id") for b in self.blocks if b.get("optional") is True}
         found: dict[str, str] = {}
         for target in self.inputs():
@@ -113,6 +116,8 @@ class OpenView:
                 problem = _length_problem(target.element, str(entry.get("value") or ""))
                 if problem:
                     found[target.block_id] = problem
+            elif problem := client_problem(target.element, entry):
+                found[target.block_id] = problem
         return found
 
     def value(self, name: str) -> str | None:
@@ -194,6 +199,19 @@ class Views:
         self.opened.append(opened)
         await self.workspace.notify()
         return opened
+
+    async def update(self, opened: OpenView, view: JSONDict) -> None:
+        """`views.update`: the new view replaces the old, as a new version."""
+        self._show(opened, view)
+        await self.workspace.notify()
+
+    def find(self, view_id: object, external_id: object) -> OpenView | None:
+        for opened in self.opened:
+            if view_id is not None and opened.id == view_id:
+                return opened
+            if external_id is not None and opened.view.get("external_id") == external_id:
+                return opened
+        return None
 
     def of(self, user: str) -> list[OpenView]:
         return [v for v in self.opened if v.user == user]
@@ -289,4 +307,11 @@ def answer_of(delivery: Delivery) -> JSONDict | None:
 
 def entry_is_empty(entry: StateEntry) -> bool:
     """Nothing typed or chosen (Slack's client counts spaces as something typed)."""
-    return not (entry.get("value") or entry.get("selected_option") or entry.get("selected_options"))
+    return not (
+        entry.get("value")
+        or entry.get("selected_option")
+        or entry.get("selected_options")
+        or entry.get("selected_date")
+        or entry.get("selected_time")
+        or entry.get("selected_date_time") is not None
+    )

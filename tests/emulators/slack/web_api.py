@@ -89,6 +89,7 @@ class WebApi:
             "users.info": Method(self.users_info, "bot"),
             "usergroups.users.list": Method(self.usergroups_users_list, "bot"),
             "views.open": Method(self.views_open, "bot"),
+            "views.update": Method(self.views_update, "bot"),
         }
 
     # ---- transport ---------------------------------------------------------------------------
@@ -322,6 +323,26 @@ class WebApi:
                 response_metadata={"messages": [f"[ERROR] {e}" for e in errors]},
             )
         opened = await self.views.open(trigger, view)
+        return {"ok": True, "view": self.views.to_slack(opened)}
+
+    async def views_update(self, arguments: JSONDict) -> JSONDict:
+        """Replace an open modal (by `view_id` or `external_id`); a `hash` that is not the
+        view's latest is a conflict, as when two updates race."""
+        opened = self.views.find(arguments.get("view_id"), arguments.get("external_id"))
+        if opened is None or opened.closed:
+            raise SlackError("not_found")
+        given = arguments.get("hash")
+        if given is not None and given != opened.hashes[-1]:
+            raise SlackError("hash_conflict")
+        view = arguments.get("view")
+        errors = self.gate.check_view("views.update", view)
+        if errors or not isinstance(view, dict):
+            raise SlackError(
+                "invalid_arguments",
+                errors=errors,
+                response_metadata={"messages": [f"[ERROR] {e}" for e in errors]},
+            )
+        await self.views.update(opened, view)
         return {"ok": True, "view": self.views.to_slack(opened)}
 
     async def usergroups_users_list(self, arguments: JSONDict) -> JSONDict:
