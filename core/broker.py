@@ -62,7 +62,7 @@ from askbridge.core.models import (
 from askbridge.core.policy import Ineligible, eligibility, groups_to_ask
 from askbridge.core.posting import Posting
 from askbridge.core.questions import MAX_QUESTIONS
-from askbridge.core.store.base import EVERY_REQUEST, Ending, Event, Store, VoteOutcome
+from askbridge.core.store.base import EVERY_REQUEST, Click, Ending, Event, Store, VoteOutcome
 from askbridge.core.surface import GroupDirectory, Surface
 from askbridge.core.targets import parse_target
 from askbridge.core.tool_view import tool_view
@@ -415,6 +415,7 @@ class Broker:
         origin: MessageRef | None = None,
         *,
         sent_at: datetime | None = None,
+        click_id: str | None = None,
     ) -> Outcome:
         """The one entry for every click: read the request once, check the click once, write.
 
@@ -422,19 +423,23 @@ class Broker:
         recorded when the message was posted must match. `sent_at` is when the platform says
         the click happened: a vote never gives way to an older click (a replay), and a click
         delivered again (a platform's retry, to this replica or another) is REPLAYED, which
-        no surface answers with a note. Nothing is raised for a click that cannot count: the
-        outcome says why, and each surface words that once.
+        no surface answers with a note. `click_id`, the id of the click's delivery where a
+        surface has one (a form's), is known again the same way. Nothing is raised for a
+        click that cannot count: the outcome says why, and each surface words that once.
         """
         started = time.perf_counter()
-        outcome = await self._act(request_id, person, intent, origin, sent_at)
+        click = None
+        if sent_at is not None or click_id is not None:
+            click = Click(person, self.clock.now(), sent_at, click_id)
+        outcome = await self._act(request_id, person, intent, origin, sent_at, click)
         if (
-            sent_at is not None
+            click is not None
             and isinstance(outcome, Refused)
             and outcome.reason not in CHECKED_FOR_REDELIVERY
-            and not await self._first_delivery(request_id, person, sent_at)
+            and not await self._first_delivery(request_id, click)
         ):
-            # Refusals write nothing else, so only they pay for this; a vote's click is known
-            # by its vote, and a cancel is recorded before it decides.
+            # Refusals write nothing else, so only they pay for this; a vote's click is
+            # recorded with its vote, a cancel's with its ending, a denial's with its event.
             return Refused(Refusal.REPLAYED, outcome.view)
         if isinstance(outcome, Decided):
             self.metrics.observe_click_to_agent(person.platform, time.perf_counter() - started)
@@ -447,6 +452,7 @@ class Broker:
         intent: Intent,
         origin: MessageRef | None,
         sent_at: datetime | None,
+        click: Click | None,
     ) -> Outcome:
         held = self._held.get(request_id)
         asked = MAX_QUESTIONS if held is None else len(held.questions)
@@ -481,7 +487,7 @@ class Broker:
         if chosen is None:
             return Refused(Refusal.FOREIGN_MESSAGE, await self._view(view))
         answering = await self._eligible(
-            view, person, origin, cancelling=isinstance(intent, Cancel), sent_at=sent_at
+            view, person, origin, cancelling=isinstance(intent, Cancel), click=click
         )
         if isinstance(answering, Refused):
             if answering.reason is Refusal.ALREADY_ENDED:
@@ -490,27 +496,20 @@ class Broker:
         person = answering
         match intent:
             case Cancel():
-                if sent_at is not None and not await self._first_delivery(
-                    request_id, person, sent_at
-                ):
-                    return Refused(Refusal.REPLAYED, view)
                 ending = Ending(Status.CANCELLED, self.clock.now(), by=person)
-                return await self._decide(request_id, ending)
+                self._crash("cancel.checked")
+                return await self._decide(view, ending, click)
             case Pick() | Choose() if not (view.one_click and isinstance(intent, Pick)):
                 question = intent.question
                 saved = await self.store.save_draft(request_id, person, chosen, self.clock.now())
                 return Drafted(view, question, saved)
-        return await self._vote(view, person, merge(draft, chosen), intent, sent_at)
+        chosen = merge(draft, chosen)
+        return await self._vote(view, person, chosen, intent, sent_at, click)
 
-    async def _first_delivery(self, request_id: str, person: Person, sent_at: datetime) -> bool:
-        first = await self.store.first_delivery(request_id, person, sent_at, self.clock.now())
+    async def _first_delivery(self, request_id: str, click: Click) -> bool:
+        first = await self.store.first_delivery(request_id, click)
         if not first:
-            log.info(
-                "ignored a click by %s on %s delivered again",
-                person.key,
-                request_id,
-                extra={"request_id": request_id, "surface": person.platform, "person": person.key},
-            )
+            _delivered_again(request_id, click.person)
         return first
 
     def _foreign(
@@ -537,7 +536,7 @@ class Broker:
         origin: MessageRef | None,
         *,
         cancelling: bool = False,
-        sent_at: datetime | None = None,
+        click: Click | None = None,
     ) -> Person | Refused:
         """`person`, with the groups of theirs that the answerers name, when they may act on
         the request now (`policy.eligibility`); else why not, showing `view` as it was given.
@@ -554,16 +553,14 @@ class Broker:
         if not isinstance(verdict, Ineligible):
             return verdict
         if verdict.reason is not Refusal.ALREADY_ENDED:
-            # A click delivered again is denied once, in the trail as in the notes.
-            if sent_at is not None and not await self._first_delivery(
-                view.request_id, person, sent_at
-            ):
-                return Refused(Refusal.REPLAYED, view)
             data: dict[str, Any] = {"origin": _where(origin)}
             if verdict.reason is Refusal.SELF_APPROVAL:
                 data["reason"] = verdict.reason.value
             denied = Event(view.request_id, self.clock.now(), "denied", person, data)
-            await self.store.add_event(denied)
+            # A click delivered again is denied once, in the trail as in the notes.
+            if not await self.store.deny(denied, click):
+                _delivered_again(view.request_id, person)
+                return Refused(Refusal.REPLAYED, view)
         return Refused(verdict.reason, view, unchecked=verdict.unchecked)
 
     async def _view(self, held: RequestView) -> RequestView:
@@ -579,6 +576,7 @@ class Broker:
         chosen: Selections,
         submitted: Intent,
         sent_at: datetime | None,
+        click: Click | None,
     ) -> Outcome:
         """One transaction: still waiting? then the vote, and the ending when it decides. The
         waiters are woken right after it commits, before any platform hears of it."""
@@ -607,6 +605,7 @@ class Broker:
             self.clock.now(),
             sent_at,
             notes=vote.notes,
+            click_id=None if click is None else click.click_id,
         )
         self._hold(voted)
         if outcome is VoteOutcome.CLOSED:
@@ -636,8 +635,18 @@ class Broker:
             return Decided(now)
         return Counted(now, receipt)
 
-    async def _decide(self, request_id: str, ending: Ending) -> Outcome:
-        request, won = await self.store.finish(request_id, ending)
+    async def _decide(self, held: RequestView, ending: Ending, click: Click | None) -> Outcome:
+        """End the request for a click; the click, when it can be known again, is recorded in
+        the same write, so that a crash before it leaves the click still to be delivered."""
+        request_id = held.request_id
+        if click is None:
+            request, won = await self.store.finish(request_id, ending)
+        else:
+            finished = await self.store.finish_click(request_id, ending, click)
+            if finished is None:
+                _delivered_again(request_id, click.person)
+                return Refused(Refusal.REPLAYED, held)
+            request, won = finished
         self._hold(request)
         view = RequestView.of(request)
         if not won:
@@ -862,3 +871,12 @@ def _checked(questions: Sequence[UserQuestion], intent: Intent) -> Selections | 
             return None
         chosen[question] = picked if questions[question].multi_select else picked[-1:]
     return chosen
+
+
+def _delivered_again(request_id: str, person: Person) -> None:
+    log.info(
+        "ignored a click by %s on %s delivered again",
+        person.key,
+        request_id,
+        extra={"request_id": request_id, "surface": person.platform, "person": person.key},
+    )

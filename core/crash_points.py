@@ -19,6 +19,7 @@ POINTS: Mapping[str, str] = MappingProxyType(
         "ask.posted": "a platform has created a message; askbridge has not recorded it yet",
         "ask.recorded": "a message is recorded; the request is not marked as posted yet",
         "vote.recorded": "a vote is stored; nobody is woken and the click is not acknowledged",
+        "cancel.checked": "a Cancel is checked; neither its click nor the ending is stored yet",
         "finish.recorded": "the request has ended in the store; no message shows it yet",
         "render.updated": "a message shows its request's newest state; the store does not know yet",
     }

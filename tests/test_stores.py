@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import sqlite3
 from datetime import timedelta
 from pathlib import Path
 
 import aiohttp
+import asyncpg
 
 from askbridge.core.clock import ManualClock
 from askbridge.core.models import MessageRef, Person, Policy, Request, Status, Target
 from askbridge.core.questions import parse_questions
 from askbridge.core.store import Store, open_store
-from askbridge.core.store.base import Ending, VoteOutcome
+from askbridge.core.store import migrations as sqlite_schema
+from askbridge.core.store import postgres_schema as pg_schema
+from askbridge.core.store.base import Click, Ending, Event, VoteOutcome
 from askbridge.core.tool_view import ToolUse, tool_view
 from tests.conftest import DATABASE, StartService
 from tests.stores import database_url, postgres_schema
@@ -23,6 +27,8 @@ NOW = ManualClock().now()
 QUESTIONS = parse_questions(copy.deepcopy(DATABASE["questions"]))
 ANSWERS = {"Database": "SQLite", "Features": "Logging"}
 LEASE = timedelta(seconds=30)
+CLICK_IDS = 15
+"""The schema version that lets a click be known by its delivery's id."""
 
 
 def request(request_id: str, **extra: object) -> Request:
@@ -435,3 +441,77 @@ async def test_a_message_posted_after_its_request_moved_on_is_stale_until_shown(
     assert claim is not None
     assert await two.mark_rendered("r30", later, "two", claim, NOW + LEASE) is None
     assert await one.unrendered() == []
+
+
+async def test_a_click_is_recorded_in_the_write_it_decides(
+    store_replicas: tuple[Store, Store],
+) -> None:
+    """A Cancel's click and its ending, a denial's click and its event, a form's click and its
+    vote: each pair in one write, so a click seen before writes nothing, on any replica."""
+    one, two = store_replicas
+    await one.create(request("r-click"))
+    cancel = Click(person(1), NOW, sent_at=NOW - timedelta(seconds=1))
+    ending = Ending(Status.CANCELLED, NOW, by=person(1))
+    finished = await one.finish_click("r-click", ending, cancel)
+    assert finished is not None
+    assert finished[0].status is Status.CANCELLED
+    assert finished[1], "this click ended it"
+    assert await two.finish_click("r-click", ending, cancel) is None
+    assert await two.first_delivery("r-click", cancel) is False
+
+    await one.create(request("r-deny"))
+    denied = Event("r-deny", NOW, "denied", person(2))
+    stranger = Click(person(2), NOW, sent_at=NOW)
+    assert await one.deny(denied, stranger) is True
+    assert await two.deny(denied, stranger) is False
+    assert await one.deny(denied, None) is True
+    assert [e.kind for e in await two.events("r-deny")].count("denied") == 2
+
+    await one.create(request("r-form", policy=Policy(quorum=2)))
+    _, counted = await one.vote("r-form", person(1), ANSWERS, 2, NOW, click_id="form-1")
+    _, again = await two.vote("r-form", person(1), ANSWERS, 2, NOW, click_id="form-1")
+    assert (counted, again) == (VoteOutcome.COUNTED, VoteOutcome.REPLAYED)
+    assert [e.kind for e in await one.events("r-form")].count("vote") == 1
+    # One id is one click: whoever posts it again, and whatever it does.
+    assert await one.first_delivery("r-form", Click(person(2), NOW, click_id="form-1")) is False
+    _, other = await two.vote("r-form", person(1), ANSWERS, 2, NOW, click_id="form-2")
+    assert other is VoteOutcome.COUNTED
+
+
+async def test_clicks_seen_before_the_delivery_ids_came_are_still_known(store_url: str) -> None:
+    """Schema version 15 makes the clicks table again (SQLite) or changes its key (PostgreSQL):
+    a click recorded under version 14 is still known when it is delivered again."""
+    sent_at = NOW - timedelta(seconds=3)
+    row = (person(1).key, sent_at.timestamp(), NOW.timestamp())
+    if store_url.startswith("sqlite"):
+        db = sqlite3.connect(store_url.removeprefix("sqlite:///"))
+        db.execute("CREATE TABLE schema_version (version INTEGER)")
+        for version, statements in sqlite_schema.MIGRATIONS:
+            if version < CLICK_IDS:
+                for statement in statements:
+                    db.execute(statement)
+                db.execute("INSERT INTO schema_version VALUES (?)", (version,))
+        db.execute("INSERT INTO clicks (person, sent_at, at) VALUES (?, ?, ?)", row)
+        db.commit()
+        db.close()
+    else:
+        pg = await asyncpg.connect(store_url)
+        try:
+            await pg.execute("CREATE TABLE schema_version (version INTEGER)")
+            for version, statements in pg_schema.MIGRATIONS:
+                if version < CLICK_IDS:
+                    for statement in statements:
+                        await pg.execute(statement)
+                    await pg.execute("INSERT INTO schema_version VALUES ($1)", version)
+            await pg.execute("INSERT INTO clicks (person, sent_at, at) VALUES ($1, $2, $3)", *row)
+        finally:
+            await pg.close()
+    store = open_store(store_url)
+    await store.open()
+    try:
+        await store.create(request("r-old"))
+        assert not await store.first_delivery("r-old", Click(person(1), NOW, sent_at=sent_at))
+        assert await store.first_delivery("r-old", Click(person(1), NOW, click_id="new"))
+        assert await store.first_delivery("r-old", Click(person(2), NOW, sent_at=sent_at))
+    finally:
+        await store.close()

@@ -70,6 +70,20 @@ class Ending:
 
 
 @dataclass(frozen=True)
+class Click:
+    """A click as it is known when it is delivered again (a platform's retry, to this process
+    or another, a browser posting a form twice): by `person`, made at `sent_at` as the platform
+    says (Slack's action_ts, Discord's interaction id), or carrying `click_id`, the id of that
+    one delivery (a Slack form's trigger_id, the web page's one-use form id). `at`: when it
+    is recorded (`prune` forgets it after a while)."""
+
+    person: Person
+    at: datetime
+    sent_at: datetime | None = None
+    click_id: str | None = None
+
+
+@dataclass(frozen=True)
 class Render:
     """A message to bring up to date, held by the claimant: `request` as it was at
     `revision` (see `Store.claim_message`); with `ping`, the people who may answer are still to
@@ -174,25 +188,38 @@ class Answers(Protocol):
         at: datetime,
         sent_at: datetime | None = None,
         notes: Mapping[str, str] | None = None,
+        click_id: str | None = None,
     ) -> tuple[Request, VoteOutcome]:
         """Record (or change) a person's vote, with their `notes` (header -> note); answer the
         request once `quorum` votes agree.
 
         `sent_at` is when the platform says the click happened: a vote from a click no newer
         than the one behind the person's recorded vote (a replay, a redelivery) is ignored.
+        `click_id` is the id of the click's delivery: recorded with the vote, in the same
+        transaction, and a vote whose click was seen before is REPLAYED, nothing written.
         """
 
-    async def first_delivery(
-        self, request_id: str, person: Person, sent_at: datetime, at: datetime
-    ) -> bool:
-        """Whether this is the first time the click `person` made at `sent_at` (as the platform
-        says) is seen, by any process: False once it was recorded here before or is behind
-        the person's vote on the request. Records it (kept until `prune` passes `at`)."""
+    async def first_delivery(self, request_id: str, click: Click) -> bool:
+        """Whether this is the first time `click` is seen, by any process: False once it was
+        recorded here before or is behind the person's vote on the request. Records it."""
 
     async def finish(self, request_id: str, ending: Ending) -> tuple[Request, bool]:
         """Move a waiting request to a terminal state; return the request and whether we won.
         A compare-and-set on `status = 'waiting'`: when two people submit at the same moment,
         on any process or replica, exactly one wins."""
+
+    async def finish_click(
+        self, request_id: str, ending: Ending, click: Click
+    ) -> tuple[Request, bool] | None:
+        """`finish`, for a click that ends the request (a Cancel), with the click recorded in
+        the same transaction: None when it was seen before (see `first_delivery`), and
+        nothing is written. A crash before it commits leaves neither, so the click delivered
+        again still ends the request."""
+
+    async def deny(self, event: Event, click: Click | None) -> bool:
+        """Add `event` (a click refused for who made it) to the trail, with `click` recorded
+        in the same transaction; False when the click was seen before, and nothing is
+        written."""
 
 
 class Postings(Reading, Protocol):

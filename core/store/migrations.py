@@ -247,4 +247,26 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             "CREATE INDEX clicks_at ON clicks (at)",
         ),
     ),
+    (
+        15,
+        (
+            # A click may be known by the id of its delivery (a Slack form's trigger_id, the
+            # web page's one-use form id) besides or instead of its platform's time; each is
+            # unique. SQLite changes a primary key only by making the table again.
+            """
+            CREATE TABLE clicks_15 (
+                person   TEXT NOT NULL,
+                sent_at  REAL,
+                click_id TEXT,
+                at       REAL NOT NULL
+            )
+            """,
+            "INSERT INTO clicks_15 (person, sent_at, at) SELECT person, sent_at, at FROM clicks",
+            "DROP TABLE clicks",
+            "ALTER TABLE clicks_15 RENAME TO clicks",
+            "CREATE UNIQUE INDEX clicks_sent ON clicks (person, sent_at)",
+            "CREATE UNIQUE INDEX clicks_id ON clicks (click_id)",
+            "CREATE INDEX clicks_at ON clicks (at)",
+        ),
+    ),
 )

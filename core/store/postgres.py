@@ -33,6 +33,7 @@ from askbridge.core.store import transactions as tx
 from askbridge.core.store.base import (
     EVERY_REQUEST,
     Attempt,
+    Click,
     Delivery,
     Ending,
     Event,
@@ -399,10 +400,8 @@ class PostgresStore:
     ) -> Selections:
         return await self._write(tx.save_draft, request_id, person, selections, at)
 
-    async def first_delivery(
-        self, request_id: str, person: Person, sent_at: datetime, at: datetime
-    ) -> bool:
-        return await self._write(tx.first_delivery, request_id, person, sent_at, at)
+    async def first_delivery(self, request_id: str, click: Click) -> bool:
+        return await self._write(tx.first_delivery, request_id, click)
 
     async def vote(
         self,
@@ -413,9 +412,11 @@ class PostgresStore:
         at: datetime,
         sent_at: datetime | None = None,
         notes: Mapping[str, str] | None = None,
+        click_id: str | None = None,
     ) -> tuple[Request, VoteOutcome]:
         """One statement, `askbridge_vote` (schema version 9): one round trip, prepared once
-        per connection, and no transaction around it to begin or commit apart."""
+        per connection, and no transaction around it to begin or commit apart; only a click
+        known by its delivery's id is recorded first, in a transaction with its vote."""
         voter = person.model_dump_json()
         vote_event = Event(request_id, at, "vote", person, codec.vote_data(answers, notes))
         decided = Ending(Status.ANSWERED, at, answers=answers, by=person)
@@ -425,32 +426,43 @@ class PostgresStore:
         vote_head, vote_tail = codec.event_parts(vote_event)[3:]
         end_head, end_tail = codec.event_parts(end_event)[3:]
         end_before, end_after = _digest_slot(end_head)
+        args = (
+            request_id,
+            person.key,
+            voter,
+            codec.dump_answers(answers),
+            codec.epoch(at),
+            None if sent_at is None else codec.epoch(sent_at),
+            json.dumps(dict(notes)) if notes else None,
+            quorum,
+            q.EVENT_LOCKS,
+            audit_log.GENESIS,
+            json.dumps(vote_event.data),
+            vote_head,
+            vote_tail,
+            json.dumps(answers),
+            json.dumps(end_data),
+            end_before,
+            end_after,
+            end_tail,
+            f"dlv_{uuid.uuid4().hex}",
+            self._channel,
+            f"{self._instance}:{request_id}",
+        )
         db = await self.pool.acquire()
         try:
-            row = await db.fetchrow(
-                _VOTE,
-                request_id,
-                person.key,
-                voter,
-                codec.dump_answers(answers),
-                codec.epoch(at),
-                None if sent_at is None else codec.epoch(sent_at),
-                json.dumps(dict(notes)) if notes else None,
-                quorum,
-                q.EVENT_LOCKS,
-                audit_log.GENESIS,
-                json.dumps(vote_event.data),
-                vote_head,
-                vote_tail,
-                json.dumps(answers),
-                json.dumps(end_data),
-                end_before,
-                end_after,
-                end_tail,
-                f"dlv_{uuid.uuid4().hex}",
-                self._channel,
-                f"{self._instance}:{request_id}",
-            )
+            if click_id is None:
+                row = await db.fetchrow(_VOTE, *args)
+            else:
+                # The click's record and its vote commit together, or neither does.
+                async with db.transaction():
+                    click = Click(person, at, click_id=click_id)
+                    if not await self._drive(db, tx.first_delivery(request_id, click)):
+                        stored_request = await self._drive(db, tx.load(request_id))
+                        if stored_request is None:
+                            raise KeyError(request_id)
+                        return stored_request, VoteOutcome.REPLAYED
+                    row = await db.fetchrow(_VOTE, *args)
         finally:
             self._give_back(db)
         assert row is not None
@@ -473,6 +485,14 @@ class PostgresStore:
 
     async def finish(self, request_id: str, ending: Ending) -> tuple[Request, bool]:
         return await self._write(tx.finish, request_id, ending)
+
+    async def finish_click(
+        self, request_id: str, ending: Ending, click: Click
+    ) -> tuple[Request, bool] | None:
+        return await self._write(tx.finish_click, request_id, ending, click)
+
+    async def deny(self, event: Event, click: Click | None) -> bool:
+        return await self._write(tx.deny, event, click)
 
     # --- time and rendering -------------------------------------------------------------
 

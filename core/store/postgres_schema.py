@@ -444,4 +444,17 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             "CREATE INDEX clicks_at ON clicks (at)",
         ),
     ),
+    (
+        15,
+        (
+            # A click may be known by the id of its delivery (a Slack form's trigger_id, the
+            # web page's one-use form id) besides or instead of its platform's time; each is
+            # unique.
+            "ALTER TABLE clicks DROP CONSTRAINT clicks_pkey",
+            "ALTER TABLE clicks ALTER COLUMN sent_at DROP NOT NULL",
+            "ALTER TABLE clicks ADD COLUMN click_id TEXT",
+            "CREATE UNIQUE INDEX clicks_sent ON clicks (person, sent_at)",
+            "CREATE UNIQUE INDEX clicks_id ON clicks (click_id)",
+        ),
+    ),
 )

@@ -50,13 +50,15 @@ WAITING_BY_SURFACE = Query(
 )
 """How many requests wait on each surface (a request posted to two counts under each)."""
 FIRST_DELIVERY = Query(
-    "INSERT INTO clicks (person, sent_at, at)"
-    " SELECT :person, CAST(:sent_at AS DOUBLE PRECISION), CAST(:at AS DOUBLE PRECISION)"
+    "INSERT INTO clicks (person, sent_at, click_id, at)"
+    " SELECT :person, CAST(:sent_at AS DOUBLE PRECISION), CAST(:click_id AS TEXT),"
+    " CAST(:at AS DOUBLE PRECISION)"
     " WHERE NOT EXISTS (SELECT 1 FROM votes WHERE request_id = :request_id"
     " AND person = :person AND sent_at = :sent_at)"
     " ON CONFLICT DO NOTHING"
 )
-"""Records a click unless it was seen: recorded before, or behind the person's vote (1 row)."""
+"""Records a click unless it was seen: recorded before (the same person and platform time, or
+the same delivery id), or behind the person's vote (1 row)."""
 CLICKS_BEFORE = Query("DELETE FROM clicks WHERE at < :before")
 PRUNABLE = Query(
     "SELECT request_id FROM requests WHERE status <> 'waiting' AND ended_at < :before"

@@ -25,7 +25,15 @@ from askbridge.core.models import MessageRef, Person, Request, Selections, Statu
 from askbridge.core.store import codec
 from askbridge.core.store import queries as q
 from askbridge.core.store import transactions as tx
-from askbridge.core.store.base import Attempt, Delivery, Ending, Event, Render, VoteOutcome
+from askbridge.core.store.base import (
+    Attempt,
+    Click,
+    Delivery,
+    Ending,
+    Event,
+    Render,
+    VoteOutcome,
+)
 from askbridge.core.store.checkpoints import Checkpoints
 from askbridge.core.store.group_commit import BUSY_TIMEOUT_MS, GroupCommit, Sync, primary_code
 from askbridge.core.store.migrations import MIGRATIONS
@@ -247,10 +255,8 @@ class SQLiteStore:
     ) -> Selections:
         return await self._write(tx.save_draft, request_id, person, selections, at)
 
-    async def first_delivery(
-        self, request_id: str, person: Person, sent_at: datetime, at: datetime
-    ) -> bool:
-        return await self._write(tx.first_delivery, request_id, person, sent_at, at)
+    async def first_delivery(self, request_id: str, click: Click) -> bool:
+        return await self._write(tx.first_delivery, request_id, click)
 
     async def vote(
         self,
@@ -261,11 +267,22 @@ class SQLiteStore:
         at: datetime,
         sent_at: datetime | None = None,
         notes: Mapping[str, str] | None = None,
+        click_id: str | None = None,
     ) -> tuple[Request, VoteOutcome]:
-        return await self._write(_vote, request_id, person, answers, quorum, at, sent_at, notes)
+        return await self._write(
+            _vote, request_id, person, answers, quorum, at, sent_at, notes, click_id
+        )
 
     async def finish(self, request_id: str, ending: Ending) -> tuple[Request, bool]:
         return await self._write(tx.finish, request_id, ending)
+
+    async def finish_click(
+        self, request_id: str, ending: Ending, click: Click
+    ) -> tuple[Request, bool] | None:
+        return await self._write(tx.finish_click, request_id, ending, click)
+
+    async def deny(self, event: Event, click: Click | None) -> bool:
+        return await self._write(tx.deny, event, click)
 
     # --- time and rendering -------------------------------------------------------------
 
@@ -350,9 +367,15 @@ def _vote(
     at: datetime,
     sent_at: datetime | None,
     notes: Mapping[str, str] | None,
+    click_id: str | None = None,
 ) -> Script[tuple[Request, VoteOutcome]]:
     """A vote in four statements: recorded (unless the request ended or a newer click's vote
-    is), counted, and the request either ended or moved on, then its messages read."""
+    is), counted, and the request either ended or moved on, then its messages read; a click
+    known by its delivery's id is recorded first, and seen before, it ends there."""
+    if click_id is not None:
+        click = Click(person, at, click_id=click_id)
+        if not (yield from tx.first_delivery(request_id, click)):
+            return (yield from _unrecorded(request_id, VoteOutcome.REPLAYED))
     encoded = codec.dump_answers(answers)
     recorded = yield q.VOTE.count(
         request_id=request_id,
@@ -365,10 +388,8 @@ def _vote(
     )
     if recorded == 0:
         replayed = (yield from tx.status(request_id)) is Status.WAITING
-        stored = yield from tx.load(request_id)
-        if stored is None:
-            raise KeyError(request_id)
-        return stored, VoteOutcome.REPLAYED if replayed else VoteOutcome.CLOSED
+        outcome = VoteOutcome.REPLAYED if replayed else VoteOutcome.CLOSED
+        return (yield from _unrecorded(request_id, outcome))
     # The request's votes, the new one among them, and the head of its audit chain, in one
     # read: the votes are counted here and are part of the request the waiting agents get;
     # the vote's event (and the ending's) chain from the head.
@@ -389,6 +410,14 @@ def _vote(
         raise KeyError(request_id)
     messages = tx.messages((yield q.MESSAGES.rows(request_id=request_id)))
     return codec.load_request(row, messages, [codec.load_vote(v) for v in votes]), outcome
+
+
+def _unrecorded(request_id: str, outcome: VoteOutcome) -> Script[tuple[Request, VoteOutcome]]:
+    """The request as it is, for a vote that was not recorded (`outcome`)."""
+    stored = yield from tx.load(request_id)
+    if stored is None:
+        raise KeyError(request_id)
+    return stored, outcome
 
 
 def _drive(db: sqlite3.Connection, script: Script[T]) -> T:

@@ -19,7 +19,7 @@ from askbridge.core import audit_log
 from askbridge.core.models import MessageRef, Person, Request, Selections, Status, Vote
 from askbridge.core.store import codec
 from askbridge.core.store import queries as q
-from askbridge.core.store.base import Attempt, Delivery, Ending, Event, Render
+from askbridge.core.store.base import Attempt, Click, Delivery, Ending, Event, Render
 from askbridge.core.store.sql import Query, Step, notify
 
 T = TypeVar("T")
@@ -177,16 +177,30 @@ def mark_posted(request_id: str, at: datetime) -> Script[None]:
 # --- drafts and endings -----------------------------------------------------------------
 
 
-def first_delivery(
-    request_id: str, person: Person, sent_at: datetime, at: datetime
-) -> Script[bool]:
+def first_delivery(request_id: str, click: Click) -> Script[bool]:
     seen = yield q.FIRST_DELIVERY.count(
         request_id=request_id,
-        person=person.key,
-        sent_at=codec.epoch(sent_at),
-        at=codec.epoch(at),
+        person=click.person.key,
+        sent_at=codec.epoch(click.sent_at),
+        click_id=click.click_id,
+        at=codec.epoch(click.at),
     )
     return bool(seen)
+
+
+def finish_click(
+    request_id: str, ending: Ending, click: Click
+) -> Script[tuple[Request, bool] | None]:
+    if not (yield from first_delivery(request_id, click)):
+        return None
+    return (yield from finish(request_id, ending))
+
+
+def deny(event: Event, click: Click | None) -> Script[bool]:
+    if click is not None and not (yield from first_delivery(event.request_id, click)):
+        return False
+    yield from add_events(event)
+    return True
 
 
 def save_draft(

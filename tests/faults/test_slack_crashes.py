@@ -133,6 +133,29 @@ async def test_a_kill_right_after_slack_got_the_ack_loses_no_click(
     assert "Approve" in (await final(slack, message)).visible_text
 
 
+async def test_a_cancel_cut_short_by_a_crash_cancels_when_delivered_again(
+    crashable: MakeCrashable, slack: SlackEmulator, http: aiohttp.ClientSession
+) -> None:
+    server = crashable(slack=slack)
+    await server.start(crash_at="cancel.checked")
+    await ask(http, server.url, deploy("ask_cancel"))
+    message = await question(http, server, slack, "ask_cancel")
+    click = await slack.person("U1").click_button(message, "Cancel")
+    await server.crashed("cancel.checked")
+    assert not click.acked
+
+    await server.start()
+    # The same click delivered again is the first of it the store hears of: it cancels.
+    (await slack.replay(click)).assert_acked()
+    cancelled = await outcome(http, server.url, "ask_cancel")
+    assert cancelled["status"] == "cancelled"
+    assert cancelled["cancelled_by"]["id"] == "U1"
+    assert "Cancelled by <@U1>" in (await final(slack, message)).visible_text
+    # Delivered a third time, it is acknowledged and nothing else.
+    (await slack.replay(click)).assert_acked()
+    assert slack.ephemerals("U1") == []
+
+
 async def test_a_request_that_ended_just_before_a_crash_shows_it_after_the_restart(
     crashable: MakeCrashable, slack: SlackEmulator, http: aiohttp.ClientSession
 ) -> None:
