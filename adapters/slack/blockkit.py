@@ -31,6 +31,7 @@ MAX_LABEL = 2000
 """An input block's label and hint."""
 MAX_PLACEHOLDER = 150
 MAX_PRIVATE_METADATA = 3000
+MAX_MENU_OPTIONS = 100
 
 
 class PlainText(TypedDict):
@@ -88,12 +89,72 @@ class PlainTextInput(TypedDict):
     action_id: str
     max_length: int
     multiline: bool
+    min_length: NotRequired[int]
     initial_value: NotRequired[str]
     placeholder: NotRequired[PlainText]
     focus_on_load: NotRequired[bool]
 
 
+class NumberInput(TypedDict):
+    type: Literal["number_input"]
+    action_id: str
+    is_decimal_allowed: bool
+    min_value: NotRequired[str]
+    max_value: NotRequired[str]
+    initial_value: NotRequired[str]
+
+
+class DatePicker(TypedDict):
+    type: Literal["datepicker"]
+    action_id: str
+    initial_date: NotRequired[str]
+    """YYYY-MM-DD."""
+
+
+class DateTimePicker(TypedDict):
+    type: Literal["datetimepicker"]
+    action_id: str
+    initial_date_time: NotRequired[int]
+    """UNIX seconds."""
+
+
+class AddressInput(TypedDict):
+    """An email_text_input or a url_text_input: Slack's client checks what is typed."""
+
+    type: Literal["email_text_input", "url_text_input"]
+    action_id: str
+    initial_value: NotRequired[str]
+
+
+class StaticSelect(TypedDict):
+    type: Literal["static_select"]
+    action_id: str
+    options: list[Option]
+    placeholder: NotRequired[PlainText]
+    initial_option: NotRequired[Option]
+
+
+class MultiStaticSelect(TypedDict):
+    type: Literal["multi_static_select"]
+    action_id: str
+    options: list[Option]
+    placeholder: NotRequired[PlainText]
+    initial_options: NotRequired[list[Option]]
+    max_selected_items: NotRequired[int]
+
+
 Element = Button | RadioButtons | Checkboxes
+FormInput = (
+    PlainTextInput
+    | NumberInput
+    | DatePicker
+    | DateTimePicker
+    | AddressInput
+    | Checkboxes
+    | StaticSelect
+    | MultiStaticSelect
+)
+"""The inputs of a typed form's modal."""
 
 
 class SectionBlock(TypedDict):
@@ -189,7 +250,7 @@ class InputBlock(TypedDict):
     type: Literal["input"]
     block_id: str
     label: PlainText
-    element: PlainTextInput | RadioButtons | Checkboxes
+    element: FormInput | RadioButtons
     hint: NotRequired[PlainText]
     optional: NotRequired[bool]
 
@@ -218,6 +279,8 @@ class StateEntry(TypedDict):
     selected_option: NotRequired[SelectedOption | None]
     selected_options: NotRequired[list[SelectedOption]]
     value: NotRequired[str | None]
+    selected_date: NotRequired[str | None]
+    selected_date_time: NotRequired[int | None]
 
 
 StateValues = dict[str, dict[str, StateEntry]]

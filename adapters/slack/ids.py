@@ -29,12 +29,15 @@ WIRE = {
     Action.CANCEL: "cancel",
     Action.WORDS: "other",
     Action.ADD_NOTE: "note",
+    Action.FILL: "fill",
+    Action.DECLINE: "decline",
 }
 """The actions a Slack message has (`core.intents.Action`), as its action_ids spell them: that
 spelling never changes, so old messages keep working. PICK: a button that answers a
 one-question request in one click (question, option); CHOOSE_ONE, CHOOSE_ANY: the radio buttons
 or checkboxes of a question (question); WORDS ("Other…"): opens the answer form with a text
-input per question; ADD_NOTE ("Add a note"): opens it with the options and a note."""
+input per question; ADD_NOTE ("Add a note"): opens it with the options and a note; FILL
+("Fill in…"): opens a typed form's modal; DECLINE: says no to a typed form."""
 _ACTIONS = {spelled: action for action, spelled in WIRE.items()}
 ACTIONS = tuple(WIRE)
 
@@ -48,6 +51,8 @@ _INDICES = {
     Action.CANCEL: 0,
     Action.WORDS: 0,
     Action.ADD_NOTE: 0,
+    Action.FILL: 0,
+    Action.DECLINE: 0,
 }
 _FORMAT = "ab|<request_id>|<action>[|<question>[|<option>]]"
 
@@ -128,6 +133,26 @@ class ActionId:
 
 FORM_CALLBACK_ID = "ab-answer"
 """The callback_id of every answer form: what its bolt listener is registered for."""
+FILL_CALLBACK_ID = "ab-fill"
+"""The callback_id of every typed form's modal (a request with a `form`); it carries the same
+private_metadata as an answer form."""
+FIELD_PREFIX = "ab-field-"
+FIELD_ACTION = "field"
+"""The action_id of each input of a typed form's modal (`Action.FIELD`)."""
+
+
+def field_block_id(name: str) -> str:
+    """The block_id of the input for the form's field `name`: the name itself, so a
+    submission's `state.values` names its fields, and a refusal's errors key its inputs.
+    (A field's name is at most 64 characters; a block_id may hold 255.)"""
+    return f"{FIELD_PREFIX}{name}"
+
+
+def field_of(block_id: str) -> str | None:
+    """The field name a typed form's input block_id stands for; None for any other block."""
+    return block_id.removeprefix(FIELD_PREFIX) if block_id.startswith(FIELD_PREFIX) else None
+
+
 _FORM_VERSION = 1
 
 
