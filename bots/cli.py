@@ -34,6 +34,8 @@ from askbridge.bots.crash_hook import crash_point_from
 from askbridge.bots.database_place import earlier_database, sqlite_path
 from askbridge.bots.logs import configure_logging
 from askbridge.bots.settings import Settings, unknown_variables
+from askbridge.bots.status_line import POLL_S as STATUS_POLL_S
+from askbridge.bots.status_line import StatusLine, on_terminal
 from askbridge.bots.surfaces import SURFACES, SetupCommand, surface_words
 from askbridge.core import audit_log
 from askbridge.core.errors import AskbridgeError, StartupError
@@ -430,9 +432,12 @@ def _ask(settings: Settings, args: argparse.Namespace) -> int:
         args.command_parser.error(str(error))
     url = args.url or settings.server_url
     token = settings.api_token.get_secret_value() if settings.api_token else None
-    tell = _quiet if args.quiet else _tell
+    # A person at a terminal sees one line of what the question waits for; a script reading
+    # stderr gets whole lines only.
+    line = None if args.quiet or not on_terminal(sys.stderr) else StatusLine(sys.stderr)
+    tell = _quiet if args.quiet else _tell if line is None else _above(line)
     try:
-        answers = asyncio.run(_ask_and_wait(url, token, body, tell))
+        answers = asyncio.run(_ask_and_wait(url, token, body, tell, line))
     except KeyboardInterrupt:
         sys.stderr.write("askbridge: interrupted; the question was withdrawn\n")
         return EXIT_WITHDRAWN
@@ -469,6 +474,10 @@ def _quiet(line: str) -> None:
     """--quiet: progress is not printed."""
 
 
+def _above(status: StatusLine) -> Callable[[str], None]:
+    return lambda line: status.say(f"askbridge: {line}")
+
+
 def where_to_answer(url: str, status: dict[str, Any]) -> str:
     """Where people see a posted request, for the person who asked."""
     places = []
@@ -482,20 +491,38 @@ def where_to_answer(url: str, status: dict[str, Any]) -> str:
 
 
 async def _ask_and_wait(
-    url: str, token: str | None, body: dict[str, Any], tell: Callable[[str], None]
+    url: str,
+    token: str | None,
+    body: dict[str, Any],
+    tell: Callable[[str], None],
+    line: StatusLine | None = None,
 ) -> dict[str, str]:
     ask = checked(body)  # refused here, with the server's words, before anything is sent
     async with AskbridgeClient(url, token, notice=tell) as client:
         created = await client.create(ask)
         request_id = created["request_id"]
         tell(f"asked {request_id}; answer at {where_to_answer(client.url, created)}")
+        ticking = None
+        if line is not None and created["status"] == "waiting":
+            line.show(created)
+            ticking = asyncio.create_task(line.ticking(), name="status-line")
         try:
-            final = await client.wait(request_id, recreate=ask.body())
+            if line is None:
+                final = await client.wait(request_id, recreate=ask.body())
+            else:
+                final = await client.wait(
+                    request_id, recreate=ask.body(), poll_s=STATUS_POLL_S, seen=line.show
+                )
         except asyncio.CancelledError:
             # Ctrl-C: take the question back so nobody answers into the void.
             with contextlib.suppress(ClientError):
                 await asyncio.shield(client.withdraw(request_id))
             raise
+        finally:
+            if ticking is not None:
+                ticking.cancel()
+            if line is not None:
+                line.close()
         return outcome(final).answers
 
 

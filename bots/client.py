@@ -157,12 +157,18 @@ class AskbridgeClient:
         return await self._call("GET", f"/v1/questions/{request_id}{query}")
 
     async def wait(
-        self, request_id: str, *, recreate: dict[str, Any] | None = None
+        self,
+        request_id: str,
+        *,
+        recreate: dict[str, Any] | None = None,
+        poll_s: float = POLL_S,
+        seen: Callable[[dict[str, Any]], None] | None = None,
     ) -> dict[str, Any]:
-        """Long-poll until the request ends."""
+        """Long-poll until the request ends. A long-poll returns at once when the request
+        ends, else after `poll_s`; `seen` hears the status object each one returns."""
         while True:
             try:
-                found = await self.get(request_id, POLL_S)
+                found = await self.get(request_id, poll_s)
             except ClientError as error:
                 # A server that lost the request (or a fresh one) gets it again, same id.
                 if error.status != 404 or not recreate:
@@ -170,6 +176,8 @@ class AskbridgeClient:
                 found = await self._call("POST", "/v1/questions", json=recreate)
             if found["status"] != "waiting":
                 return found
+            if seen is not None:
+                seen(found)
 
     async def withdraw(self, request_id: str) -> dict[str, Any]:
         return await self._call("DELETE", f"/v1/questions/{request_id}")
