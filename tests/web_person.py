@@ -14,6 +14,8 @@ class _Form(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
         self.csrf = ""
+        self.click = ""
+        """The form's one-use id, sent with it as a browser sends every hidden field."""
         self.options: dict[str, dict[str, tuple[str, str]]] = {}
         self.own: dict[str, str] = {}
         """Per question header, the field for an answer in one's own words."""
@@ -28,6 +30,8 @@ class _Form(HTMLParser):
             self.options[self._header] = {}
         elif tag == "input" and found.get("name") == "csrf":
             self.csrf = found["value"]
+        elif tag == "input" and found.get("name") == "click":
+            self.click = found["value"]
         elif tag == "input" and found.get("type") in ("radio", "checkbox"):
             self._pending = (found["name"], found["value"])
         elif tag == "input" and found.get("name", "").endswith("_own"):
@@ -63,7 +67,12 @@ async def answer_on_web(
     """Pick options by header and visible label, type words of one's own (by header) and a
     note where the form has the fields, press Submit or Cancel; return status and page."""
     form = await read_form(http, base, request_id)
-    data: list[tuple[str, Any]] = [("csrf", form.csrf), ("name", name), ("action", action)]
+    data: list[tuple[str, Any]] = [
+        ("csrf", form.csrf),
+        ("click", form.click),
+        ("name", name),
+        ("action", action),
+    ]
     for header, labels in picks.items():
         for label in labels:
             field, value = form.options[header][label]

@@ -124,7 +124,9 @@ async def show(request: web.Request) -> web.Response:
         return render.response(render.outcome(view, version=broker.version))
     token = web_page.form_token(request_id)
     name = request.cookies.get(clicks.NAME_COOKIE, "")
-    return render.response(render.form(view, token=token, version=broker.version, name=name))
+    click_id = clicks.new_click_id()
+    page = render.form(view, token=token, version=broker.version, click_id=click_id, name=name)
+    return render.response(page)
 
 
 async def answer(request: web.Request) -> web.Response:
@@ -138,7 +140,7 @@ async def answer(request: web.Request) -> web.Response:
     if not web_page.signed(request_id, form.get("csrf")):
         return render.response(render.out_of_date(request_id, broker.version), 403)
     click = clicks.parse(form)
-    outcome = await broker.act(request_id, click.person, click.intent)
+    outcome = await broker.act(request_id, click.person, click.intent, click_id=click.click_id)
     token = web_page.form_token(request_id)
     return notes.respond(outcome, click, request_id=request_id, token=token, version=broker.version)
 

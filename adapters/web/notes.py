@@ -6,7 +6,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from askbridge.adapters.web import render
-from askbridge.adapters.web.clicks import NAME_COOKIE, Click
+from askbridge.adapters.web.clicks import NAME_COOKIE, Click, new_click_id
 from askbridge.core.intents import Counted, Note, Outcome, Refused, Submit, note_for
 from askbridge.core.view import (
     NOT_ANSWERER,
@@ -24,6 +24,7 @@ def respond(
 ) -> web.Response:
     """The page that follows a posted form: which note it carries is `note_for`'s call; which
     page shows it (and its status), this surface's."""
+    # A form shown again is a form of its own: the one posted was a click, seen now.
     match note_for(outcome), outcome:
         case None | Note.DRAFTED, _:
             # See Other: reloading the page that follows does not post the form again.
@@ -37,6 +38,7 @@ def respond(
                 view,
                 token=token,
                 version=version,
+                click_id=new_click_id(),
                 chosen=outcome.selections,
                 missing=outcome.missing,
                 name=click.name,
@@ -47,7 +49,14 @@ def respond(
             return render.response(page, 422)
         case Note.FOREIGN, Refused(view=RequestView() as view):
             note = "This form does not match the question any more; please choose again."
-            page = render.form(view, token=token, version=version, name=click.name, note=note)
+            page = render.form(
+                view,
+                token=token,
+                version=version,
+                click_id=new_click_id(),
+                name=click.name,
+                note=note,
+            )
             return render.response(page, 400)
         case Note.SELF_APPROVAL, Refused(view=RequestView() as view):
             page = render.outcome(view, version=version, note=SELF_APPROVAL)

@@ -16,6 +16,7 @@ from urllib.parse import quote
 import jinja2
 from aiohttp import web
 
+from askbridge.adapters.web.clicks import CLICK_FIELD
 from askbridge.core.answers import MAX_TYPED_CHARS, NOTE_LABEL, NOTE_PLACEHOLDER
 from askbridge.core.intents import NOTE
 from askbridge.core.view import (
@@ -148,6 +149,7 @@ def form(
     *,
     token: str,
     version: int,
+    click_id: str = "",
     chosen: Mapping[int, Sequence[int]] | None = None,
     missing: Sequence[str] = (),
     name: str = "",
@@ -158,7 +160,7 @@ def form(
 ) -> str:
     """The question as a form, as the person left it: `chosen` options checked, `typed` words
     and `their_note` kept, `missing` questions and `problems` (question index, -1 the note)
-    marked."""
+    marked; `click_id`, the form's one-use id (`clicks.new_click_id`)."""
     chosen, typed, problems = chosen or {}, typed or {}, problems or {}
     policy = view.request.policy
     if missing:
@@ -194,6 +196,8 @@ def form(
         note=note,
         action=href(view.request_id),
         token=token,
+        click_field=CLICK_FIELD,
+        click_id=click_id,
         fields=fields,
         max_chars=MAX_TYPED_CHARS,
         their_note=their_note if policy.allow_notes else None,
