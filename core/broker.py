@@ -430,7 +430,9 @@ class Broker:
         started = time.perf_counter()
         click = None
         if sent_at is not None or click_id is not None:
-            click = Click(person, self.clock.now(), sent_at, click_id)
+            # Each surface's delivery ids are its own: another's can never stand for them.
+            known_by = None if click_id is None else f"{person.platform}:{click_id}"
+            click = Click(person, self.clock.now(), sent_at, known_by)
         outcome = await self._act(request_id, person, intent, origin, sent_at, click)
         if (
             click is not None

@@ -91,6 +91,9 @@ class FormSubmission:
     origin: MessageRef
     submit: Submit
     sent_at: datetime
+    trigger_id: str | None = None
+    """Slack's id of this submission, the same when it is delivered again (a retry, another
+    replica); a submission carries no time of its own."""
 
 
 def parse_submission(body: Mapping[str, Any], received_at: datetime) -> FormSubmission:
@@ -100,7 +103,8 @@ def parse_submission(body: Mapping[str, Any], received_at: datetime) -> FormSubm
     The message it answers comes from the form's private_metadata, which askbridge wrote when
     it opened the form and Slack hands back unchanged: so the broker checks the submission
     against that message (channel, ts, thread, workspace, app) exactly like a click on it.
-    A submission carries no time of its own; it counts as made when it arrived."""
+    A submission carries no time of its own; it counts as made when it arrived, and is known
+    again by its trigger_id."""
     if body.get("type") != "view_submission":
         raise ValueError(f"not a view_submission payload (type {body.get('type')!r})")
     user, view = body.get("user"), body.get("view")
@@ -116,8 +120,14 @@ def parse_submission(body: Mapping[str, Any], received_at: datetime) -> FormSubm
         data=dict(metadata.claims),
     )
     chosen, typed, note = read(_values(view.get("state")))
+    trigger_id = body.get("trigger_id")
     return FormSubmission(
-        metadata.request_id, _person(user), origin, Submit(chosen, typed, note), received_at
+        metadata.request_id,
+        _person(user),
+        origin,
+        Submit(chosen, typed, note),
+        received_at,
+        trigger_id if isinstance(trigger_id, str) and trigger_id else None,
     )
 
 

@@ -197,6 +197,7 @@ class Handlers:
                 submission.submit,
                 submission.origin,
                 sent_at=submission.sent_at,
+                click_id=submission.trigger_id,
             )
         except Exception:
             log.exception("handling an answer form for %s failed", submission.request_id)

@@ -453,3 +453,29 @@ async def test_a_wrong_public_key_stops_startup_naming_the_setting(
     settings["DISCORD_PUBLIC_KEY"] = "not-hex"
     with pytest.raises(StartupError, match="General Information → Public Key"):
         await start_service(**settings)
+
+
+async def test_a_form_delivered_twice_counts_once_and_is_told_once(
+    bridge: Service, world: World, http: aiohttp.ClientSession
+) -> None:
+    emulator, alice = world.emulator, world.alice
+    question = posted(emulator, await ask(http, bridge.url, {**OPEN, "quorum": 2}))
+    counted = "Your vote is counted"
+    words = {"Database": "MariaDB 11", "Features": "Caching"}
+    opened = await emulator.click(question, alice.id, "Answer in my words…")
+    await opened.modal()
+    submitted = await emulator.submit_modal(opened, words)
+    await answered(submitted, 6)
+    await submitted.wait_for_ephemeral(counted)
+    # The submission delivered again (its interaction id, hence its time, is the same):
+    # acknowledged, and nothing else.
+    again = await emulator.redeliver(submitted)
+    assert (again.status, again.body) == (200, {"type": 6})
+    # A submission of Alice's own is counted and told.
+    reopened = await emulator.click(question, alice.id, "Answer in my words…")
+    await reopened.modal()
+    changed = await emulator.submit_modal(reopened, {**words, "Database": "MariaDB 12"})
+    await changed.wait_for_ephemeral(counted)
+    assert len([m for m in emulator.ephemerals(alice.id) if counted in m.text]) == 2
+    events = await audit_events(http, bridge.url, "ask_db")
+    assert [e["kind"] for e in events].count("vote") == 2, "one vote a submission"

@@ -293,3 +293,22 @@ async def test_who_may_not_answer_gets_no_form(bridge: Bridge) -> None:
     # Who may answer gets the form.
     form = await open_form(bridge, "U2", message, "Other…")
     assert form.title == "Answer in your own words"
+
+
+async def test_a_form_delivered_twice_counts_once_and_is_told_once(bridge: Bridge) -> None:
+    slack = bridge.slack
+    message = await bridge.ask(deploy_body("ask_twice", quorum=2, **OWN_WORDS))
+    form = await open_form(bridge, "U1", message, "Other…")
+    sent = await slack.person("U1").submit_view(form, text={"Deploy": "After 18:00"})
+    sent.assert_sent()
+    await slack.wait_for_ephemeral("U1", contains="Your vote is counted: 1 of 2")
+    # Slack delivers the same submission again (a retry, or to another replica): it carries
+    # the same trigger_id, and is acknowledged and nothing else.
+    assert sent.delivery is not None
+    (await slack.replay(sent.delivery)).assert_acked()
+    # A submission of its own is counted and told.
+    again = await open_form(bridge, "U1", message, "Other…")
+    (await slack.person("U1").submit_view(again, text={"Deploy": "After 19:00"})).assert_sent()
+    await slack.wait_for_ephemeral("U1", contains="After 19:00")
+    assert len(slack.ephemerals("U1")) == 2
+    assert (await bridge.event_kinds("ask_twice")).count("vote") == 2
