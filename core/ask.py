@@ -20,13 +20,15 @@ from pydantic import (
     Field,
     ValidationError,
     ValidationInfo,
+    field_serializer,
     field_validator,
     model_validator,
 )
 
 from askbridge.core.answers import to_selections
-from askbridge.core.errors import Problem
+from askbridge.core.errors import ASK_USER_QUESTION, FORM_ASK, InvalidQuestion, Problem
 from askbridge.core.escalation import MAX_ANSWERERS, LadderSchema, read_answerers, read_ladder
+from askbridge.core.forms import Form, FormRefused, check_content, encode, parse_form
 from askbridge.core.models import Ladder, Policy, QuestionOption, Target, UserQuestion
 from askbridge.core.policy import ANSWERER
 from askbridge.core.problems import broken, invalid, rule, shown, text_problem
@@ -56,15 +58,68 @@ class TimeoutAnswers(BaseModel):
     answers: dict[str, str] = Field(description="header -> label(s), multi-select ', '-joined")
 
 
+class TimeoutContent(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    content: dict[str, Any] = Field(
+        description="field name -> value, as the form's requested_schema takes it"
+    )
+
+
+OnTimeout = Literal["expire", "decline"] | TimeoutAnswers | TimeoutContent
+
+
+def _is_none(value: object) -> bool:
+    return value is None
+
+
+class FormInput(BaseModel):
+    """A typed form as an agent sends it: MCP elicitation's `message` and `requestedSchema`
+    (spelled requested_schema or requestedSchema), or a `url` for a person to open instead."""
+
+    model_config = ConfigDict(title="Form")
+
+    message: str = Field(description="what the person is asked, shown above the fields")
+    requested_schema: dict[str, Any] | None = Field(
+        default=None,
+        exclude_if=_is_none,
+        description='a flat object schema {"type": "object", "properties": {name: property}, '
+        '"required": [names]} of 1-5 properties, each a string (title, description, '
+        "minLength, maxLength, format: email|uri|date|date-time, default), a number or "
+        "integer (minimum, maximum, default), a boolean (default), a single choice (string "
+        "with enum + enumNames, or oneOf of {const, title}) or a multiple choice (array of "
+        "such an enum, minItems, maxItems)",
+    )
+    url: str | None = Field(
+        default=None,
+        exclude_if=_is_none,
+        description="instead of a schema: a link the person opens, then says Done or Decline",
+    )
+
+
 Seconds = Annotated[float, Field(gt=0, le=MAX_SECONDS)]
 
 
 class Ask(BaseModel):
-    """One AskUserQuestion and everything that decides where, for whom and how long."""
+    """One AskUserQuestion (or one typed form) and everything that decides where, for whom
+    and how long."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True, title="AskUserQuestion request")
+    model_config = ConfigDict(
+        extra="ignore",
+        frozen=True,
+        title="AskUserQuestion request",
+        # Exactly one of them: an ask is questions or a form.
+        json_schema_extra={"oneOf": [{"required": ["questions"]}, {"required": ["form"]}]},
+    )
 
-    questions: Questions = Field(description="1-4 questions, each with 2-4 options")
+    questions: Questions = Field(
+        default=(), description="1-4 questions, each with 2-4 options; or give a form instead"
+    )
+    form: Form | None = Field(
+        default=None,
+        description="instead of questions: a typed form for a person to fill in (MCP "
+        "elicitation's message and requestedSchema); the answer is its typed content",
+    )
     request_id: Annotated[str, Field(pattern=f"^{REQUEST_ID_PATTERN.pattern}$")] | None = Field(
         default=None,
         validation_alias=AliasChoices("request_id", "requestId"),
@@ -89,8 +144,10 @@ class Ask(BaseModel):
     quorum: int = Field(
         default=1, ge=1, le=MAX_QUORUM, description="distinct people who must give the same answers"
     )
-    on_timeout: Literal["expire"] | TimeoutAnswers = Field(
-        default="expire", description="what the deadline does: expire, or give these answers"
+    on_timeout: Literal["expire", "decline"] | TimeoutAnswers | TimeoutContent = Field(
+        default="expire",
+        description="what the deadline does: expire, or give these answers (questions), or "
+        "give this content or decline (a form)",
     )
     remind_after_s: Seconds | None = Field(
         default=None, description="one reminder to the answerers after this many seconds"
@@ -152,7 +209,14 @@ class Ask(BaseModel):
         try:
             return cls.model_validate(raw, context=words)
         except ValidationError as error:
-            raise invalid(error) from None
+            problem = invalid(error)
+            is_form = isinstance(raw, Mapping) and raw.get("form") is not None
+            raise problem.about(FORM_ASK if is_form else ASK_USER_QUESTION) from None
+
+    @property
+    def noun(self) -> str:
+        """What the ask is called in an error its agent reads."""
+        return ASK_USER_QUESTION if self.form is None else FORM_ASK
 
     @property
     def tool_use(self) -> ToolUse | None:
@@ -170,10 +234,18 @@ class Ask(BaseModel):
     @property
     def policy(self) -> Policy:
         timeout = self.on_timeout
+        answers = (
+            timeout.answers
+            if isinstance(timeout, TimeoutAnswers)
+            else encode(timeout.content)
+            if isinstance(timeout, TimeoutContent)
+            else None
+        )
         return Policy(
             answerers=self.answerers,
             quorum=self.quorum,
-            timeout_answers=timeout.answers if isinstance(timeout, TimeoutAnswers) else None,
+            timeout_answers=answers,
+            timeout_decline=timeout == "decline",
             remind_after_s=self.remind_after_s,
             allow_other=self.allow_other,
             allow_notes=self.allow_notes,
@@ -187,10 +259,43 @@ class Ask(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _questions_are_named(cls, raw: Any) -> Any:
+        if not isinstance(raw, Mapping):
+            return raw
+        if raw.get("form") is not None:
+            if raw.get("questions") is not None:
+                raise broken(
+                    Problem(
+                        "form",
+                        "cannot be given with questions: an ask holds either questions "
+                        "(AskUserQuestion) or a form, so leave one out",
+                    )
+                )
+            return {k: v for k, v in raw.items() if k != "questions"}
         # A missing `questions` is refused in the words of any other non-list.
-        if isinstance(raw, Mapping) and "questions" not in raw:
+        if "questions" not in raw:
             return {**raw, "questions": None}
         return raw
+
+    @field_validator("form", mode="before", json_schema_input_type=FormInput | None)
+    @classmethod
+    def _form(cls, raw: Any) -> Form | None:
+        if raw is None or isinstance(raw, Form):
+            return raw
+        try:
+            return parse_form(raw, where="")
+        except InvalidQuestion as error:
+            raise broken(*error.problems) from None
+
+    @field_serializer("form")
+    def _form_as_sent(self, form: Form | None) -> dict[str, Any] | None:
+        return None if form is None else form.as_sent()
+
+    @field_validator("allow_other", "allow_notes")
+    @classmethod
+    def _for_questions(cls, value: bool, info: ValidationInfo) -> bool:
+        if value and info.data.get("form") is not None:
+            raise rule("applies to questions, not to a form: leave it out")
+        return value
 
     @field_validator("request_id", mode="before")
     @classmethod
@@ -344,14 +449,22 @@ class Ask(BaseModel):
     @field_validator(
         "on_timeout",
         mode="before",
-        json_schema_input_type=Literal["expire"] | TimeoutAnswers | None,
+        json_schema_input_type=OnTimeout | None,
     )
     @classmethod
-    def _on_timeout(cls, raw: Any) -> Any:
+    def _on_timeout(cls, raw: Any, info: ValidationInfo) -> Any:
         if raw is None or raw == "expire":
             return "expire"
-        if isinstance(raw, TimeoutAnswers):
+        if raw == "decline" or isinstance(raw, TimeoutAnswers | TimeoutContent):
             return raw
+        if isinstance(raw, Mapping) and "content" in raw and isinstance(raw["content"], Mapping):
+            if not all(isinstance(k, str) for k in raw["content"]):
+                raise rule(f"content must be keyed by field name, got {shown(raw)}")
+            return {"content": dict(raw["content"])}
+        if info.data.get("form") is not None:
+            raise rule(
+                f'must be "expire", "decline" or {{"content": {{field: value}}}}, got {shown(raw)}'
+            )
         answers = raw.get("answers") if isinstance(raw, Mapping) else None
         if not isinstance(answers, Mapping) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in answers.items()
@@ -361,9 +474,17 @@ class Ask(BaseModel):
 
     @field_validator("on_timeout")
     @classmethod
-    def _timeout_answers_fit(
-        cls, value: Literal["expire"] | TimeoutAnswers, info: ValidationInfo
-    ) -> Literal["expire"] | TimeoutAnswers:
+    def _timeout_answers_fit(cls, value: OnTimeout, info: ValidationInfo) -> OnTimeout:
+        if "form" not in info.data:
+            return value  # the form itself was refused
+        form: Form | None = info.data["form"]
+        if form is not None:
+            return _timeout_fits_form(value, form)
+        if value == "decline" or isinstance(value, TimeoutContent):
+            raise rule(
+                'declining and content are for a form; questions take "expire" or '
+                '{"answers": {header: label}}'
+            )
         questions: tuple[UserQuestion, ...] | None = info.data.get("questions")
         if isinstance(value, str) or questions is None:
             return value
@@ -377,6 +498,24 @@ class Ask(BaseModel):
                 )
             )
         return value
+
+
+def _timeout_fits_form(value: OnTimeout, form: Form) -> OnTimeout:
+    """A form's on_timeout, its content checked against the form and kept typed."""
+    if isinstance(value, TimeoutAnswers):
+        raise rule(
+            'a form\'s deadline gives {"content": {field: value}} (or "decline", or "expire"), '
+            "not answers"
+        )
+    if not isinstance(value, TimeoutContent):
+        return value
+    try:
+        checked = check_content(form, value.content)
+    except FormRefused as refused:
+        raise broken(
+            *(Problem(f".content.{p.name}", p.message) for p in refused.problems)
+        ) from None
+    return TimeoutContent(content=checked)
 
 
 def ask_schema(words: SurfaceWords | None = None) -> dict[str, Any]:

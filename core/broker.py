@@ -1,8 +1,8 @@
 """The question broker: the lifecycle of every request, from the agent's ask to its answer.
 
-`waiting → answered | cancelled | expired | withdrawn`. Each transition is one `Store.finish`
-(a compare-and-set), then waiters are woken, then the posted messages are re-rendered in the
-background: the agent never waits on a chat platform to learn its answer.
+`waiting → answered | cancelled | declined | expired | withdrawn`. Each transition is one
+`Store.finish` (a compare-and-set), then waiters are woken, then the posted messages are
+re-rendered in the background: the agent never waits on a chat platform to learn its answer.
 """
 
 from __future__ import annotations
@@ -32,13 +32,16 @@ from askbridge.core.errors import (
     UnknownTarget,
 )
 from askbridge.core.escalation import due_at
+from askbridge.core.forms import FormRefused, encode, read_input
 from askbridge.core.hub import Hub
 from askbridge.core.intents import (
     Cancel,
     Choose,
     Counted,
     Decided,
+    Decline,
     Drafted,
+    Fill,
     FormOpens,
     Intent,
     Outcome,
@@ -195,6 +198,12 @@ class Broker:
 
         A repeat of a request whose posting never finished (the process died while posting,
         say) finishes it: the agent's retry is what gets its question seen."""
+        try:
+            return await self._ask(ask)
+        except InvalidQuestion as error:
+            raise error.about(ask.noun) from None
+
+    async def _ask(self, ask: Ask) -> tuple[Request, bool]:
         request_id = ask.request_id or f"ask_{uuid.uuid4()}"
         if ask.callback_url is not None and self.webhooks is None:
             raise InvalidQuestion(
@@ -234,6 +243,7 @@ class Broker:
             policy=policy,
             remind_at=remind_at,
             tool=None if ask.tool_use is None else tool_view(ask.tool_use),
+            form=ask.form,
         )
         draft = draft.model_copy(update={"escalate_at": due_at(draft, 0, now)})
         async with self.store.posting(request_id) as mine:
@@ -253,9 +263,10 @@ class Broker:
 
     async def _repeated(self, stored: Request, ask: Ask, mine: bool) -> Request:
         """The request a repeated ask names, its posting finished if it was cut short."""
-        if stored.questions != ask.questions:
+        if stored.questions != ask.questions or stored.form != ask.form:
+            asked = "another form" if stored.form is not None else "other questions"
             raise Conflict(
-                f"request_id {stored.request_id!r} already exists with other questions; "
+                f"request_id {stored.request_id!r} already exists with {asked}; "
                 "use a new request_id for a new question"
             )
         if not mine or stored.posted_at is not None:
@@ -486,7 +497,7 @@ class Broker:
         if refused is not None:
             return refused
         chosen = _checked(request.questions, intent)
-        if chosen is None:
+        if chosen is None or not _fits(request, intent):
             return Refused(Refusal.FOREIGN_MESSAGE, await self._view(view))
         answering = await self._eligible(
             view, person, origin, cancelling=isinstance(intent, Cancel), click=click
@@ -501,6 +512,11 @@ class Broker:
                 ending = Ending(Status.CANCELLED, self.clock.now(), by=person)
                 self._crash("cancel.checked")
                 return await self._decide(view, ending, click)
+            case Decline():
+                ending = Ending(Status.DECLINED, self.clock.now(), by=person)
+                return await self._decide(view, ending, click)
+            case Fill(values=values):
+                return await self._fill(view, person, values, sent_at, click)
             case Pick() | Choose() if not (view.one_click and isinstance(intent, Pick)):
                 question = intent.question
                 saved = await self.store.save_draft(request_id, person, chosen, self.clock.now())
@@ -598,15 +614,49 @@ class Broker:
             return Refused(
                 Refusal.MISSING_ANSWERS, await self._view(view), vote.missing, selections=chosen
             )
+        return await self._cast(view, person, vote.answers, vote.notes, sent_at, click)
+
+    async def _fill(
+        self,
+        view: RequestView,
+        person: Person,
+        values: Mapping[str, object],
+        sent_at: datetime | None,
+        click: Click | None,
+    ) -> Outcome:
+        """A typed form's values, read and checked once: a vote with them as answers (each
+        value's canonical JSON, so equal values agree), or BAD_VALUES and nothing recorded."""
+        form = view.request.form
+        assert form is not None
+        try:
+            content = read_input(form, values)
+        except FormRefused as refused:
+            return Refused(
+                Refusal.BAD_VALUES,
+                await self._view(view),
+                field_problems=refused.by_field(),
+                values=dict(values),
+            )
+        return await self._cast(view, person, encode(content), {}, sent_at, click)
+
+    async def _cast(
+        self,
+        view: RequestView,
+        person: Person,
+        answers: dict[str, str],
+        notes: dict[str, str],
+        sent_at: datetime | None,
+        click: Click | None,
+    ) -> Outcome:
         request_id = view.request_id
         voted, outcome = await self.store.vote(
             request_id,
             person,
-            vote.answers,
+            answers,
             view.quorum,
             self.clock.now(),
             sent_at,
-            notes=vote.notes,
+            notes=notes,
             click_id=None if click is None else click.click_id,
         )
         self._hold(voted)
@@ -713,6 +763,8 @@ class Broker:
     async def _deadline_ending(self, request_id: str) -> Ending:
         request = await self.get(request_id)
         answers = request.policy.timeout_answers
+        if request.policy.timeout_decline:
+            return Ending(Status.DECLINED, self.clock.now(), event_data={"decided_by": "timeout"})
         if answers is None:
             return Ending(Status.EXPIRED, self.clock.now())
         return Ending(
@@ -811,7 +863,7 @@ class Broker:
         self._hold(request)
         # The waiting agents first: the log line and the rest are nobody's wait.
         self.hub.publish(request.request_id, request)
-        by = request.answered_by or request.cancelled_by
+        by = request.ended_by
         surfaces = [by.platform] if by is not None else request_log.surfaces_of(request)
         request_log.step(request.request_id, request.status.value, surfaces, by)
         self.messages.changed(request)
@@ -848,6 +900,14 @@ def _same_message(origin: MessageRef, posted: MessageRef) -> bool:
     ):
         return False
     return all(posted.data[k] == v for k, v in origin.data.items() if k in posted.data)
+
+
+def _fits(request: Request, intent: Intent) -> bool:
+    """The click is one the request has: a form's Fill and Decline, the questions' picks and
+    submits, and Cancel on either."""
+    if isinstance(intent, Cancel):
+        return True
+    return (request.form is not None) == isinstance(intent, Fill | Decline)
 
 
 def _checked(questions: Sequence[UserQuestion], intent: Intent) -> Selections | None:

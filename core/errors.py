@@ -23,17 +23,28 @@ class Problem:
         return f"{self.location}: {self.message}" if self.location else self.message
 
 
-class InvalidQuestion(AskbridgeError):
-    """The request breaks the AskUserQuestion rules; the text is meant for the agent's model."""
+ASK_USER_QUESTION = "AskUserQuestion"
+FORM_ASK = "The form"
+"""What an invalid ask is called in its error: the agent's model reads it as the name of its
+call (a form is not an AskUserQuestion)."""
 
-    def __init__(self, problems: list[Problem]) -> None:
+
+class InvalidQuestion(AskbridgeError):
+    """The request breaks the rules of an ask (its questions, or its form); the text is meant
+    for the agent's model."""
+
+    def __init__(self, problems: list[Problem], what: str = ASK_USER_QUESTION) -> None:
         self.problems = problems
+        self.what = what
         lines = "\n".join(f"- {p}" for p in problems)
         noun = "problem" if len(problems) == 1 else "problems"
         super().__init__(
-            f"AskUserQuestion was rejected ({len(problems)} {noun}); fix the call and ask again:\n"
-            f"{lines}"
+            f"{what} was rejected ({len(problems)} {noun}); fix the call and ask again:\n{lines}"
         )
+
+    def about(self, what: str) -> InvalidQuestion:
+        """The same problems, the ask called `what`."""
+        return self if what == self.what else InvalidQuestion(self.problems, what)
 
     def details(self) -> list[dict[str, str]]:
         """The problems as the `details` of an error body or frame."""

@@ -14,38 +14,39 @@ equal, and `decode` gives the typed values back losslessly.
 
 from __future__ import annotations
 
-import enum
-import json
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from email.utils import parseaddr
 from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict
-
-from askbridge.core.audit_log import canonical
-from askbridge.core.errors import InvalidQuestion, Problem
+from askbridge.core.errors import FORM_ASK, InvalidQuestion, Problem
+from askbridge.core.form_schema import (
+    MAX_CHOICE_TITLE_CHARS as MAX_CHOICE_TITLE_CHARS,
+)
+from askbridge.core.form_schema import (
+    MAX_CHOICE_VALUE_CHARS as MAX_CHOICE_VALUE_CHARS,
+)
+from askbridge.core.form_schema import MAX_CHOICES as MAX_CHOICES
+from askbridge.core.form_schema import MAX_DESCRIPTION_CHARS as MAX_DESCRIPTION_CHARS
+from askbridge.core.form_schema import MAX_FIELDS as MAX_FIELDS
+from askbridge.core.form_schema import MAX_MESSAGE_CHARS as MAX_MESSAGE_CHARS
+from askbridge.core.form_schema import MAX_NAME_CHARS as MAX_NAME_CHARS
+from askbridge.core.form_schema import MAX_SAFE_INTEGER as MAX_SAFE_INTEGER
+from askbridge.core.form_schema import MAX_TEXT_CHARS as MAX_TEXT_CHARS
+from askbridge.core.form_schema import MAX_TITLE_CHARS as MAX_TITLE_CHARS
+from askbridge.core.form_schema import Choice as Choice
+from askbridge.core.form_schema import FieldKind as FieldKind
+from askbridge.core.form_schema import Form as Form
+from askbridge.core.form_schema import FormField as FormField
+from askbridge.core.form_values import decode as decode
+from askbridge.core.form_values import encode as encode
+from askbridge.core.form_values import filled_in as filled_in
+from askbridge.core.form_values import shown_value as shown_value
 from askbridge.core.problems import shown, text_problem
-
-MAX_FIELDS = 5
-"""The most fields a form holds: a Discord modal holds five inputs, and a form must fit in one
-modal on every surface."""
-MAX_MESSAGE_CHARS = 2000
-MAX_NAME_CHARS = 64
-MAX_TITLE_CHARS = 200
-MAX_DESCRIPTION_CHARS = 500
-MAX_TEXT_CHARS = 3000
-"""The longest text a person can type: Slack's plain-text input holds 3000 characters."""
-MAX_CHOICES = 25
-"""A Discord select holds 25 options (Slack's 100)."""
-MAX_CHOICE_VALUE_CHARS = 100
-MAX_CHOICE_TITLE_CHARS = 75
-"""Slack's option text holds 75 characters."""
-MAX_SAFE_INTEGER = 2**53
 
 _NAME = re.compile(r"[^\x00-\x1f\x7f]{1,64}")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -57,90 +58,12 @@ _EMAIL = re.compile(r"[^@\s<>()\[\],;:\"]+@[^@\s<>()\[\],;:\"]+\.[^@\s<>()\[\],;
 # Keywords that only annotate; a schema may carry them and they change nothing.
 _ANNOTATIONS = frozenset({"$comment", "examples", "deprecated", "readOnly", "writeOnly", "$id"})
 
-
-class FieldKind(enum.StrEnum):
-    """What a field holds, which decides the input each surface shows for it."""
-
-    TEXT = "text"
-    EMAIL = "email"
-    URI = "uri"
-    DATE = "date"
-    DATE_TIME = "date-time"
-    NUMBER = "number"
-    INTEGER = "integer"
-    BOOLEAN = "boolean"
-    CHOICE = "choice"
-    CHOICES = "choices"
-
-    @property
-    def is_text(self) -> bool:
-        return self in _TEXT_KINDS
-
-    @property
-    def is_number(self) -> bool:
-        return self in (FieldKind.NUMBER, FieldKind.INTEGER)
-
-
-_TEXT_KINDS = frozenset(
-    {FieldKind.TEXT, FieldKind.EMAIL, FieldKind.URI, FieldKind.DATE, FieldKind.DATE_TIME}
-)
 _FORMATS = {
     "email": FieldKind.EMAIL,
     "uri": FieldKind.URI,
     "date": FieldKind.DATE,
     "date-time": FieldKind.DATE_TIME,
 }
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Choice(_Frozen):
-    value: str
-    title: str
-
-
-class FormField(_Frozen):
-    """One field of a form, read from its property schema."""
-
-    name: str
-    kind: FieldKind
-    title: str
-    """What a person sees as the field's label: the schema's title, or else its name."""
-    description: str = ""
-    required: bool = False
-    min_length: int | None = None
-    max_length: int = MAX_TEXT_CHARS
-    """For text: the schema's maxLength, never more than a surface's input holds."""
-    minimum: float | None = None
-    maximum: float | None = None
-    choices: tuple[Choice, ...] = ()
-    min_items: int | None = None
-    max_items: int | None = None
-    default: Any = None
-    """A value `check_value` accepts, or None."""
-
-    def choice_title(self, value: str) -> str:
-        return next((c.title for c in self.choices if c.value == value), value)
-
-
-class Form(_Frozen):
-    """What a person is asked to fill in: a message and its fields, in the schema's order; or,
-    for a URL-mode elicitation, a link to open and no fields."""
-
-    message: str
-    fields: tuple[FormField, ...] = ()
-    url: str | None = None
-    schema_: dict[str, Any] | None = None
-    """The schema as the agent sent it, to give back as it came."""
-
-    def field(self, name: str) -> FormField | None:
-        return next((f for f in self.fields if f.name == name), None)
-
-    def defaults(self) -> dict[str, Any]:
-        """The values the inputs start with: each field's default."""
-        return {f.name: f.default for f in self.fields if f.default is not None}
 
 
 @dataclass(frozen=True)
@@ -170,7 +93,7 @@ def parse_form(raw: Any, where: str = "form") -> Form:
     problems: list[Problem] = []
     form = _read_form(raw, where, problems)
     if problems or form is None:
-        raise InvalidQuestion(problems or [Problem(where, "must be a form")])
+        raise InvalidQuestion(problems or [Problem(where, "must be a form")], FORM_ASK)
     return form
 
 
@@ -711,36 +634,3 @@ def _choice_value(field: FormField, text: str) -> str:
         if text in (choice.value, choice.title):
             return choice.value
     return text
-
-
-# Keeping values -------------------------------------------------------------------------------
-
-
-def encode(content: Mapping[str, Any]) -> dict[str, str]:
-    """Checked values as the engine keeps them: field name -> RFC 8785 canonical JSON."""
-    return {name: canonical(value).decode() for name, value in content.items()}
-
-
-def decode(answers: Mapping[str, str]) -> dict[str, Any]:
-    """The typed values back from what the engine keeps (`encode`'s inverse)."""
-    return {name: json.loads(text) for name, text in answers.items()}
-
-
-def shown_value(field: FormField, value: Any) -> str:
-    """A value as a person reads it in a message: Yes/No, a choice's title, a list joined."""
-    if field.kind is FieldKind.BOOLEAN:
-        return "Yes" if value else "No"
-    if field.kind is FieldKind.CHOICE:
-        return field.choice_title(str(value))
-    if field.kind is FieldKind.CHOICES:
-        return ", ".join(field.choice_title(str(v)) for v in value) or "(none)"
-    if field.kind.is_number:
-        return f"{value:g}" if isinstance(value, float) else str(value)
-    return str(value)
-
-
-def filled_in(form: Form, content: Mapping[str, Any]) -> Iterator[tuple[FormField, str]]:
-    """Each field a person filled in, with its value as people read it, in the form's order."""
-    for field in form.fields:
-        if field.name in content:
-            yield field, shown_value(field, content[field.name])

@@ -23,7 +23,7 @@ from prometheus_client import (
 
 from askbridge.core.models import Request, Status
 
-ENDINGS = (Status.ANSWERED, Status.CANCELLED, Status.EXPIRED, Status.WITHDRAWN)
+ENDINGS = (Status.ANSWERED, Status.CANCELLED, Status.DECLINED, Status.EXPIRED, Status.WITHDRAWN)
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 TIME_TO_ANSWER_BUCKETS = (
     *(5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0),

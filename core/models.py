@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
+from askbridge.core.form_schema import Form
 from askbridge.core.tool_view import ToolView
 
 
@@ -50,6 +51,8 @@ class Status(enum.StrEnum):
     CANCELLED = "cancelled"
     EXPIRED = "expired"
     WITHDRAWN = "withdrawn"
+    DECLINED = "declined"
+    """A typed form a person said no to: the agent is told no, not interrupted."""
 
     @property
     def is_terminal(self) -> bool:
@@ -139,8 +142,11 @@ class Policy(_Wire):
 
     answerers: tuple[str, ...] = ()
     quorum: int = 1
-    # Answers that decide the request when its deadline passes; None: it expires.
+    # Answers that decide the request when its deadline passes (a form's content as
+    # `core.forms.encode` keeps it); None: it expires, or is declined (`timeout_decline`).
     timeout_answers: dict[str, str] | None = None
+    timeout_decline: bool = False
+    """A form's deadline declines it (the agent is told no) instead of expiring it."""
     remind_after_s: float | None = None
     # A person may answer in their own words instead of (or besides) the options, and may
     # attach a note to their answer.
@@ -165,7 +171,8 @@ class Vote(_Wire):
 
 
 class Request(_Wire):
-    """Everything askbridge knows about one AskUserQuestion, as it is kept in the store."""
+    """Everything askbridge knows about one ask, as it is kept in the store: an AskUserQuestion
+    (`questions`), or a typed form (`form`, and no questions)."""
 
     request_id: str
     questions: tuple[UserQuestion, ...]
@@ -178,6 +185,7 @@ class Request(_Wire):
     answers: dict[str, str] | None = None
     answered_by: Person | None = None
     cancelled_by: Person | None = None
+    declined_by: Person | None = None
     messages: tuple[MessageRef, ...] = ()
     policy: Policy = Policy()
     votes: tuple[Vote, ...] = ()
@@ -194,10 +202,21 @@ class Request(_Wire):
     posted_at: datetime | None = None
     """When every target had its message recorded; None while posting is unfinished (it
     failed, or the process died while posting) and the request still needs posting."""
+    form: Form | None = None
+    """The typed form a person fills in; its values are kept as `answers` (field name ->
+    canonical JSON, see `core.forms.encode`)."""
 
     @property
     def decided_by_timeout(self) -> bool:
+        """The deadline gave the on_timeout answers (or declined the form)."""
+        if self.status is Status.DECLINED:
+            return self.declined_by is None
         return self.status is Status.ANSWERED and self.answered_by is None
+
+    @property
+    def ended_by(self) -> Person | None:
+        """Who ended the request: who answered, cancelled or declined it."""
+        return self.answered_by or self.cancelled_by or self.declined_by
 
     def tally(self) -> list[tuple[dict[str, str], list[Person]]]:
         """Each distinct answer with its voters, most votes first."""

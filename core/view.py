@@ -11,7 +11,10 @@ import enum
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
+from askbridge.core.form_schema import Form, FormField
+from askbridge.core.form_values import decode, shown_value
 from askbridge.core.models import Person, Request, Selections, Status, Target, UserQuestion
 from askbridge.core.policy import Ineligible, answerers_now, eligibility, taken
 
@@ -25,12 +28,15 @@ class State(enum.StrEnum):
     CANCELLED = "cancelled"
     EXPIRED = "expired"
     WITHDRAWN = "withdrawn"
+    DECLINED = "declined"
+    """A typed form a person (or its deadline) said no to."""
 
 
 AGENT_ERRORS: Mapping[Status, str] = {
     Status.CANCELLED: "Interrupted",
     Status.EXPIRED: "Timed out waiting for an answer",
     Status.WITHDRAWN: "Withdrawn by the agent",
+    Status.DECLINED: "Declined",
 }
 """What the agent reads in `error` when its request ended without answers."""
 
@@ -41,7 +47,10 @@ HEADINGS: Mapping[State, str] = {
     State.CANCELLED: "Cancelled by {deciders} — the agent was interrupted",
     State.EXPIRED: "Expired without an answer",
     State.WITHDRAWN: "Withdrawn by the agent",
+    State.DECLINED: "Declined by {deciders} — the agent was told no",
 }
+DECLINED_AT_DEADLINE_HEADING = "Declined at the deadline — the agent was told no"
+"""How a message heads a form its deadline declined."""
 """How a message heads its request's state on every surface; `{deciders}`: who ended it, as
 the surface shows people."""
 
@@ -108,7 +117,14 @@ CANCEL_SURE = "Cancel question"
 WHO_MAY_ANSWER = "Who may answer: {answerers}"
 """The policy's first line; `{answerers}`: the view's answerers, as the surface names them."""
 DECIDED_AT_DEADLINE = "If nobody decides by {deadline}, the answer is {answers}"
+DECLINED_AT_DEADLINE = "If nobody fills it in by {deadline}, it is declined"
 OPEN_UNTIL = "Open until {deadline}; then it expires"
+FORM_TITLE = "Form"
+FORM_HOW_TO_ANSWER = "Fill in the form to answer, or Decline to tell the agent no."
+FORM_HOW_TO_VOTE = (
+    "Filling in the form casts your vote; fill it in again to change it. Decline tells the "
+    "agent no."
+)
 REMINDER = "Reminder: this question is still waiting for an answer."
 REMINDER_FOR = "Reminder for {answerers}: this question is still waiting for an answer."
 
@@ -136,6 +152,8 @@ class RequestView:
             deciders = agreeing or answered_by
         elif state is State.CANCELLED and request.cancelled_by is not None:
             deciders = (request.cancelled_by,)
+        elif state is State.DECLINED and request.declined_by is not None:
+            deciders = (request.declined_by,)
         return cls(request, state, deciders, rows)
 
     # --- what was asked -----------------------------------------------------------------
@@ -157,6 +175,40 @@ class RequestView:
         """One single-select question: a click on an option is the whole answer."""
         questions = self.request.questions
         return len(questions) == 1 and not questions[0].multi_select
+
+    @property
+    def title(self) -> str:
+        """A short name for the request (a page's title): its first question's header, or
+        "Form"."""
+        return self.questions[0].header if self.questions else FORM_TITLE
+
+    @property
+    def lead(self) -> str:
+        """What the request asks, in one text: its first question, or its form's message."""
+        if self.questions:
+            return self.questions[0].question
+        return self.request.form.message if self.request.form is not None else ""
+
+    @property
+    def form(self) -> Form | None:
+        """The typed form the request asks to fill in (it then has no questions)."""
+        return self.request.form
+
+    @property
+    def content(self) -> dict[str, Any]:
+        """A form's typed values once it was answered (field name -> value); else empty."""
+        if self.request.form is None or self.request.answers is None:
+            return {}
+        return decode(self.request.answers)
+
+    def filled_in(self, answers: Mapping[str, str] | None = None) -> list[tuple[FormField, str]]:
+        """Each field of the form that was filled in, with its value as people read it, in the
+        form's order: of the request's answer, or of `answers` (a vote's, a tally row's)."""
+        form = self.request.form
+        if form is None:
+            return []
+        content = self.content if answers is None else decode(answers)
+        return [(f, shown_value(f, content[f.name])) for f in form.fields if f.name in content]
 
     # --- how it stands ------------------------------------------------------------------
 
@@ -188,6 +240,8 @@ class RequestView:
     @property
     def heading(self) -> str:
         """HEADINGS for the state, with how many agreed when several had to."""
+        if self.state is State.DECLINED and not self.deciders:
+            return DECLINED_AT_DEADLINE_HEADING
         heading = HEADINGS[self.state]
         if self.state is State.ANSWERED and len(self.deciders) > 1:
             heading += f" ({len(self.deciders)} matching votes)"
@@ -220,6 +274,10 @@ class RequestView:
         if mine is None:
             return None
         matching = sum(1 for v in self.request.votes if v.answers == mine.answers)
+        if self.request.form is not None:
+            # A form's values as people read them, named by their fields' titles.
+            shown = {f.title: value for f, value in self.filled_in(mine.answers)}
+            return Receipt(shown, matching, self.quorum)
         return Receipt(mine.answers, matching, self.quorum)
 
     # --- the policy ---------------------------------------------------------------------
@@ -257,6 +315,8 @@ class RequestView:
     @property
     def how_to_answer(self) -> str:
         """How a message's controls work: whether one click answers (or votes), or Submit."""
+        if self.request.form is not None:
+            return FORM_HOW_TO_VOTE if self.needs_votes else FORM_HOW_TO_ANSWER
         if self.needs_votes:
             if self.one_click:
                 return "One click votes; click another option to change your vote."
@@ -289,6 +349,8 @@ class RequestView:
         surface shows them."""
         if self.deadline is None:
             return None
+        if self.request.policy.timeout_decline:
+            return DECLINED_AT_DEADLINE
         return OPEN_UNTIL if self.default_answers is None else DECIDED_AT_DEADLINE
 
     @property
@@ -314,7 +376,10 @@ class RequestView:
         return eligibility(self.request, person)
 
     def summary(self, answers: Mapping[str, str]) -> str:
-        """One set of answers on a line: the label alone for a single question."""
+        """One set of answers on a line: the label alone for a single question; a form's
+        values as people read them, `Title: value; Title: value`."""
+        if self.request.form is not None:
+            return "; ".join(f"{f.title}: {value}" for f, value in self.filled_in(answers))
         if len(self.questions) == 1:
             return answers.get(self.questions[0].header, "")
         return given(answers)
@@ -373,6 +438,10 @@ def end_sentence(view: RequestView, name: Callable[[Person], str] = plain_name) 
             return "This question expired before anyone answered."
         case State.WITHDRAWN:
             return "The agent withdrew this question."
+        case State.DECLINED if not view.deciders:
+            return "This form was declined at its deadline."
+        case State.DECLINED:
+            return f"This form was declined by {names(view.deciders, name)}."
         case _:
             return "This question is still waiting for an answer."
 

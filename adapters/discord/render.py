@@ -42,6 +42,7 @@ ENDING_LOOK = {
     State.CANCELLED: (discord.Colour.red(), "✖️"),
     State.EXPIRED: (discord.Colour.light_grey(), "⌛"),
     State.WITHDRAWN: (discord.Colour.light_grey(), "↩️"),
+    State.DECLINED: (discord.Colour.orange(), "🙅"),
 }
 """Each ending's accent colour and mark."""
 

@@ -72,6 +72,7 @@ ENDING_EMOJI = {
     State.CANCELLED: "no_entry_sign",
     State.EXPIRED: "hourglass",
     State.WITHDRAWN: "leftwards_arrow_with_hook",
+    State.DECLINED: "no_good",
 }
 """Each ending's mark before its heading."""
 

@@ -187,7 +187,7 @@ def form(
     ]
     return _page(
         "form.html",
-        view.questions[0].header,
+        view.title,
         version=version,
         watching=view.request_id,
         **_top(view),
@@ -214,9 +214,11 @@ def outcome(view: RequestView, *, version: int, note: str = "", flash: bool = Fa
     receipt when `flash`, else why the click was not taken)."""
     notes = view.notes
     answers = [AnswerRow(h, a, notes.get(h)) for h, a in view.answers.items()]
+    if view.form is not None:
+        answers = [AnswerRow(f.title, value, None) for f, value in view.filled_in()]
     return _page(
         "outcome.html",
-        view.questions[0].header,
+        view.title,
         version=version,
         watching=view.request_id if view.waiting else "",
         **_top(view),
@@ -299,7 +301,7 @@ def _list_item(view: RequestView) -> ListItem:
     state = "" if view.waiting else f" — {outcome_line(view)}"
     return ListItem(
         href=href(view.request_id),
-        question=view.questions[0].question,
+        question=view.lead,
         headers=tuple(q.header for q in view.questions),
         hint=view.context + state,
     )

@@ -9,7 +9,9 @@ from pydantic import ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from askbridge.core.api.bodies import Body, Timestamp, built, omitted
-from askbridge.core.ask import TimeoutAnswers
+from askbridge.core.ask import FormInput, TimeoutAnswers, TimeoutContent
+from askbridge.core.form_schema import Form
+from askbridge.core.form_values import decode
 from askbridge.core.models import Person, Request, Status, Target, UserQuestion
 from askbridge.core.policy import answerers_now
 from askbridge.core.store.base import Event
@@ -33,6 +35,9 @@ class Ballot(Body):
     answers: dict[str, str]
     at: Timestamp
     notes: dict[str, str] | SkipJsonSchema[None] = omitted("header -> the voter's note")
+    content: dict[str, Any] | SkipJsonSchema[None] = omitted(
+        "a form's values this voter gave, typed"
+    )
 
 
 class PostedMessage(Body):
@@ -45,6 +50,18 @@ class Annotation(Body):
     notes: str
 
 
+FormAction = Literal["accept", "decline", "cancel"]
+"""How a form request ended, in MCP elicitation's words: filled in, declined (the agent is told
+no), or anything else that ended it without values (cancelled, expired, withdrawn)."""
+FORM_ACTIONS: dict[Status, FormAction] = {
+    Status.ANSWERED: "accept",
+    Status.DECLINED: "decline",
+    Status.CANCELLED: "cancel",
+    Status.EXPIRED: "cancel",
+    Status.WITHDRAWN: "cancel",
+}
+
+
 class StatusObject(Body):
     """Everything an agent may read about one of its requests."""
 
@@ -52,13 +69,25 @@ class StatusObject(Body):
 
     request_id: str
     status: Status
-    questions: tuple[UserQuestion, ...]
+    questions: tuple[UserQuestion, ...] = Field(description="empty for a form")
+    form: FormInput | SkipJsonSchema[None] = omitted("the form asked, as it was sent")
+    action: FormAction | SkipJsonSchema[None] = omitted(
+        "a form that ended: accept (filled in: see content), decline (a person said no), or "
+        "cancel (cancelled, expired or withdrawn)"
+    )
+    content: dict[str, Any] | SkipJsonSchema[None] = omitted(
+        "a form's values once filled in, field name -> value, typed as its schema says "
+        "(integers as integers, booleans as true/false, dates as ISO texts)"
+    )
     target: str | list[str] = Field(description="one target as text, or a list of them")
     created_at: Timestamp
     expires_at: Timestamp | None
     context: str | SkipJsonSchema[None] = omitted()
     ended_at: Timestamp | SkipJsonSchema[None] = omitted()
-    answers: dict[str, str] | SkipJsonSchema[None] = omitted("header -> label(s)")
+    answers: dict[str, str] | SkipJsonSchema[None] = omitted(
+        "header -> label(s); for a form, field name -> the canonical JSON of its value (read "
+        "content for the values)"
+    )
     answers_by_question: dict[str, str] | SkipJsonSchema[None] = omitted(
         "the same answers keyed by question text"
     )
@@ -70,8 +99,9 @@ class StatusObject(Body):
     )
     answered_by: Actor | SkipJsonSchema[None] = omitted()
     cancelled_by: Actor | SkipJsonSchema[None] = omitted()
+    declined_by: Actor | SkipJsonSchema[None] = omitted("who declined a form")
     decided_by: Literal["timeout"] | SkipJsonSchema[None] = omitted(
-        "the deadline gave the on_timeout answers"
+        "the deadline gave the on_timeout answers (or content), or declined the form"
     )
     error: str | SkipJsonSchema[None] = omitted(
         "why a request ended without answers", enum=list(AGENT_ERRORS.values())
@@ -84,7 +114,9 @@ class StatusObject(Body):
     allow_notes: Literal[True] | SkipJsonSchema[None] = omitted(
         "a person may attach a note to their answer"
     )
-    on_timeout: TimeoutAnswers | SkipJsonSchema[None] = omitted()
+    on_timeout: TimeoutAnswers | TimeoutContent | Literal["decline"] | SkipJsonSchema[None] = (
+        omitted()
+    )
     remind_at: Timestamp | SkipJsonSchema[None] = omitted("when the answerers are reminded")
     reminded_at: Timestamp | SkipJsonSchema[None] = omitted("when the reminder went out")
     escalation_step: int | SkipJsonSchema[None] = omitted(
@@ -104,6 +136,7 @@ class StatusObject(Body):
         answers = request.answers
         policy = request.policy
         notes = deciding_notes(request)
+        form = request.form
         # Built from a stored request, whose every value its own model already checked: an
         # agent's long-poll is on the click's path, and checking again would double its cost.
         return built(
@@ -111,6 +144,9 @@ class StatusObject(Body):
             request_id=request.request_id,
             status=request.status,
             questions=request.questions,
+            form=None if form is None else _form(form),
+            action=FORM_ACTIONS.get(request.status) if form is not None else None,
+            content=decode(answers) if form is not None and answers is not None else None,
             target=target_text(request.targets),
             created_at=request.created_at,
             expires_at=request.expires_at,
@@ -119,7 +155,7 @@ class StatusObject(Body):
             answers=answers,
             # Claude Code and the Claude Agent SDK key the same answers by question text.
             answers_by_question=None
-            if answers is None
+            if answers is None or form is not None
             else {q.question: answers[q.header] for q in request.questions if q.header in answers},
             notes=notes or None,
             # The shape Claude Code takes its answers' notes in.
@@ -131,15 +167,14 @@ class StatusObject(Body):
             or None,
             answered_by=Actor.of(request.answered_by) if request.answered_by else None,
             cancelled_by=Actor.of(request.cancelled_by) if request.cancelled_by else None,
+            declined_by=Actor.of(request.declined_by) if request.declined_by else None,
             decided_by="timeout" if request.decided_by_timeout else None,
             error=AGENT_ERRORS.get(request.status),
             answerers=list(answerers_now(request)),
             quorum=policy.quorum,
             allow_other=True if policy.allow_other else None,
             allow_notes=True if policy.allow_notes else None,
-            on_timeout=None
-            if policy.timeout_answers is None
-            else built(TimeoutAnswers, answers=policy.timeout_answers),
+            on_timeout=_on_timeout(request),
             remind_at=request.remind_at,
             reminded_at=request.reminded_at,
             escalation_step=request.escalation_step or None,
@@ -154,6 +189,7 @@ class StatusObject(Body):
                     answers=v.answers,
                     at=v.at,
                     notes=v.notes or None,
+                    content=None if form is None else decode(v.answers),
                 )
                 for v in request.votes
             ],
@@ -164,6 +200,21 @@ class StatusObject(Body):
                 for m in request.messages
             ],
         )
+
+
+def _form(form: Form) -> FormInput:
+    return built(FormInput, message=form.message, requested_schema=form.schema_, url=form.url)
+
+
+def _on_timeout(request: Request) -> TimeoutAnswers | TimeoutContent | Literal["decline"] | None:
+    policy = request.policy
+    if policy.timeout_decline:
+        return "decline"
+    if policy.timeout_answers is None:
+        return None
+    if request.form is not None:
+        return built(TimeoutContent, content=decode(policy.timeout_answers))
+    return built(TimeoutAnswers, answers=policy.timeout_answers)
 
 
 def status_json(request: Request) -> bytes:

@@ -12,6 +12,7 @@ from pydantic import TypeAdapter
 
 from askbridge.core import audit_log
 from askbridge.core.clock import iso
+from askbridge.core.form_schema import Form
 from askbridge.core.models import (
     EscalationStep,
     MessageRef,
@@ -116,7 +117,7 @@ def load_request(
         :10
     ]
     policy, remind_at, reminded_at, posted_at = row[10:14]
-    step, escalate_at, escalated_at, tool = row[14:18]
+    step, escalate_at, escalated_at, tool, form = row[14:19]
     status = Status(status)
     person = load_person(by)
     return Request(
@@ -131,6 +132,7 @@ def load_request(
         answers=json.loads(answers) if answers else None,
         answered_by=person if status is Status.ANSWERED else None,
         cancelled_by=person if status is Status.CANCELLED else None,
+        declined_by=person if status is Status.DECLINED else None,
         messages=tuple(messages),
         policy=load_policy(policy),
         votes=tuple(votes),
@@ -141,6 +143,7 @@ def load_request(
         escalate_at=from_epoch(escalate_at),
         escalated_at=from_epoch(escalated_at),
         tool=load_tool(tool),
+        form=load_form(form),
     )
 
 
@@ -151,6 +154,15 @@ def load_tool(text: str | None) -> ToolView | None:
 
 def dump_tool(tool: ToolView | None) -> str | None:
     return None if tool is None else tool.model_dump_json()
+
+
+@functools.lru_cache(maxsize=PARSED)
+def load_form(text: str | None) -> Form | None:
+    return Form.model_validate_json(text) if text else None
+
+
+def dump_form(form: Form | None) -> str | None:
+    return None if form is None else form.model_dump_json()
 
 
 def load_message(row: Sequence[Any]) -> MessageRef:
@@ -171,7 +183,7 @@ MESSAGE_COLUMNS = "platform, channel, message_id, data, target"
 REQUEST_COLUMNS = (
     "request_id, questions, targets, context, status, created_at, expires_at, ended_at,"
     " answers, ended_by, policy, remind_at, reminded_at, posted_at,"
-    " escalation_step, escalate_at, escalated_at, tool"
+    " escalation_step, escalate_at, escalated_at, tool, form"
 )
 REQUEST_COLUMNS_POLICY = [name.strip() for name in REQUEST_COLUMNS.split(",")].index("policy")
 """Where `policy` stands in a row of REQUEST_COLUMNS."""

@@ -457,4 +457,13 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             "CREATE UNIQUE INDEX clicks_id ON clicks (click_id)",
         ),
     ),
+    (
+        16,
+        (
+            # The typed form a request asks a person to fill in (core/forms.py), as JSON; NULL
+            # for questions. A form's values are kept as answers, and a form a person says no
+            # to ends with the status 'declined' (its ended_by: who declined).
+            "ALTER TABLE requests ADD COLUMN form TEXT",
+        ),
+    ),
 )

@@ -30,9 +30,9 @@ MIGRATED = Query("INSERT INTO schema_version (version) VALUES (:version)")
 
 CREATE = Query(
     "INSERT INTO requests (request_id, questions, targets, context, status, created_at,"
-    " expires_at, policy, remind_at, escalate_at, tool) VALUES (:request_id, :questions,"
-    " :targets, :context, :status, :created_at, :expires_at, :policy, :remind_at,"
-    " :escalate_at, :tool)"
+    " expires_at, policy, remind_at, escalate_at, tool, form) VALUES (:request_id,"
+    " :questions, :targets, :context, :status, :created_at, :expires_at, :policy, :remind_at,"
+    " :escalate_at, :tool, :form)"
     " ON CONFLICT (request_id) DO NOTHING"
 )
 REQUEST = Query(f"SELECT {REQUEST_COLUMNS} FROM requests WHERE request_id = :request_id")

@@ -135,6 +135,7 @@ def create(request: Request) -> Script[tuple[Request, bool]]:
         remind_at=codec.epoch(request.remind_at),
         escalate_at=codec.epoch(request.escalate_at),
         tool=codec.dump_tool(request.tool),
+        form=codec.dump_form(request.form),
     )
     if created:
         yield from add_events(Event(request.request_id, request.created_at, "created"))

@@ -1,0 +1,204 @@
+"""A typed form asked over the agent API: its values come back typed in the status object, the
+long-poll and webhooks; a person can decline it, which is not a cancel."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import aiohttp
+
+from askbridge.bots.service import Service
+from askbridge.core.intents import (
+    Cancel,
+    Counted,
+    Decided,
+    Decline,
+    Fill,
+    Intent,
+    Pick,
+    Refusal,
+    Refused,
+    Submit,
+)
+from askbridge.core.models import Person
+
+ADA = Person(platform="web", id="Ada", name="Ada")
+GRACE = Person(platform="web", id="Grace", name="Grace")
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "ticket": {"type": "integer", "title": "Ticket", "minimum": 1, "maximum": 99999},
+        "urgent": {"type": "boolean", "title": "Urgent"},
+        "due": {"type": "string", "format": "date", "title": "Due"},
+        "amount": {"type": "number", "title": "Amount", "minimum": 0},
+        "teams": {
+            "type": "array",
+            "title": "Teams",
+            "items": {"type": "string", "enum": ["ops", "db", "web"]},
+        },
+    },
+    "required": ["ticket", "urgent"],
+}
+
+
+def form_ask(request_id: str = "form_1", **extra: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "request_id": request_id,
+        "form": {"message": "Which ticket is this for?", "requested_schema": SCHEMA},
+    }
+    body.update(extra)
+    return body
+
+
+async def post(http: aiohttp.ClientSession, service: Service, body: Any) -> tuple[int, Any]:
+    async with http.post(f"{service.url}/v1/questions", json=body) as response:
+        return response.status, await response.json()
+
+
+async def status(http: aiohttp.ClientSession, service: Service, request_id: str) -> Any:
+    async with http.get(f"{service.url}/v1/questions/{request_id}") as response:
+        assert response.status == 200
+        return await response.json()
+
+
+async def test_a_form_is_answered_with_typed_values(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    code, created = await post(http, service, form_ask())
+    assert code == 201, created
+    assert created["status"] == "waiting"
+    assert created["questions"] == []
+    assert created["form"] == {"message": "Which ticket is this for?", "requested_schema": SCHEMA}
+    assert "action" not in created
+    assert "content" not in created
+
+    poll = asyncio.create_task(http.get(f"{service.url}/v1/questions/form_1?wait=30"))
+    # As a surface's inputs give them: typed text, a checkbox's bool, a date picker's text.
+    values = {"ticket": "4711", "urgent": False, "due": "2026-12-24", "amount": "12.50"}
+    outcome = await service.broker.act("form_1", ADA, Fill(values))
+    assert isinstance(outcome, Decided)
+    assert outcome.view.content == {
+        "ticket": 4711,
+        "urgent": False,
+        "due": "2026-12-24",
+        "amount": 12.5,
+    }
+    async with await poll as response:
+        final = await response.json()
+    assert final["status"] == "answered"
+    assert final["action"] == "accept"
+    assert final["content"] == {
+        "ticket": 4711,
+        "urgent": False,
+        "due": "2026-12-24",
+        "amount": 12.5,
+    }
+    assert type(final["content"]["ticket"]) is int
+    assert final["content"]["urgent"] is False
+    assert final["answered_by"]["name"] == "Ada"
+    assert "answers_by_question" not in final
+    assert "error" not in final
+    assert final["votes"][0]["content"] == final["content"]
+
+
+async def test_values_that_do_not_fit_are_refused_and_nothing_is_recorded(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    await post(http, service, form_ask())
+    outcome = await service.broker.act(
+        "form_1", ADA, Fill({"ticket": "0", "urgent": "maybe", "teams": ["qa"]})
+    )
+    assert isinstance(outcome, Refused)
+    assert outcome.reason is Refusal.BAD_VALUES
+    assert set(outcome.field_problems) == {"ticket", "urgent", "teams"}
+    assert "at least 1" in outcome.field_problems["ticket"]
+    assert outcome.values == {"ticket": "0", "urgent": "maybe", "teams": ["qa"]}
+    missing = await service.broker.act("form_1", ADA, Fill({"urgent": True}))
+    assert isinstance(missing, Refused)
+    assert missing.field_problems == {"ticket": "is required"}
+    found = await status(http, service, "form_1")
+    assert found["status"] == "waiting"
+    assert found["votes"] == []
+
+
+async def test_decline_tells_the_agent_no_and_cancel_interrupts_it(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    await post(http, service, form_ask("form_no"))
+    await post(http, service, form_ask("form_stop"))
+    declined = await service.broker.act("form_no", GRACE, Decline())
+    assert isinstance(declined, Decided)
+    assert declined.view.deciders == (GRACE,)
+    assert declined.view.heading.format(deciders="Grace").startswith("Declined by Grace")
+    cancelled = await service.broker.act("form_stop", GRACE, Cancel())
+    assert isinstance(cancelled, Decided)
+
+    no = await status(http, service, "form_no")
+    assert (no["status"], no["action"], no["error"]) == ("declined", "decline", "Declined")
+    assert no["declined_by"]["name"] == "Grace"
+    assert "content" not in no
+    assert "cancelled_by" not in no
+    stop = await status(http, service, "form_stop")
+    assert (stop["status"], stop["action"], stop["error"]) == ("cancelled", "cancel", "Interrupted")
+    assert stop["cancelled_by"]["name"] == "Grace"
+
+    late = await service.broker.act("form_no", ADA, Fill({"ticket": "1", "urgent": True}))
+    assert isinstance(late, Refused)
+    assert late.reason is Refusal.ALREADY_ENDED
+
+    async with http.get(f"{service.url}/v1/questions/form_no/events") as response:
+        trail = (await response.json())["events"]
+    kinds = [(e["kind"], (e["actor"] or {}).get("name")) for e in trail]
+    assert ("declined", "Grace") in kinds
+    async with http.get(f"{service.url}/v1/questions?status=declined") as response:
+        listed = [q["request_id"] for q in (await response.json())["questions"]]
+    assert listed == ["form_no"]
+
+
+async def test_a_quorum_counts_equal_values_as_one_answer(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    await post(http, service, form_ask(quorum=2))
+    first = await service.broker.act("form_1", ADA, Fill({"ticket": "7", "urgent": "yes"}))
+    assert isinstance(first, Counted)
+    assert first.receipt.answers == {"Ticket": "7", "Urgent": "Yes"}
+    # Unequal values: another answer, still waiting.
+    other = await service.broker.act("form_1", GRACE, Fill({"ticket": "8", "urgent": True}))
+    assert isinstance(other, Counted)
+    # The same values, typed another way ("7.0" is not a whole number's text; "+7" is 7).
+    carol = Person(platform="web", id="Carol", name="Carol")
+    agreed = await service.broker.act("form_1", carol, Fill({"ticket": " +7 ", "urgent": True}))
+    assert isinstance(agreed, Decided)
+    assert agreed.view.deciders == (ADA, carol)
+    final = await status(http, service, "form_1")
+    assert final["content"] == {"ticket": 7, "urgent": True}
+    assert len(final["votes"]) == 3
+
+
+async def test_clicks_of_the_other_kind_are_foreign(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    await post(http, service, form_ask())
+    intents: list[Intent] = [Pick(0, 0), Submit()]
+    for intent in intents:
+        refused = await service.broker.act("form_1", ADA, intent)
+        assert isinstance(refused, Refused)
+        assert refused.reason is Refusal.FOREIGN_MESSAGE
+    body = {
+        "request_id": "q_1",
+        "questions": [
+            {
+                "question": "Ship?",
+                "header": "Ship",
+                "options": [{"label": "Yes"}, {"label": "No"}],
+            }
+        ],
+    }
+    assert (await post(http, service, body))[0] == 201
+    intents = [Fill({}), Decline()]
+    for intent in intents:
+        refused = await service.broker.act("q_1", ADA, intent)
+        assert isinstance(refused, Refused)
+        assert refused.reason is Refusal.FOREIGN_MESSAGE
