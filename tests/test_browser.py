@@ -282,3 +282,27 @@ async def test_answer_in_ones_own_words_with_a_note(
         found = await response.json()
     assert found["answers"] == {"Database": "Neither — use MySQL 8", "Features": "Caching, tracing"}
     assert found["notes"] == {"Database": "Ask ops before the switch."}
+
+
+async def test_a_reloaded_answer_is_not_posted_twice(
+    service: Service, http: aiohttp.ClientSession, page: Page
+) -> None:
+    await create(http, service, "ask_reload", quorum=2)
+    await page.goto(f"{service.url}/q/ask_reload")
+    await page.get_by_label("PostgreSQL").check()
+    await page.get_by_label("Caching").check()
+    await page.get_by_label("Your name").fill("Lin")
+    await page.get_by_role("button", name="Submit").click()
+    receipt = page.get_by_text("Your vote is counted: 1 of 2")
+    await expect(receipt).to_be_visible()
+    # Reloading the page that followed posts the same form again.
+    posts: list[str] = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
+    await page.reload()
+    assert posts == [f"{service.url}/q/ask_reload"]
+    async with http.get(f"{service.url}/v1/questions/ask_reload/events") as response:
+        kinds = [e["kind"] for e in (await response.json())["events"]]
+    assert kinds.count("vote") == 1
+    # No second receipt: the question as it stands, to answer again if Lin wants to.
+    await expect(receipt).to_have_count(0)
+    await expect(page.get_by_role("button", name="Submit")).to_be_visible()
