@@ -49,6 +49,8 @@ class BridgeBot(discord.Client, ClickHandler):
             http_trace=http_trace,
         )
         self.broker = broker
+        self.kept = handlers.Kept()
+        """What people gave typed forms that refused it, to open them again as they left it."""
         self.connected = asyncio.Event()
         """Set while the gateway session is up (from READY or RESUMED to a disconnect): then
         clicks arrive."""
@@ -92,13 +94,18 @@ class BridgeBot(discord.Client, ClickHandler):
     ) -> None:
         if custom_id.action is Action.WORDS:
             await handlers.open_form(self.broker, interaction, first, custom_id)
+        elif custom_id.action is Action.FILL:
+            await handlers.open_fill(self.broker, interaction, first, custom_id, self.kept)
         else:
             await handlers.respond(self.broker, interaction, first, custom_id, values)
 
     async def on_form(
         self, interaction: discord.Interaction[Any], first: handlers.First, custom_id: CustomId
     ) -> None:
-        await handlers.submitted(self.broker, interaction, first, custom_id)
+        if custom_id.action is Action.FILL:
+            await handlers.fill_submitted(self.broker, interaction, first, custom_id, self.kept)
+        else:
+            await handlers.submitted(self.broker, interaction, first, custom_id)
 
     async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
         """Every interaction comes here as well; askbridge takes its forms' submissions, which
@@ -110,5 +117,5 @@ class BridgeBot(discord.Client, ClickHandler):
             custom_id = unpack(str(data.get("custom_id")))
         except BadCustomId:
             return  # not askbridge's
-        if custom_id.action is Action.FORM:
+        if custom_id.action in (Action.FORM, Action.FILL):
             await self.on_form(interaction, handlers.Callback(interaction), custom_id)

@@ -13,8 +13,10 @@ from typing import Any
 
 import discord
 
+from askbridge.adapters.discord.forms import filled
 from askbridge.adapters.discord.ids import BadCustomId, CustomId, unpack
-from askbridge.core.intents import Action, Cancel, Choose, Intent, Pick, Submit
+from askbridge.core.forms import Form
+from askbridge.core.intents import Action, Cancel, Choose, Decline, Fill, Intent, Pick, Submit
 from askbridge.core.models import MessageRef, Person, Selections
 
 ROLE_KIND = "discord-role"
@@ -52,6 +54,11 @@ def parse(
             intent = Submit()
         case Action.CONFIRM_CANCEL:
             intent = Cancel()
+        case Action.DECLINE:
+            intent = Decline()
+        case Action.FILL:
+            # A form that is a link to open: "Done" fills it in with nothing.
+            intent = Fill({})
         case _:
             raise BadCustomId(f"{custom_id.pack()!r} is not a click that askbridge acts on")
     origin = where(interaction)
@@ -141,6 +148,15 @@ def parse_submission(interaction: discord.Interaction[Any], custom_id: CustomId)
         where(interaction),
         intent,
         sent(interaction),
+    )
+
+
+def parse_fill(interaction: discord.Interaction[Any], custom_id: CustomId, form: Form) -> Click:
+    """Who submitted a typed form's modal, from which message, with which values; BadCustomId
+    when an input is not one of this form's."""
+    given = filled(form, custom_id.request_id, interaction.data or {})
+    return Click(
+        custom_id.request_id, who(interaction), where(interaction), Fill(given), sent(interaction)
     )
 
 

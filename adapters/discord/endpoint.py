@@ -213,7 +213,7 @@ class Endpoint:
         try:
             custom_id = unpack(str(data.get("custom_id")))
             if interaction.type is discord.InteractionType.modal_submit:
-                if custom_id.action is not Action.FORM:
+                if custom_id.action not in (Action.FORM, Action.FILL):
                     raise BadCustomId(f"{custom_id.pack()!r} is not a form")
                 await self._handler.on_form(interaction, first, custom_id)
             else:

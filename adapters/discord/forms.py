@@ -1,4 +1,5 @@
-"""Answers in a person's own words, and notes: the form (a modal), built from the request's view.
+"""Answers in a person's own words, and notes: the form (a modal), built from the request's view;
+and a typed form's modal (`fill_form`), read back as `Fill.values` (`filled`).
 
 Per question a field prefilled with the person's picks, read as the agent reads an answer, and a
 note: at most 4 + 1 fields, within Discord's 5. Its submission is one `Submit`, read from the raw
@@ -8,10 +9,13 @@ interaction (`clicks.parse_submission`, `handlers.submitted`): discord.py routes
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
 import discord
 from discord import ui
 
-from askbridge.adapters.discord.ids import CustomId
+from askbridge.adapters.discord.ids import BadCustomId, CustomId, unpack
 from askbridge.adapters.discord.render import words_label
 from askbridge.adapters.discord.text import clip, line
 from askbridge.core.answers import (
@@ -24,6 +28,8 @@ from askbridge.core.answers import (
     answer_text,
     typing_hint,
 )
+from askbridge.core.forms import Choice, FieldKind, Form, FormField
+from askbridge.core.intents import Action
 from askbridge.core.models import Selections
 from askbridge.core.view import FOREIGN_CLICK, RequestView
 
@@ -94,3 +100,204 @@ def why_no_form(view: RequestView, draft: Selections) -> str | None:
         shown = ", ".join(f"**{line(h)}**" for h in missing)
         return f"Please answer {shown} first; then add your note."
     return None
+
+
+# --- typed forms ------------------------------------------------------------------------------
+
+MAX_TITLE = 45
+MAX_OPTION_TEXT = 100
+MAX_SELECT_PLACEHOLDER = 150
+MAX_INPUT_TEXT = 4000
+SHORT_TEXT = 150
+"""The longest text a one-line input is shown for; a longer one gets a paragraph."""
+YES, NO = "true", "false"
+"""A boolean's options, as its select's values."""
+
+Select = ui.Select[ui.Modal]
+
+
+def fill_form(request_id: str, form: Form, values: Mapping[str, object] | None = None) -> Modal:
+    """The modal for a typed form (`core.forms.Form`): per field a Label holding a text input
+    (texts, emails, links, dates, numbers, with the expected shape as placeholder) or a string
+    select (choices, and Yes/No for a boolean), prefilled with `values` (what the person gave
+    before, as `clicks.filled` read it) or else the field's default."""
+    title = clip(" ".join(form.message.split()), MAX_TITLE) or "Fill in"
+    modal = Modal(title=title, custom_id=CustomId.fill(request_id).pack(), timeout=None)
+    given = form.defaults() if values is None else dict(values)
+    for index, field in enumerate(form.fields):
+        custom_id = CustomId.field(request_id, index).pack()
+        item = _input(field, custom_id, given.get(field.name))
+        label, description = field_label(field)
+        modal.add_item(ui.Label(text=label, description=description or None, component=item))
+    return modal
+
+
+def field_label(field: FormField) -> tuple[str, str]:
+    """A field's label and description within a Label's 45 and 100 characters. A title cut
+    short ends with an ellipsis, and the description starts with all of it, so that what the
+    label could not say is there to read (the message shows both whole)."""
+    title = " ".join(field.title.split())
+    description = " ".join(field.description.split())
+    label = clip(title, MAX_LABEL)
+    if label != title:
+        description = f"{title}: {description}" if description else title
+    return label, clip(description, MAX_DESCRIPTION)
+
+
+def _input(field: FormField, custom_id: str, value: object) -> ui.Item[ui.Modal]:
+    kind = field.kind
+    if kind is FieldKind.BOOLEAN:
+        yes_no = [Choice(value=YES, title="Yes"), Choice(value=NO, title="No")]
+        chosen = [] if value is None else [YES if value else NO]
+        return _select(field, custom_id, yes_no, chosen, 1)
+    if kind is FieldKind.CHOICE:
+        return _select(field, custom_id, field.choices, [] if value is None else [value], 1)
+    if kind is FieldKind.CHOICES:
+        chosen = list(value) if isinstance(value, list | tuple) else []
+        return _select(field, custom_id, field.choices, chosen, field.max_items)
+    text = "" if value is None else value_text(value)
+    low, high = (field.min_length, field.max_length) if kind.is_text else (None, None)
+    long = kind is FieldKind.TEXT and field.max_length > SHORT_TEXT
+    # A default longer than the input holds (never, as core keeps texts within 3000) would be
+    # refused by Discord; the field is then left empty.
+    fits = len(text) <= (high or MAX_INPUT_TEXT)
+    field_input: TextInput = ui.TextInput(
+        custom_id=custom_id,
+        style=discord.TextStyle.paragraph if long else discord.TextStyle.short,
+        placeholder=clip(shape_hint(field), MAX_PLACEHOLDER) or None,
+        default=text if text and fits else None,
+        required=field.required,
+        min_length=low if low else None,
+        max_length=high,
+    )
+    return field_input
+
+
+def _select(
+    field: FormField,
+    custom_id: str,
+    choices: Sequence[Choice],
+    chosen: Sequence[object],
+    most: int | None,
+) -> Select:
+    # An optional select may be left empty (required false); a required one needs min_values
+    # of at least 1, so a required multi-choice that may hold none (minItems 0) is sent as
+    # optional, and its empty answer read back as [] (`filled`).
+    fewest = field.min_items if field.min_items is not None else 1
+    options = [
+        discord.SelectOption(
+            label=clip(choice.title, MAX_OPTION_TEXT),
+            value=choice.value,
+            default=choice.value in chosen,
+        )
+        for choice in choices
+    ]
+    return ui.Select(
+        custom_id=custom_id,
+        placeholder=clip(shape_hint(field), MAX_SELECT_PLACEHOLDER) or None,
+        min_values=fewest,
+        max_values=most or len(options),
+        required=field.required and fewest > 0,
+        options=options,
+    )
+
+
+def value_text(value: object) -> str:
+    """A value as a text input holds it: numbers as typed (42, 2.5), texts as they are."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def shape_hint(field: FormField) -> str:
+    """What a field's input expects, where its kind does not show it: the placeholder."""
+    kind = field.kind
+    if kind is FieldKind.EMAIL:
+        return "An email address, such as name@example.com"
+    if kind is FieldKind.URI:
+        return "A link, such as https://example.com/"
+    if kind is FieldKind.DATE:
+        return "A date as YYYY-MM-DD, such as 2026-12-07"
+    if kind is FieldKind.DATE_TIME:
+        return "YYYY-MM-DDTHH:MM and its offset, such as 2026-12-07T09:30+01:00 (Z for UTC)"
+    if kind.is_number:
+        return _number_hint(field)
+    if kind is FieldKind.CHOICES:
+        low, high = field.min_items, field.max_items
+        if low is not None and high is not None:
+            return f"Choose {low} to {high}" if low != high else f"Choose {low}"
+        if low is not None:
+            return f"Choose at least {low}"
+        return f"Choose up to {high}" if high is not None else "Choose any"
+    if kind is FieldKind.TEXT and field.min_length:
+        return f"{field.min_length} to {field.max_length} characters"
+    return ""
+
+
+def _number_hint(field: FormField) -> str:
+    what = "a whole number" if field.kind is FieldKind.INTEGER else "a number"
+    low, high = field.minimum, field.maximum
+    if low is not None and high is not None:
+        return f"{what.capitalize()} from {low:g} to {high:g}"
+    if low is not None:
+        return f"{what.capitalize()} of at least {low:g}"
+    if high is not None:
+        return f"{what.capitalize()} of at most {high:g}"
+    return what.capitalize()
+
+
+def filled(form: Form, request_id: str, data: Mapping[str, Any]) -> dict[str, object]:
+    """What a typed form's modal submission (`data`) gave, as `core.intents.Fill.values`: a
+    text input's text (an empty one is a field left empty), a select's choice value, True or
+    False for a boolean, a list for a multi-choice (left out when nothing was picked and the
+    field is optional). BadCustomId when an input is not one of this form's."""
+    given: dict[str, object] = {}
+    for custom_id, value in inputs(data):
+        field_id = unpack(custom_id)
+        index = field_id.question
+        if (
+            field_id.request_id != request_id
+            or field_id.action is not Action.FIELD
+            or index is None
+            or index >= len(form.fields)
+        ):
+            raise BadCustomId(f"{custom_id!r} is not an input of {request_id!r}'s form")
+        field = form.fields[index]
+        kind = field.kind
+        if isinstance(value, str) != (kind.is_text or kind.is_number):
+            raise BadCustomId(f"{custom_id!r} is not the input of a {kind} field")
+        if isinstance(value, str):
+            given[field.name] = value
+        elif kind is FieldKind.CHOICES:
+            if value or field.required:
+                given[field.name] = list(value)
+        elif len(value) > 1 or (kind is FieldKind.BOOLEAN and not set(value) <= {YES, NO}):
+            raise BadCustomId(f"{custom_id!r} sent {value!r} for a {kind} field")
+        elif value:
+            given[field.name] = value[0] == YES if kind is FieldKind.BOOLEAN else value[0]
+    return given
+
+
+def inputs(data: Mapping[str, Any]) -> Iterator[tuple[str, str | list[str]]]:
+    """(custom_id, text or chosen values) of every text input and string select in a modal
+    submission's data."""
+    yield from _inputs(data.get("components") or [])
+
+
+def _inputs(components: Sequence[Any]) -> Iterator[tuple[str, str | list[str]]]:
+    for component in components:
+        if not isinstance(component, dict):
+            continue
+        nested = component.get("components")
+        if isinstance(nested, list):
+            yield from _inputs(nested)
+        single = component.get("component")
+        if isinstance(single, dict):
+            yield from _inputs([single])
+        kind = component.get("type")
+        if kind == discord.ComponentType.text_input.value:
+            yield str(component.get("custom_id")), str(component.get("value") or "")
+        elif kind == discord.ComponentType.string_select.value:
+            chosen = component.get("values")
+            values = [str(v) for v in chosen] if isinstance(chosen, list) else []
+            yield str(component.get("custom_id")), values

@@ -1,5 +1,6 @@
 """The Discord listeners' work: a click on one of askbridge's components, or a form's
-submission, becomes one `Broker.act` call (or one `Broker.answer_form`) and a private note.
+submission (a typed form's too), becomes one `Broker.act` call (or one `Broker.answer_form`)
+and a private note.
 
 Acknowledge first (Discord allows 3 seconds), then act, then reply ephemerally. The first
 response goes through a `First`: a REST callback over the gateway (`Callback`), the reply to
@@ -9,7 +10,8 @@ Discord's request in HTTP interactions mode (`endpoint.Inline`). See ARCHITECTUR
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import discord
@@ -17,12 +19,13 @@ from discord import ui
 
 from askbridge.adapters.discord import clicks
 from askbridge.adapters.discord.clicks import Click
-from askbridge.adapters.discord.forms import Modal, form, why_no_form
+from askbridge.adapters.discord.forms import Modal, fill_form, form, why_no_form
 from askbridge.adapters.discord.ids import ActionButton, BadCustomId, CustomId
 from askbridge.adapters.discord.notes import cancel_note, form_note, note
 from askbridge.adapters.discord.text import shorten
 from askbridge.core.broker import Broker
-from askbridge.core.intents import Action, Outcome, Refused
+from askbridge.core.errors import NotFound
+from askbridge.core.intents import Action, Fill, Outcome, Refusal, Refused
 from askbridge.core.view import (
     CANCEL_QUESTION,
     CANCEL_SURE,
@@ -98,12 +101,16 @@ async def respond(
         await ask_to_cancel(first, custom_id)
         return
     confirming = custom_id.action is Action.CONFIRM_CANCEL
+
+    async def read() -> Click:
+        return clicks.parse(interaction, custom_id, values)
+
     await act_and_tell(
         broker,
         interaction,
         first,
         custom_id,
-        lambda: clicks.parse(interaction, custom_id, values),
+        read,
         cancel_note if confirming else note,
         replace=confirming,
     )
@@ -127,7 +134,7 @@ async def act_and_tell(
     interaction: discord.Interaction[Any],
     first: First,
     custom_id: CustomId,
-    read: Callable[[], Click],
+    read: Callable[[], Awaitable[Click]],
     word: Callable[[Outcome], str | None],
     *,
     replace: bool = False,
@@ -142,7 +149,7 @@ async def act_and_tell(
         log.warning("could not acknowledge %s in time", custom_id, exc_info=True)
         return
     try:
-        click = read()
+        click = await read()
         outcome = await broker.act(
             click.request_id, click.person, click.intent, click.origin, sent_at=click.sent_at
         )
@@ -223,11 +230,123 @@ async def submitted(
     broker: Broker, interaction: discord.Interaction[Any], first: First, custom_id: CustomId
 ) -> None:
     """Record a submitted form as the person's vote, or tell them privately why not."""
-    await act_and_tell(
-        broker,
-        interaction,
-        first,
-        custom_id,
-        lambda: clicks.parse_submission(interaction, custom_id),
-        form_note,
+
+    async def read() -> Click:
+        return clicks.parse_submission(interaction, custom_id)
+
+    await act_and_tell(broker, interaction, first, custom_id, read, form_note)
+
+
+# --- typed forms ------------------------------------------------------------------------------
+
+
+class Kept:
+    """What people gave typed forms that refused it, by request and person, so that "Fill in…"
+    opens the form again as they left it. Kept in this process's memory only, the most recent
+    `most`: nothing of a refused submission is recorded, so another replica, or a restart,
+    opens the form with its defaults."""
+
+    def __init__(self, most: int = 1000) -> None:
+        self._values: OrderedDict[tuple[str, str], Mapping[str, object]] = OrderedDict()
+        self._most = most
+
+    def keep(self, request_id: str, person_id: str, values: Mapping[str, object]) -> None:
+        self._values[request_id, person_id] = values
+        self._values.move_to_end((request_id, person_id))
+        while len(self._values) > self._most:
+            self._values.popitem(last=False)
+
+    def get(self, request_id: str, person_id: str) -> Mapping[str, object] | None:
+        return self._values.get((request_id, person_id))
+
+    def drop(self, request_id: str, person_id: str) -> None:
+        self._values.pop((request_id, person_id), None)
+
+
+async def open_fill(
+    broker: Broker,
+    interaction: discord.Interaction[Any],
+    first: First,
+    custom_id: CustomId,
+    kept: Kept,
+) -> None:
+    """Answer a click on a typed form's "Fill in…" with its modal (prefilled with what the
+    person gave before, if it was refused, else the defaults), or with why there is none. A
+    form that is a link to open has "Done" instead, which fills it in with nothing."""
+    person = clicks.who(interaction)
+    modal: Modal | None = None
+    text: str | None = None
+    try:
+        opening = await broker.answer_form(custom_id.request_id, person, clicks.where(interaction))
+        if isinstance(opening, Refused):
+            text = note(opening)
+        elif (form := opening.view.form) is None:
+            text = FOREIGN_CLICK
+        elif form.url is not None:
+            await respond(broker, interaction, first, custom_id, ())
+            return
+        else:
+            modal = fill_form(custom_id.request_id, form, kept.get(custom_id.request_id, person.id))
+            # Submissions are read from the raw interaction (see `forms`).
+            modal.stop()
+    except Exception:
+        log.exception("opening the form of %s failed", custom_id.request_id)
+        text = FAILED
+    try:
+        if modal is not None:
+            await first.modal(modal)
+        elif text:
+            await first.note(text)
+    except discord.HTTPException:
+        log.warning("could not answer a click on %s in time", custom_id, exc_info=True)
+    log.info(
+        "discord: typed form of %s %s for user %s",
+        custom_id.request_id,
+        "opened" if modal is not None else "refused",
+        interaction.user.id,
     )
+
+
+async def fill_submitted(
+    broker: Broker,
+    interaction: discord.Interaction[Any],
+    first: First,
+    custom_id: CustomId,
+    kept: Kept,
+) -> None:
+    """Hand a typed form's submission to the broker (`Fill`), which checks every value: what
+    it refuses is named privately, field by field, and nothing is recorded."""
+    person = clicks.who(interaction)
+    given: Click | None = None
+
+    async def read() -> Click:
+        nonlocal given
+        try:
+            request = await broker.get(custom_id.request_id)
+        except NotFound:
+            # The broker says so: it is gone.
+            request = None
+        form = request.form if request is not None else None
+        if form is None and request is not None:
+            raise BadCustomId(f"{custom_id.pack()!r} names a request without a typed form")
+        if form is None:
+            given = clicks.Click(
+                custom_id.request_id,
+                person,
+                clicks.where(interaction),
+                Fill({}),
+                clicks.sent(interaction),
+            )
+        else:
+            given = clicks.parse_fill(interaction, custom_id, form)
+        return given
+
+    def word(outcome: Outcome) -> str | None:
+        if isinstance(outcome, Refused) and outcome.reason is Refusal.BAD_VALUES:
+            if given is not None and isinstance(given.intent, Fill):
+                kept.keep(custom_id.request_id, person.id, given.intent.values)
+        else:
+            kept.drop(custom_id.request_id, person.id)
+        return note(outcome)
+
+    await act_and_tell(broker, interaction, first, custom_id, read, word)

@@ -32,19 +32,20 @@ _INDEX = r"\d{1,2}"
 
 BUTTON_TEMPLATE = (
     rf"{PREFIX}:{_REQUEST}:"
-    rf"(?:(?P<control>[sckw])|(?P<kind>o):(?P<question>{_INDEX}):(?P<option>{_INDEX}))"
+    rf"(?:(?P<control>[sckwid])|(?P<kind>o):(?P<question>{_INDEX}):(?P<option>{_INDEX}))"
 )
 """Buttons: an option of a single-select question, Submit, Cancel (and the button that confirms
-it), or the form's button."""
+it), the form's button; a typed form's "Fill in…" and Decline."""
 
 SELECT_TEMPLATE = rf"{PREFIX}:{_REQUEST}:(?P<kind>m):(?P<question>{_INDEX})"
 """The string select of a multi-select question."""
 
-FORM_TEMPLATE = rf"{PREFIX}:{_REQUEST}:(?P<control>f)"
-"""The form (a modal) for an answer in one's own words and a note."""
+FORM_TEMPLATE = rf"{PREFIX}:{_REQUEST}:(?P<control>[fi])"
+"""The form (a modal) for an answer in one's own words and a note; a typed form's modal."""
 
-FIELD_TEMPLATE = rf"{PREFIX}:{_REQUEST}:(?:(?P<control>n)|(?P<kind>t):(?P<question>{_INDEX}))"
-"""A field of the form: a question's, or the note's."""
+FIELD_TEMPLATE = rf"{PREFIX}:{_REQUEST}:(?:(?P<control>n)|(?P<kind>[tv]):(?P<question>{_INDEX}))"
+"""A field of the form: a question's, or the note's; an input of a typed form (its field's
+place in the form)."""
 
 _TEMPLATES = tuple(
     re.compile(t) for t in (BUTTON_TEMPLATE, SELECT_TEMPLATE, FORM_TEMPLATE, FIELD_TEMPLATE)
@@ -61,6 +62,11 @@ _TEMPLATES = tuple(
 #                                          the runtime matches itself (discord.py routes one
 #                                          only to a modal it still holds in memory)
 #   ab:<request_id>:t:<question> / :n      TYPED: a question's field of the form; NOTE: its note
+#   ab:<request_id>:i                      FILL: a typed form's "Fill in…" button, and its modal
+#                                          (whose submission is a `Fill`)
+#   ab:<request_id>:v:<field>              FIELD: the modal's input for the form's field number
+#                                          <field> (a field's name may not fit in 100 characters)
+#   ab:<request_id>:d                      DECLINE: a typed form's Decline button
 LETTERS = {
     Action.PICK: "o",
     Action.CHOOSE_ANY: "m",
@@ -71,6 +77,9 @@ LETTERS = {
     Action.FORM: "f",
     Action.TYPED: "t",
     Action.NOTE: "n",
+    Action.FILL: "i",
+    Action.FIELD: "v",
+    Action.DECLINE: "d",
 }
 """The actions a Discord message or form has (`core.intents.Action`), as their custom_ids
 spell them (see the module's docstring)."""
@@ -126,6 +135,18 @@ class CustomId:
     def note(cls, request_id: str) -> CustomId:
         return cls(request_id, Action.NOTE)
 
+    @classmethod
+    def fill(cls, request_id: str) -> CustomId:
+        return cls(request_id, Action.FILL)
+
+    @classmethod
+    def field(cls, request_id: str, index: int) -> CustomId:
+        return cls(request_id, Action.FIELD, index)
+
+    @classmethod
+    def decline(cls, request_id: str) -> CustomId:
+        return cls(request_id, Action.DECLINE)
+
     def pack(self) -> str:
         letter = LETTERS.get(self.action)
         if letter is None:
@@ -167,7 +188,8 @@ def unpack(custom_id: str) -> CustomId:
     raise BadCustomId(
         f"{custom_id!r} is not an askbridge custom_id; expected "
         "'ab:<request_id>:o:<question>:<option>', 'ab:<request_id>:m:<question>', "
-        "'ab:<request_id>:t:<question>', or 'ab:<request_id>:' and one of s, c, k, w, f, n"
+        "'ab:<request_id>:t:<question>', 'ab:<request_id>:v:<field>', or 'ab:<request_id>:' "
+        "and one of s, c, k, w, f, n, i, d"
     )
 
 

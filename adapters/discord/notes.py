@@ -40,6 +40,8 @@ def note(outcome: Outcome) -> str | None:
             return missing_sentence(missing, line)
         case Note.BAD_TEXT, Refused() as refused:
             return typed_problems(refused)
+        case Note.BAD_VALUES, Refused() as refused:
+            return refused_values(refused)
         case Note.FOREIGN, _:
             return FOREIGN_CLICK
         case Note.SELF_APPROVAL, _:
@@ -75,6 +77,23 @@ def typed_problems(outcome: Refused) -> str:
     lines += (f"- **{line(field)}**: {line(problem)}" for field, problem in outcome.fields())
     if outcome.missing:
         lines.append(missing_sentence(outcome.missing, line))
+    return "\n".join(lines)
+
+
+FILL_AGAIN = "Press **Fill in…** to try again: the form keeps what you gave."
+
+
+def refused_values(outcome: Refused) -> str:
+    """Why the values a person gave a typed form were not taken, field by field (named by
+    their titles, as the form shows them); nothing was recorded."""
+    form = outcome.view.form if outcome.view is not None else None
+    titles = {f.name: f.title for f in form.fields} if form is not None else {}
+    lines = [NOT_RECORDED]
+    lines += (
+        f"- **{shorten(line(titles.get(name, name)), MAX_SUMMARY)}**: {line(problem)}"
+        for name, problem in outcome.field_problems.items()
+    )
+    lines.append(FILL_AGAIN)
     return "\n".join(lines)
 
 

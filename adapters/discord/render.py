@@ -1,9 +1,11 @@
 """A request as a Discord message: one Components V2 container, rendered from its `RequestView`.
 
 While waiting: the context, the policy, per question its text and controls, then Submit, the
-form's button and Cancel; once ended, no controls. 4 questions x 4 options come to 32 of
-Discord's 40 components; the long texts are shortened to keep within `MAX_TEXT`, never the
-policy. Every text an agent or a person wrote goes through `text` (or a plain-text field).
+form's button and Cancel (a typed form: its message, its fields, then "Fill in…", Decline and
+Cancel); once ended, no controls, and the answers (or the values filled in). 4 questions x 4
+options come to 32 of Discord's 40 components; the long texts are shortened to keep within
+`MAX_TEXT`, never the policy. Every text an agent or a person wrote goes through `text` (or a
+plain-text field).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from askbridge.adapters.discord.lines import (
 )
 from askbridge.adapters.discord.text import clip, escape, fit, line, prose, shorten
 from askbridge.adapters.discord.tool_call import tool_text
+from askbridge.core.forms import Form
 from askbridge.core.models import UserQuestion
 from askbridge.core.view import CANCEL_HINT, WHO_MAY_ANSWER, RequestView, State
 
@@ -64,6 +67,8 @@ def render(view: RequestView) -> ui.LayoutView:
 
 
 def _waiting(view: RequestView) -> list[Item]:
+    if view.form is not None:
+        return _form_waiting(view, view.form)
     fields: Fields = {("context",): prose(view.context)}
     for q, question in enumerate(view.questions):
         fields["question", q] = prose(question.question.strip())
@@ -173,6 +178,8 @@ def policy_lines(view: RequestView) -> list[str]:
 
 def _ended(view: RequestView) -> tuple[discord.Colour, list[Item]]:
     colour, end = ending(view)
+    if view.form is not None:
+        return colour, _form_ended(view, view.form, end)
     fields: Fields = {("context",): prose(view.context)}
     notes = view.notes
     for q, question in enumerate(view.questions):
@@ -213,6 +220,79 @@ def _other_votes(view: RequestView) -> list[str]:
         return []
     decided = any(row.decided for row in view.tally)
     return ["-# Other votes:" if decided else "-# Votes:", *tally_lines(view, rows)]
+
+
+# --- typed forms --------------------------------------------------------------------------
+
+FILL_IN = "Fill in…"
+DONE = "Done"
+"""The button of a form that is a link to open (a URL-mode elicitation): the person did it."""
+DECLINE = "Decline"
+
+
+def _form_waiting(view: RequestView, form: Form) -> list[Item]:
+    fields: Fields = {("context",): prose(view.context), ("message",): prose(form.message)}
+    for index, field in enumerate(form.fields):
+        fields["description", index] = line(field.description)
+    texts = _fitted(fields, lambda f: _form_waiting_texts(view, form, f))
+    items: list[Item] = [ui.TextDisplay(text) for text in texts[:-1] if text]
+    items.append(ui.Separator())
+    items.append(ui.TextDisplay(texts[-1]))
+    request_id = view.request_id
+    items.append(
+        ui.ActionRow(
+            ActionButton.make(
+                CustomId.fill(request_id), DONE if form.url else FILL_IN, Style.primary
+            ),
+            ActionButton.make(CustomId.decline(request_id), DECLINE, Style.secondary),
+            ActionButton.make(CustomId.cancel(request_id), "Cancel", Style.danger),
+        )
+    )
+    return items
+
+
+def _form_waiting_texts(view: RequestView, form: Form, fields: Fields) -> list[str]:
+    """[context and the tool call, the message (and its link), the fields, the policy and
+    hint]; any but the last may be empty."""
+    message = fields["message",]
+    if form.url is not None:
+        # A link the person is asked to open: it stays live (core took only http(s) links
+        # without spaces), and shows where it goes.
+        message += f"\n🔗 {escape(form.url)}"
+    rows = []
+    for index, field in enumerate(form.fields):
+        row = f"- **{shorten(line(field.title), MAX_BUTTON_LABEL)}**"
+        row += " (required)" if field.required else ""
+        description = fields["description", index]
+        rows.append(f"{row} — {description}" if description else row)
+    return [
+        _with_tool(view, fields["context",]),
+        message,
+        "\n".join(rows),
+        "\n".join([*policy_lines(view), _hint(view)]),
+    ]
+
+
+def _form_ended(view: RequestView, form: Form, end: str) -> list[Item]:
+    fields: Fields = {("context",): prose(view.context), ("message",): prose(form.message)}
+    for index, (_, value) in enumerate(view.filled_in()):
+        fields["value", index] = line(value)
+    texts = _fitted(fields, lambda f: _form_ended_texts(view, f, end))
+    return [ui.TextDisplay(text) for text in texts if text]
+
+
+def _form_ended_texts(view: RequestView, fields: Fields, end: str) -> list[str]:
+    """[context and the tool call, the message, the values given, how it ended]."""
+    rows = [
+        f"**{shorten(line(field.title), MAX_BUTTON_LABEL)}**: {fields['value', index]}"
+        for index, (field, _) in enumerate(view.filled_in())
+    ]
+    return [
+        _with_tool(view, fields["context",]),
+        fields["message",],
+        "\n".join(rows),
+        "\n".join([end, *_other_votes(view)]),
+    ]
 
 
 # --- fitting ------------------------------------------------------------------------------
