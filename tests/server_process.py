@@ -7,16 +7,30 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 LISTENING = re.compile(r"listening on (http://\S+)")
 
 
+SERVE = (sys.executable, "-m", "askbridge.bots.cli", "serve")
+
+
 class ServerProcess:
-    def __init__(self, database: Path, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        database: Path,
+        env: Mapping[str, str] | None = None,
+        *,
+        argv: Sequence[str] = SERVE,
+        cwd: Path | None = None,
+    ) -> None:
+        """`argv` other than `askbridge serve` (a shell running `make run`, say) runs in a
+        session of its own, and a signal goes to every process of it."""
         self.database = database
         self.env = dict(env or {})
+        self.argv = tuple(argv)
+        self.cwd = cwd or database.parent
         self.process: asyncio.subprocess.Process | None = None
         self.url = ""
         self.log: list[str] = []
@@ -30,14 +44,12 @@ class ServerProcess:
             **self.env,
         }
         self.process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "askbridge.bots.cli",
-            "serve",
+            *self.argv,
             env=env,
-            cwd=self.database.parent,
+            cwd=self.cwd,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE,
+            start_new_session=self.argv != SERVE,
         )
         assert self.process.stderr is not None
         async with asyncio.timeout(20):
@@ -83,7 +95,10 @@ class ServerProcess:
             return 0
         if self.process.returncode is not None:
             return self.process.returncode
-        self.process.send_signal(signum)
+        if self.argv == SERVE:
+            self.process.send_signal(signum)
+        else:
+            os.killpg(self.process.pid, signum)
         code = await asyncio.wait_for(self.process.wait(), 20)
         await self._drain
         return code

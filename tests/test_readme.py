@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,9 @@ import pytest
 from askbridge.bots.service import Service
 from askbridge.core.store.sqlite import SQLiteStore
 from tests.conftest import DEPLOY, settings_for, waiting_ids
+from tests.docs.commands import doc_command
 from tests.docs.previews import MESSAGES, readme_links
+from tests.test_doc_commands import ran
 from tests.test_webhooks import SAME_MACHINE, receiver
 from tests.web_person import answer_on_web
 
@@ -31,10 +32,6 @@ PYTHON_CLIENT = [
 QUICK_START = [
     (README, "Quick start"),
     (DOCS / "tutorials/web.md", "Your first question on the web page"),
-]
-CLAUDE_CODE_IN_SLACK = [
-    (README, "Claude Code approvals in Slack"),
-    (DOCS / "how-to/claude-code.md", "Claude Code approvals in Slack, in five commands"),
 ]
 WEBHOOKS = [(DOCS / "how-to/webhooks.md", "Webhooks")]
 
@@ -109,47 +106,40 @@ async def test_the_webhook_verification_example_runs_as_written(
 
 @pytest.mark.parametrize(("document", "heading"), QUICK_START, ids=["README", "docs"])
 async def test_the_quick_start_asks_and_answers_as_shown(
-    service: Service, http: aiohttp.ClientSession, document: Path, heading: str
+    service: Service, http: aiohttp.ClientSession, document: Path, heading: str, tmp_path: Path
 ) -> None:
-    ask = example(document, heading, "sh", holding="-d '")
-    url = re.search(r"curl -s (\S+)", ask)
-    body = re.search(r"-d '(.*)'", ask, re.DOTALL)
-    assert url is not None
-    assert body is not None
-    sent = url.group(1).replace("http://127.0.0.1:8765", service.url)
-    async with http.post(sent, json=json.loads(body.group(1))) as response:
-        assert response.status == 201, await response.text()
-        request_id = (await response.json())["request_id"]
-    read = example(document, heading, "sh", holding="?wait=")
-    poll = re.search(r"curl -s '(\S+)'", read)
-    assert poll is not None
+    name = str(document.relative_to(ROOT))
+    if name == "README.md":
+        ask = doc_command("README.md", "curl -s http://127.0.0.1:8765/v1/questions -H")
+        read = doc_command("README.md", "curl -s 'http://127.0.0.1:8765/v1/questions/ask_demo?")
+    else:
+        ask = doc_command("docs/tutorials/web.md", "curl -s http://127.0.0.1:8765/v1/questions -H")
+        read = doc_command(
+            "docs/tutorials/web.md", "curl -s 'http://127.0.0.1:8765/v1/questions/ask_demo?"
+        )
+    created = json.loads(await ran(ask.replace("http://127.0.0.1:8765", service.url), tmp_path))
+    assert created["status"] == "waiting", created
     # The comment under the command shows the answer's first fields: read them as JSON.
-    comment = " ".join(line.lstrip("# ") for line in read.splitlines()[1:3])
+    shown_block = example(document, heading, "sh", holding="?wait=")
+    comment = " ".join(line.lstrip("# ") for line in shown_block.splitlines()[1:3])
     shown = json.loads(comment.rstrip(",") + "}")
     assert shown["status"] == "answered"
     picks = {"Database": ["PostgreSQL"], "Features": ["Caching", "Metrics"]}
-    await answer_on_web(http, service.url, request_id, picks, name="web user")
-    async with http.get(poll.group(1).replace("http://127.0.0.1:8765", service.url)) as response:
-        answered = await response.json()
+    await answer_on_web(http, service.url, created["request_id"], picks, name="web user")
+    answered = json.loads(await ran(read.replace("http://127.0.0.1:8765", service.url), tmp_path))
     assert {key: answered[key] for key in shown} == shown
 
 
 async def test_the_sqlite_backup_command_copies_a_live_database(
     service: Service, http: aiohttp.ClientSession, tmp_path: Path
 ) -> None:
-    command = example(DOCS / "how-to/operating.md", "Backups", "sh", holding="sqlite3")
-    argv = shlex.split(command.strip())
-    assert argv[0] == "python3"
+    command = doc_command("docs/how-to/operating.md", "python3 -c")
     body = {"request_id": "ask_kept", "questions": [DEPLOY]}
     async with http.post(f"{service.url}/v1/questions", json=body) as response:
         assert response.status == 201
     # While the server runs, from the database's folder, as the page says.
     database = tmp_path / "askbridge.db"
-    copied = await asyncio.create_subprocess_exec(
-        sys.executable, *argv[1:], cwd=tmp_path, stderr=asyncio.subprocess.PIPE
-    )
-    _, err = await asyncio.wait_for(copied.communicate(), 30)
-    assert copied.returncode == 0, err.decode()
+    await ran(command, tmp_path)
     backup = SQLiteStore(tmp_path / "askbridge-backup.db")
     await backup.open()
     try:
@@ -184,25 +174,11 @@ def test_the_readme_shows_its_question_as_askbridge_sends_it() -> None:
         assert f"\n[{name}]: {url}\n" in text, f"run make pictures: [{name}] is out of date"
 
 
-@pytest.mark.parametrize(("document", "heading"), CLAUDE_CODE_IN_SLACK, ids=["README", "docs"])
 async def test_the_claude_code_hooks_command_prints_hooks_for_the_channel(
-    document: Path, heading: str, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
-    commands = example(document, heading, "sh", holding="--print-settings")
-    [line] = [line for line in commands.splitlines() if line.startswith("askbridge hook")]
-    argv = shlex.split(line.split(" >")[0].split("#")[0])
-    target = argv[argv.index("--target") + 1]
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "askbridge",
-        *argv[1:],
-        cwd=tmp_path,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 30)
-    assert process.returncode == 0, err.decode()
-    hooks = json.loads(out)["hooks"]
+    command = doc_command("README.md", "askbridge hook claude-code --print-settings")
+    hooks = json.loads(await ran(command, tmp_path))["hooks"]
     assert set(hooks) == {"PreToolUse", "PermissionRequest"}
+    target = command.split("--target ")[1].split()[0]
     assert f"--target {target}" in hooks["PreToolUse"][0]["hooks"][0]["command"]
