@@ -1,7 +1,8 @@
 """A small async client for the agent API.
 
-`await client.ask(questions)` creates the request and long-polls until it ends. It survives a
-server restart or a dropped connection: creating is idempotent by `request_id`, so it simply
+`await client.ask(questions)` creates the request and long-polls until it ends;
+`await client.ask_form(message, requested_schema)` does the same for a typed form. It survives
+a server restart or a dropped connection: creating is idempotent by `request_id`, so it simply
 asks again and keeps waiting.
 """
 
@@ -11,7 +12,8 @@ import hmac
 import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import aiohttp
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_delay
@@ -64,6 +66,28 @@ class Expired(Ended):
 
 class Withdrawn(Ended):
     """The request was withdrawn."""
+
+
+@dataclass(frozen=True)
+class FormAnswer:
+    """How a typed form ended, as MCP elicitation's result says it: `accept` with the `content`
+    a person gave (typed as the schema says: integers as int, booleans as bool, dates as ISO
+    texts), `decline` (a person said no), or `cancel` (cancelled, expired or withdrawn)."""
+
+    request_id: str
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, Any] = field(default_factory=dict)
+    status_object: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def of(cls, status_object: dict[str, Any]) -> FormAnswer:
+        """The answer a form's ended status object carries."""
+        return cls(
+            request_id=status_object["request_id"],
+            action=status_object["action"],
+            content=status_object.get("content") or {},
+            status_object=status_object,
+        )
 
 
 _ENDINGS: dict[str, type[Ended]] = {
@@ -136,6 +160,39 @@ class AskbridgeClient:
         # Waiting re-creates with the same body (idempotent) if the server lost the request.
         final = await self.wait(created["request_id"], recreate=body)
         return outcome(final)
+
+    async def ask_form(
+        self,
+        message: str,
+        requested_schema: Mapping[str, Any] | None = None,
+        *,
+        url: str | None = None,
+        target: str | dict[str, Any] | list[str | dict[str, Any]] | None = None,
+        timeout_s: float | None = None,
+        context: str | None = None,
+        request_id: str | None = None,
+        **policy: Any,
+    ) -> FormAnswer:
+        """Ask people to fill in a typed form and wait until it ends: its action and typed
+        content. `requested_schema` is MCP elicitation's (a flat object of strings, numbers,
+        integers, booleans and enums); `url`, instead, asks a person to open a link and say
+        Done or Decline. `policy` takes the other fields of the API: answerers, quorum,
+        on_timeout ({"content": {...}}, "decline" or "expire"), remind_after_s, callback_url,
+        escalation, subject, requested_by, no_self_approval. InvalidRequest, before anything
+        is sent, when a rule refuses the form."""
+        form: dict[str, Any] = {"message": message}
+        if requested_schema is not None:
+            form["requested_schema"] = dict(requested_schema)
+        if url is not None:
+            form["url"] = url
+        fields = {"target": target, "timeout_s": timeout_s, "context": context, **policy}
+        fields["request_id"] = request_id
+        given = {key: value for key, value in fields.items() if value is not None}
+        body = checked({"form": form, **given}).body()
+        created = await self._call(
+            "POST", "/v1/questions", json=body, patience_s=self._create_patience_s
+        )
+        return FormAnswer.of(await self.wait(created["request_id"], recreate=body))
 
     async def create(
         self,
@@ -336,6 +393,8 @@ def checked(ask: Ask | Mapping[str, Any]) -> Ask:
 
 
 def outcome(status_object: dict[str, Any]) -> UserQuestionResponse:
+    """The answers an ended AskUserQuestion's status object carries; Interrupted, Expired,
+    Withdrawn (or Ended) when it has none. A form's is read by `FormAnswer.of`."""
     status = status_object["status"]
     if status == "answered":
         return UserQuestionResponse(

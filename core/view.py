@@ -11,7 +11,7 @@ import enum
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from askbridge.core.form_schema import Form, FormField
 from askbridge.core.form_values import decode, shown_value
@@ -39,6 +39,18 @@ AGENT_ERRORS: Mapping[Status, str] = {
     Status.DECLINED: "Declined",
 }
 """What the agent reads in `error` when its request ended without answers."""
+
+FormAction = Literal["accept", "decline", "cancel"]
+"""How a typed form ended, in MCP elicitation's words: filled in, declined (the agent is told
+no), or anything else that ended it without values."""
+FORM_ACTIONS: Mapping[Status, FormAction] = {
+    Status.ANSWERED: "accept",
+    Status.DECLINED: "decline",
+    Status.CANCELLED: "cancel",
+    Status.EXPIRED: "cancel",
+    Status.WITHDRAWN: "cancel",
+}
+"""What the agent is told of a form that ended with each status."""
 
 HEADINGS: Mapping[State, str] = {
     State.WAITING: "Waiting for an answer",

@@ -4,12 +4,39 @@ from __future__ import annotations
 
 from typing import Any
 
-from askbridge.core.models import AskUserQuestion, UserQuestionResponse
+from askbridge.core.form_values import decode
+from askbridge.core.models import AskUserQuestion, Request, UserQuestionResponse
+from askbridge.core.view import FORM_ACTIONS
 
 ASK = "AskUserQuestion"
 RESPONSE = "UserQuestionResponse"
 INTERRUPT = "Interrupt"
 PERMISSION = "PermissionRequest"
+FORM = "AskForm"
+"""A typed form, in MCP elicitation's words: `{"AskForm": {"request_id", "message",
+"requested_schema"}}` (or `"url"` instead of a schema)."""
+FORM_RESPONSE = "FormResponse"
+FORM_FIELDS = ("message", "requested_schema", "requestedSchema", "url")
+"""What an AskForm frame carries of its form."""
+
+
+def form_response(
+    request_id: str | None, action: str, content: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """How a typed form ended, as MCP elicitation's result says it: `{"FormResponse":
+    {"request_id", "action": "accept" | "decline" | "cancel", "content"}}`, `content` (the
+    typed values) only with accept."""
+    body: dict[str, Any] = {"request_id": request_id, "action": action}
+    if action == "accept":
+        body["content"] = content or {}
+    return {FORM_RESPONSE: body}
+
+
+def form_outcome(request: Request) -> dict[str, Any]:
+    """The FormResponse for a form request that ended."""
+    action = FORM_ACTIONS.get(request.status, "cancel")
+    content = decode(request.answers) if request.answers is not None else None
+    return form_response(request.request_id, action, content)
 
 
 def question_response(request_id: str, answers: dict[str, str]) -> dict[str, Any]:

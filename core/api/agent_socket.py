@@ -1,8 +1,9 @@
 """`GET /v1/agent`: a WebSocket that speaks the agent framework's own externally tagged JSON.
 
-In: `{"AskUserQuestion": {...}}` and `{"PermissionRequest": {...}}`; every other chunk is
-ignored, so an agent can forward its whole output stream. Out: `{"UserQuestionResponse":
-{...}}`, or `"Interrupt"` when a question ends without answers; `{"PermissionResponse":
+In: `{"AskUserQuestion": {...}}`, `{"AskForm": {...}}` (a typed form) and
+`{"PermissionRequest": {...}}`; every other chunk is ignored, so an agent can forward its whole
+output stream. Out: `{"UserQuestionResponse": {...}}`, or `"Interrupt"` when a question ends
+without answers; `{"FormResponse": {...}}` however a form ends; `{"PermissionResponse":
 {...}}` for a permission prompt.
 """
 
@@ -28,7 +29,16 @@ from askbridge.core.errors import AskbridgeError, InvalidQuestion
 from askbridge.core.models import Request, Status
 from askbridge.core.permissions import permission_questions, permission_response, tool_use
 from askbridge.core.surface import SurfaceWords
-from askbridge.core.wire import ASK, PERMISSION, interrupt, question_response
+from askbridge.core.wire import (
+    ASK,
+    FORM,
+    FORM_FIELDS,
+    PERMISSION,
+    form_outcome,
+    form_response,
+    interrupt,
+    question_response,
+)
 
 log = logging.getLogger("askbridge.agent")
 
@@ -71,11 +81,13 @@ async def agent_socket(request: web.Request) -> web.WebSocketResponse:
             frame = _frame(message.data)
             if isinstance(frame.get(ASK), dict):
                 work = _answer(connection, frame[ASK])
+            elif isinstance(frame.get(FORM), dict):
+                work = _fill_in(connection, frame[FORM])
             elif isinstance(frame.get(PERMISSION), dict):
                 work = _approve(connection, frame[PERMISSION], orphans)
-            elif ASK in frame or PERMISSION in frame:
+            elif ASK in frame or PERMISSION in frame or FORM in frame:
                 # A malformed ask must not leave its agent waiting for an answer forever.
-                kind = ASK if ASK in frame else PERMISSION
+                kind = next(k for k in (ASK, FORM, PERMISSION) if k in frame)
                 await _send(socket, {"error": f"{kind} must be an object", "request_id": None})
                 await _send(socket, interrupt())
                 continue
@@ -160,6 +172,24 @@ async def _answer(connection: Connection, frame: dict[str, Any]) -> None:
         return
     if outcome is not None:
         await _send(socket, _outcome_frame(outcome, connection))
+
+
+async def _fill_in(connection: Connection, frame: dict[str, Any]) -> None:
+    """A typed form: asked with the connection's settings, answered with how it ended."""
+    broker, socket, settings = connection.broker, connection.socket, connection.settings
+    request_id = frame.get("request_id", frame.get("requestId"))
+    form = {key: frame[key] for key in FORM_FIELDS if key in frame}
+    sent = {key: frame[key] for key in ("request_id", "requestId") if key in frame}
+    try:
+        ask = Ask.parse({**settings, **sent, "form": form}, connection.words)
+        outcome = await _ask_and_wait(broker, ask)
+    except AskbridgeError as error:
+        await _send(socket, _error_frame(request_id, error))
+        shown = request_id if isinstance(request_id, str) else None
+        await _send(socket, form_response(shown, "cancel"))
+        return
+    if outcome is not None:
+        await _send(socket, form_outcome(outcome))
 
 
 def _subject(prompt: dict[str, Any]) -> dict[str, Any]:

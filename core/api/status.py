@@ -15,7 +15,7 @@ from askbridge.core.form_values import decode
 from askbridge.core.models import Person, Request, Status, Target, UserQuestion
 from askbridge.core.policy import answerers_now
 from askbridge.core.store.base import Event
-from askbridge.core.view import AGENT_ERRORS, deciding_notes
+from askbridge.core.view import AGENT_ERRORS, FORM_ACTIONS, FormAction, deciding_notes
 
 
 class Actor(Body):
@@ -48,18 +48,6 @@ class PostedMessage(Body):
 
 class Annotation(Body):
     notes: str
-
-
-FormAction = Literal["accept", "decline", "cancel"]
-"""How a form request ended, in MCP elicitation's words: filled in, declined (the agent is told
-no), or anything else that ended it without values (cancelled, expired, withdrawn)."""
-FORM_ACTIONS: dict[Status, FormAction] = {
-    Status.ANSWERED: "accept",
-    Status.DECLINED: "decline",
-    Status.CANCELLED: "cancel",
-    Status.EXPIRED: "cancel",
-    Status.WITHDRAWN: "cancel",
-}
 
 
 class StatusObject(Body):

@@ -12,8 +12,30 @@ from typing import Any
 
 from askbridge.core.models import Person, Request, Status, Target, UserQuestion
 from askbridge.core.permissions import permission_questions, permission_response
-from askbridge.core.wire import ASK, INTERRUPT, PERMISSION, RESPONSE, interrupt, question_response
+from askbridge.core.wire import (
+    ASK,
+    FORM,
+    FORM_RESPONSE,
+    INTERRUPT,
+    PERMISSION,
+    RESPONSE,
+    form_response,
+    interrupt,
+    question_response,
+)
 
+FORM_ASKED = {
+    "request_id": "form_7a1e",
+    "message": "Which ticket is this deploy for?",
+    "requested_schema": {
+        "type": "object",
+        "properties": {
+            "ticket": {"type": "integer", "title": "Ticket", "minimum": 1},
+            "urgent": {"type": "boolean", "title": "Urgent", "default": False},
+        },
+        "required": ["ticket"],
+    },
+}
 PROMPT = {
     "tool_name": "Bash",
     "action": "run a command",
@@ -34,8 +56,15 @@ def socket_page() -> str:
     }
     frames: list[tuple[str, str, Any]] = [
         ("in", ASK, {ASK: {"request_id": "ask_5f0c", "questions": [question]}}),
+        ("in", FORM, {FORM: FORM_ASKED}),
         ("in", PERMISSION, {PERMISSION: PROMPT}),
         ("out", RESPONSE, question_response("ask_5f0c", {"Database": "PostgreSQL"})),
+        (
+            "out",
+            f"{FORM_RESPONSE} (filled in)",
+            form_response("form_7a1e", "accept", {"ticket": 4711, "urgent": False}),
+        ),
+        ("out", f"{FORM_RESPONSE} (declined)", form_response("form_7a1e", "decline")),
         ("out", f"{INTERRUPT} (bare)", interrupt()),
         ("out", f"{INTERRUPT} (with `?interrupt=tagged`)", interrupt("ask_5f0c")),
         ("out", "PermissionResponse", permission_response(PROMPT, _allowed_once())),
