@@ -4,6 +4,8 @@ long-poll and webhooks; a person can decline it, which is not a cancel."""
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -22,6 +24,8 @@ from askbridge.core.intents import (
     Submit,
 )
 from askbridge.core.models import Person
+from tests.docs.commands import doc_command
+from tests.test_doc_commands import ran
 
 ADA = Person(platform="web", id="Ada", name="Ada")
 GRACE = Person(platform="web", id="Grace", name="Grace")
@@ -202,3 +206,22 @@ async def test_clicks_of_the_other_kind_are_foreign(
         refused = await service.broker.act("q_1", ADA, intent)
         assert isinstance(refused, Refused)
         assert refused.reason is Refusal.FOREIGN_MESSAGE
+
+
+async def test_the_forms_page_asks_as_shown(
+    service: Service, http: aiohttp.ClientSession, tmp_path: Path
+) -> None:
+    command = doc_command("docs/how-to/forms.md", "curl -s http://127.0.0.1:8765/v1/questions -H")
+    created = json.loads(await ran(command.replace("http://127.0.0.1:8765", service.url), tmp_path))
+    assert created["status"] == "waiting", created
+    assert created["on_timeout"] == "decline"
+    values = {"ticket": "4711", "window": "2026-12-24", "urgent": False, "regions": ["us", "eu"]}
+    outcome = await service.broker.act("deploy-4711", ADA, Fill(values))
+    assert isinstance(outcome, Decided)
+    final = await status(http, service, "deploy-4711")
+    assert final["content"] == {
+        "ticket": 4711,
+        "window": "2026-12-24",
+        "urgent": False,
+        "regions": ["eu", "us"],
+    }
