@@ -16,7 +16,7 @@ import discord
 from discord import ui
 
 from askbridge.adapters.discord.ids import BadCustomId, CustomId, unpack
-from askbridge.adapters.discord.render import words_label
+from askbridge.adapters.discord.render import field_title, words_label
 from askbridge.adapters.discord.text import clip, line
 from askbridge.core.answers import (
     MAX_TYPED_CHARS,
@@ -136,7 +136,7 @@ def field_label(field: FormField) -> tuple[str, str]:
     """A field's label and description within a Label's 45 and 100 characters. A title cut
     short ends with an ellipsis, and the description starts with all of it, so that what the
     label could not say is there to read (the message shows both whole)."""
-    title = " ".join(field.title.split())
+    title = field_title(field)
     description = " ".join(field.description.split())
     label = clip(title, MAX_LABEL)
     if label != title:

@@ -5,6 +5,7 @@ picks for an outcome, worded once in Discord's markdown, with every user text es
 from __future__ import annotations
 
 from askbridge.adapters.discord.lines import MAX_SUMMARY, answerers_text, name, names
+from askbridge.adapters.discord.render import field_title
 from askbridge.adapters.discord.text import line, shorten
 from askbridge.core.intents import Counted, Decided, Drafted, Note, Outcome, Refused, note_for
 from askbridge.core.view import (
@@ -87,7 +88,7 @@ def refused_values(outcome: Refused) -> str:
     """Why the values a person gave a typed form were not taken, field by field (named by
     their titles, as the form shows them); nothing was recorded."""
     form = outcome.view.form if outcome.view is not None else None
-    titles = {f.name: f.title for f in form.fields} if form is not None else {}
+    titles = {f.name: field_title(f) for f in form.fields} if form is not None else {}
     lines = [NOT_RECORDED]
     lines += (
         f"- **{shorten(line(titles.get(name, name)), MAX_SUMMARY)}**: {line(problem)}"

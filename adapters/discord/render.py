@@ -26,7 +26,7 @@ from askbridge.adapters.discord.lines import (
 )
 from askbridge.adapters.discord.text import clip, escape, fit, line, prose, shorten
 from askbridge.adapters.discord.tool_call import tool_text
-from askbridge.core.forms import Form
+from askbridge.core.forms import Form, FormField
 from askbridge.core.models import UserQuestion
 from askbridge.core.view import CANCEL_HINT, WHO_MAY_ANSWER, RequestView, State
 
@@ -230,6 +230,12 @@ DONE = "Done"
 DECLINE = "Decline"
 
 
+def field_title(field: FormField) -> str:
+    """A field's title on one line, as plain text; its name, if the title is only spaces (a
+    label or a heading must show something)."""
+    return " ".join(field.title.split()) or " ".join(field.name.split()) or "Answer"
+
+
 def _form_waiting(view: RequestView, form: Form) -> list[Item]:
     fields: Fields = {("context",): prose(view.context), ("message",): prose(form.message)}
     for index, field in enumerate(form.fields):
@@ -261,7 +267,7 @@ def _form_waiting_texts(view: RequestView, form: Form, fields: Fields) -> list[s
         message += f"\n🔗 {escape(form.url)}"
     rows = []
     for index, field in enumerate(form.fields):
-        row = f"- **{shorten(line(field.title), MAX_BUTTON_LABEL)}**"
+        row = f"- **{shorten(escape(field_title(field)), MAX_BUTTON_LABEL)}**"
         row += " (required)" if field.required else ""
         description = fields["description", index]
         rows.append(f"{row} — {description}" if description else row)
@@ -284,7 +290,7 @@ def _form_ended(view: RequestView, form: Form, end: str) -> list[Item]:
 def _form_ended_texts(view: RequestView, fields: Fields, end: str) -> list[str]:
     """[context and the tool call, the message, the values given, how it ended]."""
     rows = [
-        f"**{shorten(line(field.title), MAX_BUTTON_LABEL)}**: {fields['value', index]}"
+        f"**{shorten(escape(field_title(field)), MAX_BUTTON_LABEL)}**: {fields['value', index]}"
         for index, (field, _) in enumerate(view.filled_in())
     ]
     return [

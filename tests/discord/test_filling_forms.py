@@ -240,3 +240,23 @@ async def test_hostile_text_is_inert_in_everything_discord_received(
         assert all(c.startswith("```") for c in found.code), message.text
         assert all(m.startswith(OURS) for m in found.line_markup), found.line_markup
         assert mentioned_in(message.text).everyone is False
+
+
+async def test_a_form_that_is_a_link_is_done_or_declined(
+    bridge: Service, world: World, http: aiohttp.ClientSession
+) -> None:
+    emulator, alice = world.emulator, world.alice
+    link = "https://auth.example.com/connect?state=1_2"
+    body = {"request_id": "form_link", "form": {"message": "Connect your account", "url": link}}
+    question = posted(emulator, await ask(http, bridge.url, body))
+    assert f"🔗 {link}" in question.text
+    assert live_markdown(question.text).masked_links == ()
+    assert question.controls() == (
+        "button 'Done' in row 0; button 'Decline' in row 0; button 'Cancel' in row 0"
+    )
+    done = await emulator.click(question, alice.id, "Done")
+    assert (await done.response()).type == 6
+    final = await outcome(http, bridge.url, "form_link")
+    assert (final["status"], final["action"], final["content"]) == ("answered", "accept", {})
+    edited = await emulator.wait_for_edit(question.id, ended)
+    assert "Answered by **Alice**" in edited.text

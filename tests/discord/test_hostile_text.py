@@ -47,7 +47,10 @@ HOSTILE = [
     *("Deploy", "yes", "build 4711", "ok"),
 ]
 ANSWERERS = ["discord:@4242", "discord:4343", "discord-role:77", "slack:U0123", "web:Grace"]
-OUR_SUBTEXT = ("-# One click", "-# Your choices", "-# Other votes:", "-# Votes:")
+OUR_SUBTEXT = (
+    *("-# One click", "-# Your choices", "-# Other votes:", "-# Votes:"),
+    *("-# Fill in the form", "-# Filling in the form"),
+)
 """The lines askbridge itself sets in small print."""
 HIDDEN_LINES = re.compile(r"-# \d+ more (line is|lines are) not shown here")
 """What a cut diff or command says in small print below its code block."""

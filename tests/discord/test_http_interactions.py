@@ -479,3 +479,41 @@ async def test_a_form_delivered_twice_counts_once_and_is_told_once(
     assert len([m for m in emulator.ephemerals(alice.id) if counted in m.text]) == 2
     events = await audit_events(http, bridge.url, "ask_db")
     assert [e["kind"] for e in events].count("vote") == 2, "one vote a submission"
+
+
+async def test_a_typed_form_filled_in_refused_then_declined(
+    bridge: Service, world: World, http: aiohttp.ClientSession
+) -> None:
+    emulator, alice, bob = world.emulator, world.alice, world.bob
+    question = posted(emulator, await ask(http, bridge.url, TYPED_FORM))
+    opened = await emulator.click(question, alice.id, "Fill in…")
+    await answered(opened, 9)
+    form = await opened.modal()
+    assert form.labels == ["Ticket", "Urgent"]
+    submitted = await emulator.submit_modal(opened, {"Ticket": "0", "Urgent": ["Yes"]})
+    await answered(submitted, 6)
+    note = await submitted.wait_for_ephemeral("Nothing was recorded")
+    assert "- **Ticket**: must be at least 1, got 0" in note.text
+    assert (await outcome(http, bridge.url, "form_ticket", wait=0))["status"] == "waiting"
+
+    await answered(await emulator.click(question, bob.id, "Decline"), 6)
+    final = await outcome(http, bridge.url, "form_ticket")
+    assert (final["status"], final["action"]) == ("declined", "decline")
+    edited = await emulator.wait_for_edit(question.id, ended)
+    assert "Declined by **Bob**" in edited.text
+
+
+TYPED_FORM = {
+    "request_id": "form_ticket",
+    "form": {
+        "message": "Which ticket?",
+        "requested_schema": {
+            "type": "object",
+            "properties": {
+                "ticket": {"type": "integer", "title": "Ticket", "minimum": 1},
+                "urgent": {"type": "boolean", "title": "Urgent"},
+            },
+            "required": ["ticket"],
+        },
+    },
+}

@@ -4,15 +4,29 @@ back as `Fill.values` that `core.forms.read_input` types."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from askbridge.adapters.discord import forms
 from askbridge.adapters.discord.ids import BadCustomId
-from askbridge.core.forms import FormRefused, parse_form, read_input
-from tests.emulators.discord import validate_modal
+from askbridge.adapters.discord.notes import note
+from askbridge.adapters.discord.render import render
+from askbridge.core.errors import InvalidQuestion
+from askbridge.core.forms import Form, FormRefused, encode, parse_form, read_input
+from askbridge.core.intents import Refusal, Refused
+from askbridge.core.models import Person, Request, Status, Target
+from askbridge.core.problems import text_problem
+from askbridge.core.view import RequestView
+from tests.emulators.discord import validate_message, validate_modal
+from tests.emulators.discord.components import TEXT_DISPLAY, walk
 from tests.emulators.discord.modals import Given, Modal, shown, submission
+from tests.hostile import hostile_text, people
+
+from .test_hostile_text import assert_shown_as_written
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -51,7 +65,7 @@ def modal(form: Any = FORM, values: Any = None) -> tuple[dict[str, Any], Modal]:
     return data, shown(data)
 
 
-def given(form: Any, shown_modal: Modal, values: dict[str, Given]) -> dict[str, object]:
+def submitted(form: Any, shown_modal: Modal, values: dict[str, Given]) -> dict[str, object]:
     data = submission(shown_modal, values)
     return forms.filled(form, "ask_t", {"custom_id": data["custom_id"], **data})
 
@@ -80,7 +94,7 @@ def test_each_field_gets_its_input_within_discords_limits() -> None:
 
 def test_a_submission_reads_back_as_typed_values() -> None:
     _, form = modal()
-    values = given(
+    values = submitted(
         FORM,
         form,
         {"Your email": "ada@example.com", "Environment": ["Dev"], "Tags": ["C", "A"]},
@@ -103,7 +117,7 @@ def test_a_submission_reads_back_as_typed_values() -> None:
 
 def test_what_is_left_empty_is_left_out_and_a_bad_value_is_refused_by_field() -> None:
     _, form = modal()
-    values = given(
+    values = submitted(
         FORM,
         form,
         {"Your email": "nope", "How many": "11", "Urgent": [], "Environment": ["Production"]},
@@ -172,3 +186,103 @@ def test_inputs_that_are_not_this_forms_are_refused() -> None:
     assert forms.filled(
         FORM, "ask_t", data({**choose, "custom_id": "ab:ask_t:v:3", "values": ["zzz"]})
     ) == {"env": "zzz"}
+
+
+def test_a_required_multi_choice_that_may_hold_none_can_be_left_empty() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "teams": {"type": "array", "items": {"enum": ["a", "b"]}, "minItems": 0},
+            "more": {"type": "array", "items": {"enum": ["a", "b"]}},
+        },
+        "required": ["teams"],
+    }
+    form = parse_form({"message": "m", "requested_schema": schema})
+    _, shown_modal = modal(form)
+    teams, more = shown_modal.selects
+    assert (teams.required, teams.min_values, teams.max_values) == (False, 0, 2)
+    assert (more.required, more.min_values, more.max_values) == (False, 1, 2)
+    values = submitted(form, shown_modal, {"teams": [], "more": []})
+    assert values == {"teams": []}
+    assert read_input(form, values) == {"teams": []}
+
+
+# --- hostile text ------------------------------------------------------------------------------
+
+AT = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
+
+
+@st.composite
+def hostile_forms(draw: st.DrawFn) -> Form:
+    text = hostile_text()
+    titles = draw(st.lists(text, min_size=2, max_size=3, unique=True))
+    schema = {
+        "type": "object",
+        "properties": {
+            "words": {"type": "string", "title": draw(text), "description": draw(text)},
+            "pick": {
+                "type": "string",
+                "title": draw(text),
+                "oneOf": [{"const": f"v{i}", "title": t[:75]} for i, t in enumerate(titles)],
+            },
+            "many": {
+                "type": "array",
+                "title": draw(text),
+                "items": {"enum": [f"v{i}" for i in range(len(titles))], "enumNames": titles},
+            },
+        },
+        "required": ["words"],
+    }
+    try:
+        return parse_form({"message": draw(text), "requested_schema": schema})
+    except InvalidQuestion:
+        assume(False)
+        raise
+
+
+@given(
+    hostile_forms(), hostile_text(), people(), st.sampled_from(["waiting", "answered", "declined"])
+)
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_hostile_text_in_a_form_is_shown_as_written(
+    form: Form, words: str, person: Person, state: str
+) -> None:
+    request = Request(
+        request_id="ask_h",
+        questions=(),
+        targets=(Target(platform="discord", channel="1"),),
+        created_at=AT,
+        form=form,
+    )
+    words = words.strip() or "x"
+    assume(text_problem(words) is None and "\x00" not in words)
+    content = {"words": words, "pick": "v1", "many": ["v0", "v1"]}
+    if state == "answered":
+        request = request.model_copy(
+            update={
+                "status": Status.ANSWERED,
+                "answers": encode(content),
+                "answered_by": person,
+                "ended_at": AT,
+            }
+        )
+    elif state == "declined":
+        request = request.model_copy(
+            update={"status": Status.DECLINED, "declined_by": person, "ended_at": AT}
+        )
+    view = RequestView.of(request)
+    components: list[dict[str, Any]] = render(view).to_components()  # type: ignore[no-untyped-call]
+    payload = {"flags": 1 << 15, "components": components}
+    assert validate_message(payload) is None
+    for placed in walk(components):
+        if placed.component.get("type") == TEXT_DISPLAY:
+            assert_shown_as_written(placed.component["content"], ())
+    assert validate_modal(forms.fill_form("ask_h", form, content).to_dict()) is None
+    refused = Refused(
+        Refusal.BAD_VALUES,
+        view=view,
+        field_problems={"words": f"must be at most 3 characters, got {words!r}", "nope": words},
+    )
+    text = note(refused)
+    assert text is not None
+    assert_shown_as_written(text, ())
