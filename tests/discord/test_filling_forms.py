@@ -260,3 +260,34 @@ async def test_a_form_that_is_a_link_is_done_or_declined(
     assert (final["status"], final["action"], final["content"]) == ("answered", "accept", {})
     edited = await emulator.wait_for_edit(question.id, ended)
     assert "Answered by **Alice**" in edited.text
+
+
+async def test_two_matching_forms_decide_and_a_stranger_gets_no_form(
+    bridge: Service, world: World, http: aiohttp.ClientSession
+) -> None:
+    emulator, alice, bob = world.emulator, world.alice, world.bob
+    carol = emulator.add_user("carol", global_name="Carol")
+    emulator.add_member(world.guild.id, carol.id)
+    answerers = [f"discord:@{alice.id}", f"discord:@{bob.id}"]
+    body = {**FORM, "quorum": 2, "answerers": answerers}
+    question = posted(emulator, await ask(http, bridge.url, body))
+    values = {"Contact email": "a@example.com", "Replicas": "2", "Environment": ["Staging"]}
+
+    stranger = await emulator.click(question, carol.id, FILL_IN)
+    assert (await stranger.response()).type == 4  # a note, not a modal
+    await stranger.wait_for_ephemeral("Only these people may answer")
+
+    first = await emulator.submit_modal(await fill_in(emulator, question, alice.id), values)
+    note = await first.wait_for_ephemeral("Your vote is counted: 1 of 2")
+    assert "Replicas: 2" in note.text
+    assert (await outcome(http, bridge.url, "form_deploy", wait=0))["status"] == "waiting"
+    second = await emulator.submit_modal(await fill_in(emulator, question, bob.id), values)
+    await second.response()
+    final = await outcome(http, bridge.url, "form_deploy")
+    assert final["content"] == {
+        "email": "a@example.com",
+        "count": 2,
+        "urgent": False,
+        "env": "staging",
+    }
+    assert [v["content"] for v in final["votes"]] == [final["content"]] * 2

@@ -47,3 +47,35 @@ async def test_clicks_on_a_message_from_before_a_crash_are_handled(
     assert "Answered by **Alice**" in edited.text
     assert emulator.messages(world.channel.id) == [edited]  # answered in place, not re-posted
     await check_discord_was_never_let_down(emulator)
+
+
+async def test_a_typed_form_opened_before_a_crash_is_submitted_after_it(
+    server: ServerProcess, world: World
+) -> None:
+    emulator, alice = world.emulator, world.alice
+    url = await server.start()
+    schema = {
+        "type": "object",
+        "properties": {"ticket": {"type": "integer", "title": "Ticket", "maximum": 9}},
+        "required": ["ticket"],
+    }
+    async with AskbridgeClient(url) as client:
+        agent = asyncio.create_task(
+            client.ask_form("Which ticket?", schema, request_id="form_restart"), name="agent"
+        )
+        question = await emulator.wait_for_message(world.channel.id)
+        opened = await emulator.click(question, alice.id, "Fill in…")
+        await opened.modal()
+
+        await server.kill()
+        await server.start(port=server.port)
+        await emulator.wait_gateway_ready(identifies=2)
+
+        # The new process reads the submission from the interaction alone.
+        submitted = await emulator.submit_modal(opened, {"Ticket": "7"})
+        await submitted.response()
+        answer = await asyncio.wait_for(agent, 30)
+
+    assert (answer.action, answer.content) == ("accept", {"ticket": 7})
+    await emulator.wait_for_edit(question.id, lambda m: not m.is_interactive)
+    await check_discord_was_never_let_down(emulator)
