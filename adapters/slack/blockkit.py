@@ -15,6 +15,7 @@ MAX_SECTION_TEXT = 3000
 MAX_CONTEXT_TEXT = 3000
 MAX_BUTTON_TEXT = 75
 MAX_BUTTON_VALUE = 2000
+MAX_BUTTON_URL = 3000
 MAX_OPTION_TEXT = 75
 MAX_OPTION_DESCRIPTION = 75
 MAX_OPTION_VALUE = 150
@@ -64,6 +65,7 @@ class Button(TypedDict):
     action_id: str
     text: PlainText
     value: NotRequired[str]
+    url: NotRequired[str]
     style: NotRequired[Literal["primary", "danger"]]
     confirm: NotRequired[Confirm]
 

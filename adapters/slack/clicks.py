@@ -13,15 +13,18 @@ from datetime import UTC, datetime
 from typing import Any
 
 from askbridge.adapters.slack.blockkit import StateValues
+from askbridge.adapters.slack.controls import DONE
+from askbridge.adapters.slack.fill import read_fill
 from askbridge.adapters.slack.forms import picked, read
 from askbridge.adapters.slack.ids import (
     CHOICE_ACTIONS,
+    FILL_CALLBACK_ID,
     ActionId,
     BadActionId,
     FormMetadata,
 )
 from askbridge.adapters.slack.surface import PLATFORM
-from askbridge.core.intents import Action, Cancel, Intent, Pick, Submit
+from askbridge.core.intents import Action, Cancel, Decline, Fill, Intent, Pick, Submit
 from askbridge.core.models import MessageRef, Person, Selections
 
 
@@ -39,6 +42,8 @@ class Interaction:
     """The click's `action_ts`: a replayed or redelivered click carries the same one."""
     trigger_id: str = ""
     """What opens a modal for this person: once, within 3 seconds of the click."""
+    value: str = ""
+    """The clicked button's value."""
 
 
 def parse(body: Mapping[str, Any]) -> Interaction:
@@ -79,17 +84,19 @@ def parse(body: Mapping[str, Any]) -> Interaction:
         state=_values(body.get("state")),
         response_url=response_url if isinstance(response_url, str) else None,
         trigger_id=str(body.get("trigger_id") or ""),
+        value=str(actions[0].get("value") or ""),
     )
 
 
 @dataclass(frozen=True)
 class FormSubmission:
-    """An answer form sent: who, for which request, from which message, saying what."""
+    """An answer form or a typed form's modal sent: who, for which request, from which
+    message, saying what (a `Submit` of an answer form, a `Fill` of a typed form)."""
 
     request_id: str
     person: Person
     origin: MessageRef
-    submit: Submit
+    intent: Submit | Fill
     sent_at: datetime
     trigger_id: str | None = None
     """Slack's id of this submission, the same when it is delivered again (a retry, another
@@ -97,8 +104,8 @@ class FormSubmission:
 
 
 def parse_submission(body: Mapping[str, Any], received_at: datetime) -> FormSubmission:
-    """Read a `view_submission` of an answer form; ValueError when it is not one askbridge
-    opened (BadFormMetadata when its private_metadata is not askbridge's).
+    """Read a `view_submission` of an answer form or a typed form's modal; ValueError when it
+    is not one askbridge opened (BadFormMetadata when its private_metadata is not askbridge's).
 
     The message it answers comes from the form's private_metadata, which askbridge wrote when
     it opened the form and Slack hands back unchanged: so the broker checks the submission
@@ -119,13 +126,19 @@ def parse_submission(body: Mapping[str, Any], received_at: datetime) -> FormSubm
         message_id=metadata.message_ts,
         data=dict(metadata.claims),
     )
-    chosen, typed, note = read(_values(view.get("state")))
+    values = _values(view.get("state"))
+    meant: Submit | Fill
+    if view.get("callback_id") == FILL_CALLBACK_ID:
+        meant = Fill(read_fill(values))
+    else:
+        chosen, typed, note = read(values)
+        meant = Submit(chosen, typed, note)
     trigger_id = body.get("trigger_id")
     return FormSubmission(
         metadata.request_id,
         _person(user),
         origin,
-        Submit(chosen, typed, note),
+        meant,
         received_at,
         trigger_id if isinstance(trigger_id, str) and trigger_id else None,
     )
@@ -148,11 +161,16 @@ def _time(ts: object) -> datetime | None:
         return None
 
 
-def intent(action: ActionId, state: StateValues) -> Intent | None:
-    """What a click on an askbridge element means; None for a choice that stays in the client."""
+def intent(action: ActionId, state: StateValues, value: str = "") -> Intent | None:
+    """What a click on an askbridge element means; None for a choice that stays in the client.
+    A FILL button whose value is DONE is a URL-mode form's Done: a Fill of nothing."""
     match action.action:
+        case Action.FILL if value == DONE:
+            return Fill({})
         case Action.CANCEL:
             return Cancel()
+        case Action.DECLINE:
+            return Decline()
         case Action.PICK:
             question, option = action.choice()
             return Pick(question, option)

@@ -25,6 +25,15 @@ from askbridge.core.view import CANCEL_QUESTION, CANCEL_SURE, CANCEL_WARNING, Re
 
 OTHER_LABEL = "Other…"
 NOTE_LABEL = "Add a note"
+FILL_LABEL = "Fill in…"
+DECLINE_LABEL = "Decline"
+OPEN_LABEL = "Open link"
+DONE_LABEL = "Done"
+DONE = "done"
+"""The value of a URL-mode form's Done button (a FILL button that fills in nothing)."""
+LINK_ACTION = "ab-link"
+"""The action_id of a URL-mode form's link button: Slack opens the link, and still tells the
+app of the click, which only needs its acknowledgement."""
 
 
 def block_id(rev: str, name: str) -> str:
@@ -98,6 +107,16 @@ def button(action: ActionId, label: str, value: str) -> Button:
         "action_id": action.pack(),
         "text": plain(label, MAX_BUTTON_TEXT),
         "value": value,
+    }
+
+
+def link(url: str) -> Button:
+    """A button that opens `url` (a URL-mode form's, checked as an http(s) URL by core)."""
+    return {
+        "type": "button",
+        "action_id": LINK_ACTION,
+        "text": plain(OPEN_LABEL, MAX_BUTTON_TEXT),
+        "url": url,
     }
 
 

@@ -24,7 +24,15 @@ from askbridge.adapters.slack.clicks import (
     parse_submission,
     selections,
 )
-from askbridge.adapters.slack.controls import NOTE_LABEL, OTHER_LABEL
+from askbridge.adapters.slack.controls import (
+    DONE,
+    FILL_LABEL,
+    LINK_ACTION,
+    NOTE_LABEL,
+    OTHER_LABEL,
+)
+from askbridge.adapters.slack.fill import errors as fill_errors
+from askbridge.adapters.slack.fill import modal
 from askbridge.adapters.slack.forms import field_errors, field_id, form, notice
 from askbridge.adapters.slack.ids import (
     FORM_ACTIONS,
@@ -37,7 +45,7 @@ from askbridge.adapters.slack.surface import SlackSurface
 from askbridge.adapters.slack.text import Line, Span
 from askbridge.core.answers import merge
 from askbridge.core.broker import Broker
-from askbridge.core.intents import Action, FormOpens, Intent, Outcome, Refused
+from askbridge.core.intents import Action, Fill, FormOpens, Intent, Outcome, Refusal, Refused
 from askbridge.core.view import FAILED, NO_LONGER_AVAILABLE
 
 log = logging.getLogger("askbridge.slack")
@@ -59,6 +67,9 @@ class Handlers:
     async def on_action(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         try:
             interaction = parse(body)
+            if interaction.action_id == LINK_ACTION:
+                await ack()
+                return
             action = ActionId.unpack(interaction.action_id)
         except BadActionId as error:
             await ack()
@@ -73,7 +84,8 @@ class Handlers:
             await ack()
             log.warning("ignored a Slack action: %s", error)
             return
-        if action.action in FORM_ACTIONS:
+        opens = action.action is Action.FILL and interaction.value != DONE
+        if action.action in FORM_ACTIONS or opens:
             # The click's trigger id opens a modal only within 3 s: nothing comes before it but
             # the acknowledgement, one read of the request and, when Slack user groups may
             # answer it, one look at their members (kept for a minute).
@@ -82,7 +94,7 @@ class Handlers:
                 self._open_form(interaction, action), f"askbridge-slack-form-{action.request_id}"
             )
             return
-        meant = intent(action, interaction.state)
+        meant = intent(action, interaction.state, interaction.value)
         if meant is None:
             await ack()
             return
@@ -126,8 +138,9 @@ class Handlers:
         return note(outcome)
 
     async def _open_form(self, interaction: Interaction, action: ActionId) -> None:
-        """Open the answer form of `action`'s button, prefilled with what the person picked in
-        the message; tell them instead why not, when it cannot be opened."""
+        """Open the form of `action`'s button: a typed form's modal ("Fill in…"), or the
+        answer form prefilled with what the person picked in the message; tell them instead
+        why not, when it cannot be opened."""
         person, origin = interaction.person, interaction.origin
         line: Line | None
         try:
@@ -138,13 +151,18 @@ class Handlers:
                 metadata = FormMetadata(
                     action.request_id, origin.channel, origin.message_id, claims
                 )
-                opened = form(opening.view, picks, action.action, metadata)
+                typed = opening.view.form
+                if action.action is Action.FILL and typed is not None:
+                    opened = modal(typed, metadata)
+                else:
+                    opened = form(opening.view, picks, action.action, metadata)
                 await self.surface.open_form(interaction.trigger_id, opened)
                 return
             line = note(opening)
         except Exception as error:
             log.warning("could not open the answer form of %s: %r", action.request_id, error)
-            label = OTHER_LABEL if action.action is Action.WORDS else NOTE_LABEL
+            labels = {Action.WORDS: OTHER_LABEL, Action.FILL: FILL_LABEL}
+            label = labels.get(action.action, NOTE_LABEL)
             line = [Span(FORM_NOT_OPENED.format(label=f'"{label}"'))]
         if line is not None:
             await self.surface.tell(person, origin, line, interaction.response_url)
@@ -171,12 +189,12 @@ class Handlers:
             return
         outcome = acting.result()
         if outcome is None:
-            await ack(response_action="errors", errors={field_id(0): FAILED})
+            failed = _first_input(body) if isinstance(submission.intent, Fill) else field_id(0)
+            await ack(response_action="errors", errors={failed: FAILED})
             return
         line = note(outcome)
         if isinstance(outcome, Refused):
-            questions = outcome.view.questions if outcome.view is not None else ()
-            errors = field_errors(outcome, questions)
+            errors = _errors(outcome)
             if errors:
                 await ack(response_action="errors", errors=dict(errors))
                 return
@@ -194,7 +212,7 @@ class Handlers:
             return await self.broker.act(
                 submission.request_id,
                 submission.person,
-                submission.submit,
+                submission.intent,
                 submission.origin,
                 sent_at=submission.sent_at,
                 click_id=submission.trigger_id,
@@ -225,6 +243,26 @@ class Handlers:
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
+
+
+def _errors(outcome: Refused) -> dict[str, str]:
+    """The errors to show under a form's inputs for a refusal of what was typed or chosen;
+    empty for any other refusal."""
+    view = outcome.view
+    if outcome.reason is Refusal.BAD_VALUES and view is not None and view.form is not None:
+        return fill_errors(view.form, outcome.field_problems)
+    return dict(field_errors(outcome, view.questions if view is not None else ()))
+
+
+def _first_input(body: dict[str, Any]) -> str:
+    """The block_id of the submitted modal's first input: where an error for the whole
+    modal goes (Slack takes errors only for input blocks)."""
+    view = body.get("view")
+    blocks = view.get("blocks") if isinstance(view, dict) else None
+    for found in blocks if isinstance(blocks, list) else ():
+        if isinstance(found, dict) and found.get("type") == "input":
+            return str(found.get("block_id"))
+    return field_id(0)
 
 
 def _json(view: ModalView) -> dict[str, Any]:

@@ -43,6 +43,17 @@ def note(outcome: Outcome) -> Line | None:
             fields = " ".join(f"{field}: {problem}" for field, problem in refused.fields())
             unanswered = f" {missing_sentence(refused.missing)}" if refused.missing else ""
             return [Span(f"{NOT_RECORDED} {fields}{unanswered}")]
+        case Note.BAD_VALUES, Refused(view=view, field_problems=problems):
+            form = view.form if view is not None else None
+            named = [
+                (form.field(name) if form is not None else None, name, problem)
+                for name, problem in problems.items()
+            ]
+            fields = " ".join(
+                f"{field.title if field is not None else name} {problem}."
+                for field, name, problem in named
+            )
+            return [Span(f"{NOT_RECORDED} {fields}")]
         case Note.ENDED, Refused(view=RequestView() as view):
             return [Span(end_sentence(view, lambda p: p.name or p.id))]
         case Note.NOT_ANSWERER, Refused() as refused:

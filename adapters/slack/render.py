@@ -17,12 +17,17 @@ from askbridge.adapters.slack.blockkit import (
     RichElement,
 )
 from askbridge.adapters.slack.controls import (
+    DECLINE_LABEL,
+    DONE,
+    DONE_LABEL,
+    FILL_LABEL,
     actions,
     block_id,
     button,
     cancel,
     choices,
     form_buttons,
+    link,
     plain,
 )
 from askbridge.adapters.slack.ids import ActionId
@@ -44,6 +49,7 @@ from askbridge.adapters.slack.text import (
     shorten_mrkdwn,
 )
 from askbridge.adapters.slack.tool_call import tool_parts
+from askbridge.core.forms import Form
 from askbridge.core.intents import Action
 from askbridge.core.view import (
     CANCEL_HINT,
@@ -79,7 +85,11 @@ ENDING_EMOJI = {
 
 def render(view: RequestView, rev: str) -> MessagePayload:
     """The message for the request as it is now; `rev` makes this render's block_ids unique."""
-    blocks = _waiting(view, rev) if view.waiting else _ended(view, rev)
+    form = view.form
+    if form is not None:
+        blocks = _form_waiting(view, form, rev) if view.waiting else _form_ended(view, form, rev)
+    else:
+        blocks = _waiting(view, rev) if view.waiting else _ended(view, rev)
     return {"text": fallback(view), "blocks": blocks}
 
 
@@ -130,6 +140,8 @@ def outcome_line(view: RequestView) -> Line:
 
 def fallback(view: RequestView) -> str:
     """The `text` Slack shows in notifications and where blocks cannot be shown."""
+    if view.form is not None:
+        return _form_fallback(view, view.form)
     asked = "; ".join(f"{q.header}: {one_line(q.question)}" for q in view.questions)
     # Names, not mentions: the notification of a finished question pings nobody.
     names = shorten(", ".join(p.name or p.id for p in view.deciders) or "someone", 500)
@@ -256,3 +268,78 @@ def note_line(view: RequestView, note: str) -> Line:
 
 def _answer_line(answer: str) -> Line:
     return [Span("→ "), Span(shorten(answer, ANSWER_BUDGET), bold=True)]
+
+
+# ---- a typed form -------------------------------------------------------------------------------
+
+
+def _form_fallback(view: RequestView, form: Form) -> str:
+    asked = one_line(form.message)
+    if view.state is State.WAITING:
+        text = f"{view.context} — {asked}" if view.context else asked
+        line = f"Form from the agent: {text}"
+    else:
+        names = shorten(", ".join(p.name or p.id for p in view.deciders) or "someone", 500)
+        given = "; ".join(f"{f.title}: {value}" for f, value in view.filled_in())
+        line = f"{view.heading.format(deciders=names)}: {given or asked}"
+    return shorten_mrkdwn(mrkdwn([Span(line)]), MAX_FALLBACK_TEXT)
+
+
+def _form_message(form: Form, rev: str, below: list[RichElement]) -> Block:
+    """The form's message, as the agent wrote it (code blocks kept), then `below`."""
+    elements = prose([], shorten(form.message.strip(), QUESTION_BUDGET))
+    return block(block_id(rev, "form"), [*elements, *below])
+
+
+def _field_line(title: str, description: str, required: bool) -> Line:
+    line: Line = [Span(shorten(title, LABEL_BUDGET), bold=True)]
+    if required:
+        line.append(Span(" (required)"))
+    if description.strip():
+        line.append(Span(f" — {shorten(description.strip(), DESCRIPTION_BUDGET)}"))
+    return line
+
+
+def _form_waiting(view: RequestView, form: Form, rev: str) -> list[Block]:
+    """The form's message and each field it asks for; "Fill in…" opens the modal."""
+    blocks = _context(view, rev)
+    policy = policy_line(view)
+    if policy:
+        blocks.append(block(block_id(rev, "policy"), [section(policy)]))
+    fields = [_field_line(f.title, f.description, f.required) for f in form.fields]
+    below = [bullets(fields)] if fields else []
+    if form.url is not None:
+        # The address as text, so people see where the button goes before they click.
+        below = [section([Span("Link: "), Span(form.url)])]
+    blocks.append(_form_message(form, rev, below))
+    blocks.extend(_tally(view, rev))
+    request_id = view.request_id
+    if form.url is not None:
+        fill = button(ActionId(request_id, Action.FILL), DONE_LABEL, DONE)
+        opening = [link(form.url)]
+    else:
+        fill = button(ActionId(request_id, Action.FILL), FILL_LABEL, "fill")
+        opening = []
+    fill["style"] = "primary"
+    decline = button(ActionId(request_id, Action.DECLINE), DECLINE_LABEL, "decline")
+    buttons: list[Element] = [*opening, fill, decline, cancel(request_id)]
+    blocks.append(actions(rev, "buttons", buttons))
+    return [*blocks, _hint(view, rev)]
+
+
+def _form_ended(view: RequestView, form: Form, rev: str) -> list[Block]:
+    """The form's message, the values given as people read them, and how it ended."""
+    given: list[Line] = [
+        [Span(shorten(f.title, LABEL_BUDGET), bold=True), Span(": "), Span(value_text(value))]
+        for f, value in view.filled_in()
+    ]
+    blocks = _context(view, rev)
+    blocks.append(_form_message(form, rev, [bullets(given)] if given else []))
+    blocks.extend(_tally(view, rev))
+    blocks.append(block(block_id(rev, "outcome"), [section(outcome_line(view))]))
+    return blocks
+
+
+def value_text(value: str) -> str:
+    """A value a person gave, as they gave it (line breaks too), within a budget."""
+    return shorten(value.strip() or "–", ANSWER_BUDGET)

@@ -25,7 +25,7 @@ from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
 
 from askbridge.adapters.slack.handlers import Handlers
-from askbridge.adapters.slack.ids import ANY_ACTION, FORM_CALLBACK_ID
+from askbridge.adapters.slack.ids import ANY_ACTION, FILL_CALLBACK_ID, FORM_CALLBACK_ID
 from askbridge.adapters.slack.incoming import bolt_request
 from askbridge.adapters.slack.surface import Install, SlackSurface
 from askbridge.core.broker import Broker
@@ -138,6 +138,7 @@ class SlackRuntime:
         # one for the answer form, which needs nothing from before a restart to be taken.
         self.app.action(ANY_ACTION)(self.clicks.on_action)
         self.app.view_submission(FORM_CALLBACK_ID)(self.clicks.on_submit)
+        self.app.view_submission(FILL_CALLBACK_ID)(self.clicks.on_submit)
         self._socket: AsyncSocketModeHandler | None = None
 
     @property

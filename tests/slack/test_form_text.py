@@ -1,0 +1,90 @@
+"""A typed form's hostile text (its message, fields' titles and descriptions, choices' titles,
+and the values people give) is inert in every Slack message, modal and note askbridge makes
+of it, and every payload passes Slack's checks."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from askbridge.adapters.slack.fill import errors, modal
+from askbridge.adapters.slack.ids import FormMetadata
+from askbridge.adapters.slack.notes import note
+from askbridge.adapters.slack.render import render
+from askbridge.core.forms import Choice, FieldKind, Form, FormField, encode
+from askbridge.core.intents import Refusal, Refused
+from askbridge.core.models import Request
+from askbridge.core.view import RequestView
+from tests.emulators.slack import mentions, validate_view
+from tests.hostile import hostile_text, requests
+from tests.slack.test_hostile_text import assert_inert, assert_note_inert
+
+EXAMPLES = settings(max_examples=60, derandomize=True, deadline=None)
+KINDS = list(FieldKind)
+
+
+@st.composite
+def forms(draw: st.DrawFn) -> tuple[Form, dict[str, Any]]:
+    """A form of every kind of field, each text hostile, and hostile values for it."""
+    fields = []
+    content: dict[str, Any] = {}
+    for index in range(draw(st.integers(1, 5))):
+        kind = draw(st.sampled_from(KINDS))
+        choices = tuple(
+            Choice(value=f"v{i}", title=draw(hostile_text()).strip()[:75] or "x")
+            for i in range(draw(st.integers(1, 4)))
+        )
+        name = f"f{index}"
+        fields.append(
+            FormField(
+                name=name,
+                kind=kind,
+                title=draw(hostile_text()),
+                description=draw(hostile_text(min_size=0)),
+                required=draw(st.booleans()),
+                choices=choices if kind in (FieldKind.CHOICE, FieldKind.CHOICES) else (),
+            )
+        )
+        typed = {
+            FieldKind.NUMBER: 1.5,
+            FieldKind.INTEGER: 7,
+            FieldKind.BOOLEAN: True,
+            FieldKind.CHOICE: "v0",
+            FieldKind.CHOICES: ["v0"],
+        }
+        content[name] = typed[kind] if kind in typed else draw(hostile_text())
+    return Form(message=draw(hostile_text()), fields=tuple(fields)), content
+
+
+def as_form_request(request: Request, form: Form, content: dict[str, Any]) -> Request:
+    """`request` (in any state, with hostile people) asking `form` instead of questions."""
+    answers = encode(content)
+    votes = tuple(v.model_copy(update={"answers": answers, "notes": {}}) for v in request.votes)
+    update: dict[str, Any] = {"questions": (), "form": form, "votes": votes}
+    if request.answers is not None:
+        update["answers"] = answers
+    return request.model_copy(update=update)
+
+
+@EXAMPLES
+@given(requests(), forms())
+def test_every_form_message_modal_and_note_is_inert(
+    request: Request, made: tuple[Form, dict[str, Any]]
+) -> None:
+    form, content = made
+    request = as_form_request(request, form, content)
+    view = RequestView.of(request)
+    payload = render(view, "r1")
+    assert_inert(payload["text"], json.loads(json.dumps(payload["blocks"])), request)
+
+    metadata = FormMetadata(request.request_id, "C1", "1700000000.000100", {"team_id": "T1"})
+    shown = json.loads(json.dumps(modal(form, metadata)))
+    assert validate_view(shown) == []
+    assert mentions(None, shown["blocks"]).none
+    problems = {f.name: f"must not be {content[f.name]!r}" for f in form.fields}
+    assert set(errors(form, problems)) == {b["block_id"] for b in shown["blocks"][1:]}
+    refused = Refused(Refusal.BAD_VALUES, view, field_problems=problems, values=content)
+    assert_note_inert(note(refused), request)
