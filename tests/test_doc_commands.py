@@ -10,12 +10,14 @@ import re
 import sys
 import zipfile
 from pathlib import Path
+from site import getsitepackages
 
 import aiohttp
 import pytest
 
 from askbridge.bots.settings import SlackSettings
 from askbridge.core.version import VERSION
+from tests.builds import checkout
 from tests.claude.cli import find_claude
 from tests.conftest import DEPLOY, waiting_ids
 from tests.docs.commands import (
@@ -34,13 +36,6 @@ CANNOT_RUN = {
     ("README.md", "claude --permission-mode default"): "an interactive Claude Code session, "
     "signed in to an Anthropic account (tests/claude drives the same CLI headless)",
     ("docs/how-to/claude-code.md", "claude --permission-mode default"): "the same",
-    ("README.md", "python3 -m pip install ."): "installs into the Python running the tests, "
-    "from PyPI (tests/test_packaging.py builds the sdist and the wheel and installs them)",
-    ("README.md", "python3 -m pip install '.[mcp,claude]'"): "the same",
-    (
-        "README.md",
-        "python3 -m pip wheel --no-deps -w dist . && python3 -m pip install dist/askbridge-*.whl",
-    ): "the same",
     ("docs/how-to/container.md", "docker build -t askbridge ."): "no Docker daemon here "
     "(tests/test_container.py builds the image's wheel and environment as the Dockerfile does)",
     (
@@ -296,3 +291,33 @@ async def test_the_mcp_server_is_added_to_claude_code_and_connects(tmp_path: Pat
     assert "Status: ✔ Connected" in shown, shown
     assert f"Command: {ROOT}/.venv/bin/askbridge" in shown
     assert f"Args: mcp --url {DEFAULT_URL}" in shown
+
+
+INSTALLS = [
+    pytest.param(doc_command("README.md", "python3 -m pip install ."), id="source"),
+    pytest.param(doc_command("README.md", "python3 -m pip install '.[mcp,claude]'"), id="extras"),
+    pytest.param(doc_command("README.md", "python3 -m pip wheel --no-deps"), id="wheel"),
+]
+
+
+@pytest.mark.parametrize("command", INSTALLS)
+async def test_the_install_commands_install_askbridge(tmp_path: Path, command: str) -> None:
+    # A fresh environment whose python3 sees the dependencies the tests run with (as a .pth),
+    # and pip told to use nothing else: the command runs as written, without a network.
+    environment = tmp_path / "env"
+    made = await asyncio.create_subprocess_exec(
+        getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", environment
+    )
+    assert await made.wait() == 0
+    (site,) = environment.glob("lib/python3.*/site-packages")
+    (site / "dependencies.pth").write_text("".join(f"{path}\n" for path in getsitepackages()))
+    source = checkout(tmp_path / "askbridge")
+    offline = {"PIP_NO_INDEX": "1", "PIP_NO_BUILD_ISOLATION": "0", "PIP_NO_INPUT": "1"}
+    await ran(command, source, PATH=f"{environment / 'bin'}{os.pathsep}/usr/bin:/bin", **offline)
+    shown = await ran(f"{environment / 'bin' / 'askbridge'} --version", tmp_path)
+    assert shown == f"askbridge {VERSION}\n"
+    where = await ran(
+        f"{environment / 'bin' / 'python'} -c 'import askbridge; print(askbridge.__file__)'",
+        tmp_path,
+    )
+    assert Path(where.strip()).is_relative_to(site)
