@@ -191,6 +191,13 @@ class Ask(BaseModel):
         "values); file: {path, text} is the file it changes as the agent's machine has it, "
         "for line numbers and context",
     )
+    allow_changes: bool = Field(
+        default=False,
+        validation_alias=AliasChoices("allow_changes", "allowChanges"),
+        description="with `tool`: people may change the tool call's input before allowing it "
+        "(a command, an edit's new text, a file's content, or the input as JSON); the status "
+        "object's approved_input is then the input to run. Only for an agent that runs it",
+    )
     requested_by: str | None = Field(
         default=None,
         validation_alias=AliasChoices("requested_by", "requestedBy"),
@@ -254,6 +261,7 @@ class Ask(BaseModel):
             subject_sha256=None if self.subject is None else subject_sha256(self.subject),
             requested_by=self.requested_by,
             no_self_approval=self.no_self_approval,
+            allow_changes=self.allow_changes and self.tool is not None,
         )
 
     @model_validator(mode="before")

@@ -21,6 +21,7 @@ from askbridge.core import request_log
 from askbridge.core.answers import ballot, merge
 from askbridge.core.ask import REQUEST_ID_PATTERN as REQUEST_ID_PATTERN
 from askbridge.core.ask import Ask
+from askbridge.core.changes import ChangeRefused, changeable, changed_input
 from askbridge.core.clock import Clock, SystemClock
 from askbridge.core.crash_points import CrashPoint, no_crash
 from askbridge.core.errors import (
@@ -35,6 +36,7 @@ from askbridge.core.escalation import due_at
 from askbridge.core.forms import FormRefused, encode, read_input
 from askbridge.core.hub import Hub
 from askbridge.core.intents import (
+    CHANGED,
     Cancel,
     Choose,
     Counted,
@@ -242,7 +244,9 @@ class Broker:
             expires_at=expires_at,
             policy=policy,
             remind_at=remind_at,
-            tool=None if ask.tool_use is None else tool_view(ask.tool_use),
+            tool=None
+            if ask.tool_use is None
+            else tool_view(ask.tool_use, keep_input=policy.allow_changes),
             form=ask.form,
         )
         draft = draft.model_copy(update={"escalate_at": due_at(draft, 0, now)})
@@ -602,6 +606,15 @@ class Broker:
             (submitted.typed, submitted.note) if isinstance(submitted, Submit) else ({}, "")
         )
         vote = ballot(view.questions, chosen, typed, note, view.request.policy)
+        changed: dict[str, Any] | None = None
+        if isinstance(submitted, Submit) and submitted.changed is not None:
+            if changeable(view.request) is None or chosen != {0: (0,)}:
+                return Refused(Refusal.FOREIGN_MESSAGE, await self._view(view))
+            try:
+                changed = changed_input(view.request, submitted.changed)
+            except ChangeRefused as refusal:
+                problems = {**vote.problems, CHANGED: str(refusal)}
+                vote = replace(vote, problems=problems)
         if vote.problems:
             return Refused(
                 Refusal.BAD_TEXT,
@@ -614,7 +627,7 @@ class Broker:
             return Refused(
                 Refusal.MISSING_ANSWERS, await self._view(view), vote.missing, selections=chosen
             )
-        return await self._cast(view, person, vote.answers, vote.notes, sent_at, click)
+        return await self._cast(view, person, vote.answers, vote.notes, sent_at, click, changed)
 
     async def _fill(
         self,
@@ -647,6 +660,7 @@ class Broker:
         notes: dict[str, str],
         sent_at: datetime | None,
         click: Click | None,
+        changed: dict[str, Any] | None = None,
     ) -> Outcome:
         request_id = view.request_id
         voted, outcome = await self.store.vote(
@@ -658,6 +672,7 @@ class Broker:
             sent_at,
             notes=notes,
             click_id=None if click is None else click.click_id,
+            changed=changed,
         )
         self._hold(voted)
         if outcome is VoteOutcome.CLOSED:

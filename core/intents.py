@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from askbridge.core.answers import NOTE_LABEL
+from askbridge.core.changes import CHANGE_TITLE
 from askbridge.core.models import Selections
 from askbridge.core.refusals import Refusal as Refusal
 from askbridge.core.view import Receipt, RequestView
@@ -53,6 +54,10 @@ class Action(enum.Enum):
     """One input of a typed form (its field named beside the action)."""
     DECLINE = "decline"
     """`Decline`: the person says no to a typed form."""
+    CHANGE = "change"
+    """Opens the form that allows the tool call with a changed input (`core.changes`)."""
+    CHANGED = "changed"
+    """That form's field for the changed input."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,14 @@ class Submit:
     selections: Selections = field(default_factory=dict)
     typed: Mapping[int, str] = field(default_factory=dict)
     note: str = ""
+    changed: str | None = None
+    """Allow with changes: the changed text (`core.changes`); `selections` then Allow once."""
+
+
+def allow_with_changes(changed: str, note: str = "") -> Submit:
+    """The submission of an "Edit and allow" form: Allow once (an approval's first option) with
+    the input changed as `changed` says; the broker refuses it for any other request."""
+    return Submit({0: (0,)}, note=note, changed=changed)
 
 
 @dataclass(frozen=True)
@@ -108,6 +121,8 @@ Intent = Pick | Choose | Submit | Cancel | Fill | Decline
 
 NOTE = -1
 """The key of the note in `Refused.problems`."""
+CHANGED = -2
+"""The key of the changed input in `Refused.problems`."""
 
 
 @dataclass(frozen=True)
@@ -162,9 +177,10 @@ class Refused:
         question's header, or the note's label), and what is wrong with it, in a form's
         order: the questions', then the note's."""
         headers = [q.header for q in self.view.questions] if self.view is not None else []
+        named = {NOTE: NOTE_LABEL, CHANGED: CHANGE_TITLE}
         return [
-            (NOTE_LABEL if i == NOTE else headers[i] if i < len(headers) else "?", problem)
-            for i, problem in sorted(self.problems.items(), key=lambda p: (p[0] == NOTE, p[0]))
+            (named[i] if i in named else headers[i] if i < len(headers) else "?", problem)
+            for i, problem in sorted(self.problems.items(), key=lambda p: (p[0] < 0, abs(p[0])))
         ]
 
 

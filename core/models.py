@@ -7,6 +7,7 @@ as the agent framework's own serde output is.
 from __future__ import annotations
 
 import enum
+import json
 from datetime import datetime
 from typing import Any
 
@@ -160,6 +161,9 @@ class Policy(_Wire):
     # Who asked (an answerer entry naming a person), and whether they may not answer.
     requested_by: str | None = None
     no_self_approval: bool = False
+    # A person may change the tool call's input before allowing it (core/changes.py); only
+    # an asker that runs the approved input it is given may offer it.
+    allow_changes: bool = False
 
 
 class Vote(_Wire):
@@ -168,6 +172,8 @@ class Vote(_Wire):
     at: datetime
     notes: dict[str, str] = Field(default_factory=dict)
     """header -> the voter's note on that answer."""
+    changed: dict[str, Any] | None = None
+    """The tool input this vote allows instead of the one asked (an allow with changes)."""
 
 
 class Request(_Wire):
@@ -183,6 +189,8 @@ class Request(_Wire):
     expires_at: datetime | None = None
     ended_at: datetime | None = None
     answers: dict[str, str] | None = None
+    approved_input: dict[str, Any] | None = None
+    """The tool input the answer allows instead of the one asked (an allow with changes)."""
     answered_by: Person | None = None
     cancelled_by: Person | None = None
     declined_by: Person | None = None
@@ -219,9 +227,18 @@ class Request(_Wire):
         return self.answered_by or self.cancelled_by or self.declined_by
 
     def tally(self) -> list[tuple[dict[str, str], list[Person]]]:
-        """Each distinct answer with its voters, most votes first."""
-        groups: dict[str, tuple[dict[str, str], list[Person]]] = {}
+        """Each distinct answer with its voters, most votes first; an allow with changes is an
+        answer of its own for each input it allows (see `changes`)."""
+        return [(answers, people) for answers, _, people in self.tally_changes()]
+
+    def tally_changes(self) -> list[tuple[dict[str, str], dict[str, Any] | None, list[Person]]]:
+        """`tally`, each answer with the changed input it allows (None: the one asked)."""
+        groups: dict[str, tuple[dict[str, str], dict[str, Any] | None, list[Person]]] = {}
         for vote in self.votes:
-            key = repr(sorted(vote.answers.items()))
-            groups.setdefault(key, (vote.answers, []))[1].append(vote.person)
-        return sorted(groups.values(), key=lambda group: -len(group[1]))
+            key = repr((sorted(vote.answers.items()), _key(vote.changed)))
+            groups.setdefault(key, (vote.answers, vote.changed, []))[2].append(vote.person)
+        return sorted(groups.values(), key=lambda group: -len(group[2]))
+
+
+def _key(changed: dict[str, Any] | None) -> str | None:
+    return None if changed is None else json.dumps(changed, sort_keys=True)

@@ -146,6 +146,9 @@ class ToolView(_Frozen):
     tool: str
     title: str
     parts: tuple[Part, ...] = ()
+    asked: dict[str, Any] | None = None
+    """The input as asked, kept when people may change it before allowing (`core.changes`)."""
+    cwd: str = ""
 
     @property
     def action(self) -> str:
@@ -188,8 +191,16 @@ def fitted(lines: Sequence[str], max_lines: int, max_chars: int, line_chars: int
     return Fitted(tuple(kept), len(lines) - len(kept))
 
 
-def tool_view(use: ToolUse) -> ToolView:
-    """The call as people know it; a tool askbridge does not know shows its input as fields."""
+def tool_view(use: ToolUse, *, keep_input: bool = False) -> ToolView:
+    """The call as people know it; a tool askbridge does not know shows its input as fields.
+    `keep_input`: the view keeps the input and working directory, for people to change."""
+    shown = _shown(use)
+    if keep_input:
+        return shown.model_copy(update={"asked": dict(use.input), "cwd": use.cwd})
+    return shown
+
+
+def _shown(use: ToolUse) -> ToolView:
     shower = _SHOWERS.get(use.name)
     if shower is not None:
         return shower(use)

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from askbridge.core.changes import Changeable, approved_view, changeable, changer
 from askbridge.core.form_schema import Form, FormField
 from askbridge.core.form_values import decode, shown_value
 from askbridge.core.models import Person, Request, Selections, Status, Target, UserQuestion
 from askbridge.core.policy import Ineligible, answerers_now, eligibility, taken
+from askbridge.core.tool_view import ToolView
 
 
 class State(enum.StrEnum):
@@ -153,9 +155,14 @@ class RequestView:
     @classmethod
     def of(cls, request: Request) -> RequestView:
         state = _state(request)
+        answered = state is State.ANSWERED
         rows = tuple(
-            TallyRow(answers, tuple(people), state is State.ANSWERED and answers == request.answers)
-            for answers, people in request.tally()
+            TallyRow(
+                _with_changes(answers, changed),
+                tuple(people),
+                answered and answers == request.answers and changed == request.approved_input,
+            )
+            for answers, changed, people in request.tally_changes()
         )
         deciders: tuple[Person, ...] = ()
         if state is State.ANSWERED:
@@ -233,6 +240,20 @@ class RequestView:
         return self.request.answers or {}
 
     @property
+    def tool(self) -> ToolView | None:
+        """The tool call to show: as it was allowed, when a person changed it before allowing
+        it (headed by who did, named plainly: each surface escapes it as any other text)."""
+        who = changer(self.request)
+        if who is not None:
+            return approved_view(self.request, plain_name(who))
+        return self.request.tool
+
+    @property
+    def changeable(self) -> Changeable | None:
+        """What a person may change of the tool call before allowing it, while it waits."""
+        return changeable(self.request) if self.waiting else None
+
+    @property
     def ended_at(self) -> datetime | None:
         return self.request.ended_at
 
@@ -285,12 +306,14 @@ class RequestView:
         mine = next((v for v in self.request.votes if v.person.key == person.key), None)
         if mine is None:
             return None
-        matching = sum(1 for v in self.request.votes if v.answers == mine.answers)
+        same = [
+            v for v in self.request.votes if (v.answers, v.changed) == (mine.answers, mine.changed)
+        ]
         if self.request.form is not None:
             # A form's values as people read them, named by their fields' titles.
             shown = {f.title: value for f, value in self.filled_in(mine.answers)}
-            return Receipt(shown, matching, self.quorum)
-        return Receipt(mine.answers, matching, self.quorum)
+            return Receipt(shown, len(same), self.quorum)
+        return Receipt(_with_changes(mine.answers, mine.changed), len(same), self.quorum)
 
     # --- the policy ---------------------------------------------------------------------
 
@@ -403,6 +426,17 @@ def deciding_notes(request: Request) -> dict[str, str]:
     if request.answers is None or not any(vote.notes for vote in request.votes):
         return {}
     return RequestView.of(request).notes
+
+
+WITH_CHANGES = "{answer}, with changes"
+"""How a tally and a receipt tell an allow with changes from the plain one."""
+
+
+def _with_changes(answers: dict[str, str], changed: object) -> dict[str, str]:
+    if changed is None or not answers:
+        return answers
+    first = next(iter(answers))
+    return {**answers, first: WITH_CHANGES.format(answer=answers[first])}
 
 
 def duration(seconds: float) -> str:

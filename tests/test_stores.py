@@ -515,3 +515,28 @@ async def test_clicks_seen_before_the_delivery_ids_came_are_still_known(store_ur
         assert await store.first_delivery("r-old", Click(person(2), NOW, sent_at=sent_at))
     finally:
         await store.close()
+
+
+async def test_votes_agree_only_when_they_allow_the_same_changed_input(
+    store_replicas: tuple[Store, Store],
+) -> None:
+    one, two = store_replicas
+    await one.create(request("r-changed"))
+    changed = {"command": "make test", "n": 1}
+    _, first = await one.vote("r-changed", person(1), ANSWERS, 2, NOW, changed=changed)
+    _, plain = await two.vote("r-changed", person(2), ANSWERS, 2, NOW)
+    other = {"command": "make lint", "n": 1}
+    _, third = await one.vote("r-changed", person(3), ANSWERS, 2, NOW, changed=other)
+    assert (first, plain, third) == (VoteOutcome.COUNTED,) * 3
+    # The same input, its keys in another order: the same answer.
+    same = {"n": 1, "command": "make test"}
+    decided, outcome = await two.vote("r-changed", person(4), ANSWERS, 2, NOW, changed=same)
+    assert outcome is VoteOutcome.DECIDED
+    assert decided.answers == ANSWERS
+    assert decided.approved_input == changed
+    stored = await one.get("r-changed")
+    assert stored is not None
+    assert stored.answers == ANSWERS
+    assert stored.approved_input == changed
+    assert [v.changed for v in stored.votes] == [changed, None, other, changed]
+    assert all(v.answers == ANSWERS for v in stored.votes)

@@ -92,7 +92,7 @@ class BridgeBot(discord.Client, ClickHandler):
         custom_id: CustomId,
         values: Sequence[str],
     ) -> None:
-        if custom_id.action is Action.WORDS:
+        if custom_id.action in (Action.WORDS, Action.CHANGE):
             await handlers.open_form(self.broker, interaction, first, custom_id)
         elif custom_id.action is Action.FILL:
             await handlers.open_fill(self.broker, interaction, first, custom_id, self.kept)

@@ -16,7 +16,17 @@ import discord
 from askbridge.adapters.discord.forms import filled
 from askbridge.adapters.discord.ids import BadCustomId, CustomId, unpack
 from askbridge.core.forms import Form
-from askbridge.core.intents import Action, Cancel, Choose, Decline, Fill, Intent, Pick, Submit
+from askbridge.core.intents import (
+    Action,
+    Cancel,
+    Choose,
+    Decline,
+    Fill,
+    Intent,
+    Pick,
+    Submit,
+    allow_with_changes,
+)
 from askbridge.core.models import MessageRef, Person, Selections
 
 ROLE_KIND = "discord-role"
@@ -128,6 +138,7 @@ def parse_submission(interaction: discord.Interaction[Any], custom_id: CustomId)
     is not one of this form's."""
     typed: dict[int, str] = {}
     note_text = ""
+    changed: str | None = None
     for field_id, value in values(interaction.data or {}):
         field = unpack(field_id)
         if field.request_id != custom_id.request_id:
@@ -136,12 +147,18 @@ def parse_submission(interaction: discord.Interaction[Any], custom_id: CustomId)
             typed[field.question] = value
         elif field.action is Action.NOTE:
             note_text = value
+        elif field.action is Action.CHANGED:
+            changed = value
         else:
             raise BadCustomId(f"{field_id!r} is not a field of {custom_id.pack()!r}")
     # What is in a question's field is all of its answer: it was prefilled with the person's
     # picks, so a pick they deleted there is no longer chosen.
     cleared: Selections = dict.fromkeys(typed, ())
-    intent = Submit(cleared, typed=typed, note=note_text)
+    intent = (
+        Submit(cleared, typed=typed, note=note_text)
+        if changed is None
+        else allow_with_changes(changed, note_text)
+    )
     return Click(
         custom_id.request_id,
         who(interaction),

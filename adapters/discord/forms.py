@@ -16,7 +16,7 @@ import discord
 from discord import ui
 
 from askbridge.adapters.discord.ids import BadCustomId, CustomId, unpack
-from askbridge.adapters.discord.render import field_title, words_label
+from askbridge.adapters.discord.render import MAX_TEXT_INPUT, field_title, words_label
 from askbridge.adapters.discord.text import clip, line
 from askbridge.core.answers import (
     MAX_TYPED_CHARS,
@@ -28,6 +28,7 @@ from askbridge.core.answers import (
     answer_text,
     typing_hint,
 )
+from askbridge.core.changes import CHANGE_HINT, CHANGE_TITLE, Changeable
 from askbridge.core.forms import Choice, FieldKind, Form, FormField
 from askbridge.core.intents import Action
 from askbridge.core.models import Selections
@@ -68,6 +69,34 @@ def form(view: RequestView, draft: Selections) -> Modal:
             )
         )
     if policy.allow_notes:
+        note: TextInput = ui.TextInput(
+            custom_id=CustomId.note(request_id).pack(),
+            style=discord.TextStyle.paragraph,
+            placeholder=NOTE_PLACEHOLDER,
+            required=False,
+            max_length=MAX_TYPED_CHARS,
+        )
+        modal.add_item(ui.Label(text=NOTE_LABEL, description=NOTE_HINT, component=note))
+    return modal
+
+
+def change_form(view: RequestView, field: Changeable) -> Modal:
+    """Edit and allow: the tool call's input as asked, to change, and a note."""
+    request_id = view.request_id
+    modal = Modal(title=CHANGE_TITLE, custom_id=CustomId.form(request_id).pack(), timeout=None)
+    changed: TextInput = ui.TextInput(
+        custom_id=CustomId.changed(request_id).pack(),
+        style=discord.TextStyle.paragraph,
+        default=field.text,
+        required=True,
+        min_length=1,
+        max_length=MAX_TEXT_INPUT,
+    )
+    description = clip(CHANGE_HINT, MAX_DESCRIPTION)
+    modal.add_item(
+        ui.Label(text=clip(field.label, MAX_LABEL), description=description, component=changed)
+    )
+    if view.request.policy.allow_notes:
         note: TextInput = ui.TextInput(
             custom_id=CustomId.note(request_id).pack(),
             style=discord.TextStyle.paragraph,

@@ -19,9 +19,10 @@ from discord import ui
 
 from askbridge.adapters.discord import clicks
 from askbridge.adapters.discord.clicks import Click
-from askbridge.adapters.discord.forms import Modal, fill_form, form, why_no_form
+from askbridge.adapters.discord.forms import Modal, change_form, fill_form, form, why_no_form
 from askbridge.adapters.discord.ids import ActionButton, BadCustomId, CustomId
 from askbridge.adapters.discord.notes import cancel_note, form_note, note
+from askbridge.adapters.discord.render import change_fits
 from askbridge.adapters.discord.text import shorten
 from askbridge.core.broker import Broker
 from askbridge.core.errors import NotFound
@@ -203,6 +204,13 @@ async def open_form(
         opening = await broker.answer_form(custom_id.request_id, person, clicks.where(interaction))
         if isinstance(opening, Refused):
             text = note(opening)
+        elif custom_id.action is Action.CHANGE:
+            field = change_fits(opening.view)
+            if field is None:
+                text = FOREIGN_CLICK
+            else:
+                modal = change_form(opening.view, field)
+                modal.stop()
         elif (text := why_no_form(opening.view, opening.draft)) is None:
             modal = form(opening.view, opening.draft)
             # Submissions are read from the raw interaction (see `forms`): a stopped modal is

@@ -32,10 +32,10 @@ _INDEX = r"\d{1,2}"
 
 BUTTON_TEMPLATE = (
     rf"{PREFIX}:{_REQUEST}:"
-    rf"(?:(?P<control>[sckwid])|(?P<kind>o):(?P<question>{_INDEX}):(?P<option>{_INDEX}))"
+    rf"(?:(?P<control>[sckwide])|(?P<kind>o):(?P<question>{_INDEX}):(?P<option>{_INDEX}))"
 )
 """Buttons: an option of a single-select question, Submit, Cancel (and the button that confirms
-it), the form's button; a typed form's "Fill in…" and Decline."""
+it), the form's button; a typed form's "Fill in…" and Decline; Edit and allow's."""
 
 SELECT_TEMPLATE = rf"{PREFIX}:{_REQUEST}:(?P<kind>m):(?P<question>{_INDEX})"
 """The string select of a multi-select question."""
@@ -43,9 +43,9 @@ SELECT_TEMPLATE = rf"{PREFIX}:{_REQUEST}:(?P<kind>m):(?P<question>{_INDEX})"
 FORM_TEMPLATE = rf"{PREFIX}:{_REQUEST}:(?P<control>[fi])"
 """The form (a modal) for an answer in one's own words and a note; a typed form's modal."""
 
-FIELD_TEMPLATE = rf"{PREFIX}:{_REQUEST}:(?:(?P<control>n)|(?P<kind>[tv]):(?P<question>{_INDEX}))"
-"""A field of the form: a question's, or the note's; an input of a typed form (its field's
-place in the form)."""
+FIELD_TEMPLATE = rf"{PREFIX}:{_REQUEST}:(?:(?P<control>[ng])|(?P<kind>[tv]):(?P<question>{_INDEX}))"
+"""A field of the form: a question's, the note's, or the changed input's; an input of a typed
+form (its field's place in the form)."""
 
 _TEMPLATES = tuple(
     re.compile(t) for t in (BUTTON_TEMPLATE, SELECT_TEMPLATE, FORM_TEMPLATE, FIELD_TEMPLATE)
@@ -67,6 +67,8 @@ _TEMPLATES = tuple(
 #   ab:<request_id>:v:<field>              FIELD: the modal's input for the form's field number
 #                                          <field> (a field's name may not fit in 100 characters)
 #   ab:<request_id>:d                      DECLINE: a typed form's Decline button
+#   ab:<request_id>:e / :g                 CHANGE: the button that opens the form to Edit and
+#                                          allow; CHANGED: that form's field for the input
 LETTERS = {
     Action.PICK: "o",
     Action.CHOOSE_ANY: "m",
@@ -80,6 +82,8 @@ LETTERS = {
     Action.FILL: "i",
     Action.FIELD: "v",
     Action.DECLINE: "d",
+    Action.CHANGE: "e",
+    Action.CHANGED: "g",
 }
 """The actions a Discord message or form has (`core.intents.Action`), as their custom_ids
 spell them (see the module's docstring)."""
@@ -147,6 +151,14 @@ class CustomId:
     def decline(cls, request_id: str) -> CustomId:
         return cls(request_id, Action.DECLINE)
 
+    @classmethod
+    def change(cls, request_id: str) -> CustomId:
+        return cls(request_id, Action.CHANGE)
+
+    @classmethod
+    def changed(cls, request_id: str) -> CustomId:
+        return cls(request_id, Action.CHANGED)
+
     def pack(self) -> str:
         letter = LETTERS.get(self.action)
         if letter is None:
@@ -189,7 +201,7 @@ def unpack(custom_id: str) -> CustomId:
         f"{custom_id!r} is not an askbridge custom_id; expected "
         "'ab:<request_id>:o:<question>:<option>', 'ab:<request_id>:m:<question>', "
         "'ab:<request_id>:t:<question>', 'ab:<request_id>:v:<field>', or 'ab:<request_id>:' "
-        "and one of s, c, k, w, f, n, i, d"
+        "and one of s, c, k, w, f, n, i, d, e, g"
     )
 
 

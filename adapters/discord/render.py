@@ -26,6 +26,7 @@ from askbridge.adapters.discord.lines import (
 )
 from askbridge.adapters.discord.text import clip, escape, fit, line, prose, shorten
 from askbridge.adapters.discord.tool_call import tool_text
+from askbridge.core.changes import CHANGE_ACTION, Changeable
 from askbridge.core.forms import Form, FormField
 from askbridge.core.models import UserQuestion
 from askbridge.core.view import CANCEL_HINT, WHO_MAY_ANSWER, RequestView, State
@@ -87,6 +88,9 @@ def _waiting(view: RequestView) -> list[Item]:
     items.append(ui.TextDisplay(texts[-1]))
     request_id = view.request_id
     buttons = [ActionButton.make(CustomId.cancel(request_id), "Cancel", Style.danger)]
+    if change_fits(view) is not None:
+        change = ActionButton.make(CustomId.change(request_id), CHANGE_ACTION, Style.secondary)
+        buttons.insert(0, change)
     if (words := words_label(view)) is not None:
         buttons.insert(0, ActionButton.make(CustomId.words(request_id), words, Style.primary))
     if not view.one_click:
@@ -94,6 +98,17 @@ def _waiting(view: RequestView) -> list[Item]:
         buttons.insert(0, submit)
     items.append(ui.ActionRow(*buttons))
     return items
+
+
+MAX_TEXT_INPUT = 4000
+"""The most a modal's text input takes (its max_length, and its value)."""
+
+
+def change_fits(view: RequestView) -> Changeable | None:
+    """What of the tool call may be changed (Edit and allow), when its value fits a modal's
+    text input."""
+    field = view.changeable
+    return field if field is not None and 0 < len(field.text) <= MAX_TEXT_INPUT else None
 
 
 def words_label(view: RequestView) -> str | None:
@@ -125,7 +140,7 @@ def _waiting_texts(view: RequestView, fields: Fields) -> list[str]:
 
 def _with_tool(view: RequestView, context: str) -> str:
     """The context, then the tool call the request asks to approve, when it has one."""
-    tool = view.request.tool
+    tool = view.tool
     return context if tool is None else "\n\n".join(t for t in (context, tool_text(tool)) if t)
 
 

@@ -31,6 +31,8 @@ MAX_VIEW_TITLE = 24
 MAX_LABEL = 2000
 """An input block's label and hint."""
 MAX_PLACEHOLDER = 150
+MAX_TEXT_INPUT = 3000
+"""The most a plain_text_input takes (its max_length, and its initial_value)."""
 MAX_PRIVATE_METADATA = 3000
 MAX_MENU_OPTIONS = 100
 

@@ -127,12 +127,8 @@ def parse_submission(body: Mapping[str, Any], received_at: datetime) -> FormSubm
         data=dict(metadata.claims),
     )
     values = _values(view.get("state"))
-    meant: Submit | Fill
-    if view.get("callback_id") == FILL_CALLBACK_ID:
-        meant = Fill(read_fill(values))
-    else:
-        chosen, typed, note = read(values)
-        meant = Submit(chosen, typed, note)
+    filled = view.get("callback_id") == FILL_CALLBACK_ID
+    meant: Submit | Fill = Fill(read_fill(values)) if filled else read(values)
     trigger_id = body.get("trigger_id")
     return FormSubmission(
         metadata.request_id,

@@ -10,6 +10,7 @@ from askbridge.adapters.slack.blockkit import (
     MAX_CONFIRM_TITLE,
     MAX_OPTION_DESCRIPTION,
     MAX_OPTION_TEXT,
+    MAX_TEXT_INPUT,
     ActionsBlock,
     Button,
     Confirm,
@@ -19,6 +20,7 @@ from askbridge.adapters.slack.blockkit import (
 )
 from askbridge.adapters.slack.ids import WIRE, ActionId, BadActionId
 from askbridge.adapters.slack.text import shorten
+from askbridge.core.changes import CHANGE_ACTION
 from askbridge.core.intents import Action
 from askbridge.core.models import UserQuestion
 from askbridge.core.view import CANCEL_QUESTION, CANCEL_SURE, CANCEL_WARNING, RequestView
@@ -67,11 +69,14 @@ def plain(text: str, limit: int) -> PlainText:
 
 def form_buttons(view: RequestView) -> list[Element]:
     """The buttons that open the answer form: "Other…" when the request takes answers in one's
-    own words, "Add a note" when it takes notes."""
+    own words, "Add a note" when it takes notes, "Edit and allow…" when its tool call may be
+    changed and the value fits a modal's text input."""
     policy = view.request.policy
+    field = view.changeable
     wanted = [
         (Action.WORDS, OTHER_LABEL, policy.allow_other),
         (Action.ADD_NOTE, NOTE_LABEL, policy.allow_notes),
+        (Action.CHANGE, CHANGE_ACTION, field is not None and len(field.text) <= MAX_TEXT_INPUT),
     ]
     return [
         button(ActionId(view.request_id, kind), label, WIRE[kind])

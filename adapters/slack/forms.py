@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from askbridge.adapters.slack.blockkit import (
     MAX_LABEL,
     MAX_PLACEHOLDER,
+    MAX_TEXT_INPUT,
     MAX_VIEW_TITLE,
     Checkboxes,
     InputBlock,
@@ -34,21 +35,34 @@ from askbridge.core.answers import (
     answer_text,
     typing_hint,
 )
-from askbridge.core.intents import NOTE, Action, Refusal, Refused
+from askbridge.core.changes import CHANGE_HINT, CHANGE_TITLE, Changeable
+from askbridge.core.intents import (
+    CHANGED,
+    NOTE,
+    Action,
+    Refusal,
+    Refused,
+    Submit,
+    allow_with_changes,
+)
 from askbridge.core.models import Selections, UserQuestion
 from askbridge.core.view import RequestView
 
-TITLES = {Action.WORDS: OWN_WORDS_TITLE, Action.ADD_NOTE: NOTE_TITLE}
+TITLES = {Action.WORDS: OWN_WORDS_TITLE, Action.ADD_NOTE: NOTE_TITLE, Action.CHANGE: CHANGE_TITLE}
 SUBMIT = "Submit"
 CLOSE = "Close"
 NOTE_BLOCK = "note"
 TEXT_ACTION = "text"
 CHOICE_ACTION = "choice"
 NOTE_ACTION = "note"
+CHANGED_BLOCK = "changed"
+CHANGED_ACTION = "changed"
 MISSING = "Please answer this question."
 
 
 def field_id(question: int) -> str:
+    if question == CHANGED:
+        return CHANGED_BLOCK
     return NOTE_BLOCK if question == NOTE else f"q{question}"
 
 
@@ -61,17 +75,21 @@ def question_of(block_id: str) -> int | None:
 
 
 def form(view: RequestView, picks: Selections, kind: Action, metadata: FormMetadata) -> ModalView:
-    """The form `kind`'s button opens, prefilled with what the person picked (`picks`)."""
+    """The form `kind`'s button opens, prefilled with what the person picked (`picks`), or for
+    Edit and allow with the tool call's input as asked."""
     policy = view.request.policy
     own_words = kind is Action.WORDS and policy.allow_other
+    field = view.changeable if kind is Action.CHANGE else None
     blocks: list[InputBlock] = [
         _text_field(index, q, picks.get(index, ()), focus=index == 0)
         if own_words
         else _choice_field(index, q, picks.get(index, ()))
         for index, q in enumerate(view.questions)
     ]
+    if field is not None:
+        blocks = [_changed_field(field)]
     if policy.allow_notes:
-        blocks.append(_note_field(focus=not own_words))
+        blocks.append(_note_field(focus=not own_words and field is None))
     return {
         "type": "modal",
         "callback_id": FORM_CALLBACK_ID,
@@ -151,6 +169,24 @@ def _text_input(
     return element
 
 
+def _changed_field(field: Changeable) -> InputBlock:
+    element: PlainTextInput = {
+        "type": "plain_text_input",
+        "action_id": CHANGED_ACTION,
+        "max_length": MAX_TEXT_INPUT,
+        "multiline": True,
+        "initial_value": field.text,
+        "focus_on_load": True,
+    }
+    return {
+        "type": "input",
+        "block_id": CHANGED_BLOCK,
+        "label": plain(field.label, MAX_LABEL),
+        "hint": plain(CHANGE_HINT, MAX_LABEL),
+        "element": element,
+    }
+
+
 def _note_field(*, focus: bool) -> InputBlock:
     return {
         "type": "input",
@@ -167,12 +203,13 @@ def _note_field(*, focus: bool) -> InputBlock:
 # ---- the submission -----------------------------------------------------------------------------
 
 
-def read(values: StateValues) -> tuple[Selections, dict[int, str], str]:
+def read(values: StateValues) -> Submit:
     """The options chosen, the words typed per question, and the note, from the submitted
-    form's `state.values`."""
+    form's `state.values`; Edit and allow when it holds a changed input."""
     chosen: Selections = {}
     typed: dict[int, str] = {}
     note = ""
+    changed: str | None = None
     for block_id, elements in values.items():
         question = question_of(block_id)
         for action_id, entry in (elements if isinstance(elements, dict) else {}).items():
@@ -181,13 +218,17 @@ def read(values: StateValues) -> tuple[Selections, dict[int, str], str]:
             value = entry.get("value")
             if block_id == NOTE_BLOCK and action_id == NOTE_ACTION:
                 note = value if isinstance(value, str) else ""
+            elif block_id == CHANGED_BLOCK and action_id == CHANGED_ACTION:
+                changed = value if isinstance(value, str) else ""
             elif question is None:
                 continue
             elif action_id == TEXT_ACTION:
                 typed[question] = value if isinstance(value, str) else ""
             elif action_id == CHOICE_ACTION and (indices := picked(entry)):
                 chosen[question] = indices
-    return chosen, typed, note
+    if changed is not None:
+        return allow_with_changes(changed, note)
+    return Submit(chosen, typed, note)
 
 
 def picked(entry: StateEntry) -> tuple[int, ...]:

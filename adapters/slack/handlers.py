@@ -45,6 +45,7 @@ from askbridge.adapters.slack.surface import SlackSurface
 from askbridge.adapters.slack.text import Line, Span
 from askbridge.core.answers import merge
 from askbridge.core.broker import Broker
+from askbridge.core.changes import CHANGE_ACTION
 from askbridge.core.intents import Action, Fill, FormOpens, Intent, Outcome, Refusal, Refused
 from askbridge.core.view import FAILED, NO_LONGER_AVAILABLE
 
@@ -161,7 +162,11 @@ class Handlers:
             line = note(opening)
         except Exception as error:
             log.warning("could not open the answer form of %s: %r", action.request_id, error)
-            labels = {Action.WORDS: OTHER_LABEL, Action.FILL: FILL_LABEL}
+            labels = {
+                Action.WORDS: OTHER_LABEL,
+                Action.FILL: FILL_LABEL,
+                Action.CHANGE: CHANGE_ACTION,
+            }
             label = labels.get(action.action, NOTE_LABEL)
             line = [Span(FORM_NOT_OPENED.format(label=f'"{label}"'))]
         if line is not None:

@@ -31,17 +31,19 @@ WIRE = {
     Action.ADD_NOTE: "note",
     Action.FILL: "fill",
     Action.DECLINE: "decline",
+    Action.CHANGE: "edit",
 }
 """The actions a Slack message has (`core.intents.Action`), as its action_ids spell them: that
 spelling never changes, so old messages keep working. PICK: a button that answers a
 one-question request in one click (question, option); CHOOSE_ONE, CHOOSE_ANY: the radio buttons
 or checkboxes of a question (question); WORDS ("Other…"): opens the answer form with a text
 input per question; ADD_NOTE ("Add a note"): opens it with the options and a note; FILL
-("Fill in…"): opens a typed form's modal; DECLINE: says no to a typed form."""
+("Fill in…"): opens a typed form's modal; DECLINE: says no to a typed form; CHANGE ("Edit and
+allow…"): opens the answer form with the tool call's input to change, and a note."""
 _ACTIONS = {spelled: action for action, spelled in WIRE.items()}
 ACTIONS = tuple(WIRE)
 
-FORM_ACTIONS = frozenset({Action.WORDS, Action.ADD_NOTE})
+FORM_ACTIONS = frozenset({Action.WORDS, Action.ADD_NOTE, Action.CHANGE})
 CHOICE_ACTIONS = frozenset({Action.CHOOSE_ONE, Action.CHOOSE_ANY})
 _INDICES = {
     Action.PICK: 2,
@@ -53,6 +55,7 @@ _INDICES = {
     Action.ADD_NOTE: 0,
     Action.FILL: 0,
     Action.DECLINE: 0,
+    Action.CHANGE: 0,
 }
 _FORMAT = "ab|<request_id>|<action>[|<question>[|<option>]]"
 

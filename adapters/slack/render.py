@@ -184,7 +184,7 @@ def _question(view: RequestView, rev: str, index: int, below: list[RichElement])
 
 def _tool(view: RequestView, rev: str) -> list[Block]:
     """The tool call the request asks to approve, each part a block of its own."""
-    tool = view.request.tool
+    tool = view.tool
     if tool is None:
         return []
     return [block(block_id(rev, f"tool{i}"), part) for i, part in enumerate(tool_parts(tool))]

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from microsoft_agents.activity import Activity
 
-from askbridge.adapters.teams.ids import CANCEL, PICK, BadPress, read_press
-from askbridge.core.intents import Cancel, Intent, Pick, Submit
+from askbridge.adapters.teams.ids import CANCEL, CHANGE, PICK, BadPress, read_press
+from askbridge.core.intents import Cancel, Intent, Pick, Submit, allow_with_changes
 from askbridge.core.models import MessageRef, Person
 
 PLATFORM = "teams"
@@ -47,6 +47,8 @@ def read_click(activity: Activity) -> Click:
         )
     elif press.verb == CANCEL:
         intent = Cancel()
+    elif press.verb == CHANGE:
+        intent = allow_with_changes(press.changed or "", press.note)
     else:
         intent = Submit(selections=dict(press.chosen), typed=dict(press.typed), note=press.note)
     return Click(press.request_id, person, origin, intent)

@@ -8,16 +8,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Verb = Literal["pick", "submit", "cancel"]
+Verb = Literal["pick", "submit", "cancel", "change"]
 PICK: Verb = "pick"
 SUBMIT: Verb = "submit"
 CANCEL: Verb = "cancel"
-VERBS: tuple[Verb, ...] = (PICK, SUBMIT, CANCEL)
+CHANGE: Verb = "change"
+"""Edit and allow: Allow once with the input in CHANGED_INPUT (`core.changes`)."""
+VERBS: tuple[Verb, ...] = (PICK, SUBMIT, CANCEL, CHANGE)
 REQUEST_KEY = "askbridge"
 """The key of the request id in an action's data; its name tells a reader whose card it is."""
 QUESTION_INPUT = re.compile(r"q(?P<q>[0-9]{1,2})")
 WORDS_INPUT = re.compile(r"w(?P<q>[0-9]{1,2})")
 NOTE_INPUT = "note"
+CHANGED_INPUT = "changed"
 
 
 class BadPress(ValueError):
@@ -55,6 +58,8 @@ class Press:
     chosen: Mapping[int, tuple[int, ...]]
     typed: Mapping[int, str]
     note: str
+    changed: str | None = None
+    """What the person left in the changed input's field (a CHANGE press)."""
 
 
 def read_press(value: object) -> Press:
@@ -88,6 +93,7 @@ def read_press(value: object) -> Press:
         and raw.strip()
     }
     note = data.get(NOTE_INPUT)
+    changed = data.get(CHANGED_INPUT)
     return Press(
         request_id,
         verb,
@@ -96,6 +102,7 @@ def read_press(value: object) -> Press:
         chosen,
         typed,
         note if isinstance(note, str) else "",
+        changed if isinstance(changed, str) else None,
     )
 
 

@@ -16,6 +16,8 @@ from collections.abc import Iterator
 
 from askbridge.adapters.teams.ids import (
     CANCEL,
+    CHANGE,
+    CHANGED_INPUT,
     NOTE_INPUT,
     PICK,
     SUBMIT,
@@ -26,6 +28,7 @@ from askbridge.adapters.teams.ids import (
 from askbridge.adapters.teams.text import MAX_RUN, Element, clip, paragraph, plain, run, words
 from askbridge.adapters.teams.tool_call import tool_elements
 from askbridge.core.answers import MAX_TYPED_CHARS, NOTE_HINT, NOTE_LABEL, NOTE_PLACEHOLDER
+from askbridge.core.changes import CHANGE_ACTION, CHANGE_HINT, CHANGE_TITLE, Changeable
 from askbridge.core.models import Person, UserQuestion
 from askbridge.core.view import (
     CANCEL_HINT,
@@ -50,6 +53,9 @@ OWN_WORDS = "Or in your own words"
 OWN_WORDS_HINT = "Your answer, if none of the options fits"
 MAX_WHO = 20
 """Answerers named on the card; the rest are counted."""
+MAX_CHANGE_CHARS = 4000
+"""The longest input the card offers to change in place: its field, prefilled, and the call
+shown above it must fit in one card."""
 
 
 def render(view: RequestView, note: str | None = None) -> Element:
@@ -93,8 +99,8 @@ def _waiting(view: RequestView) -> list[Element]:
     body: list[Element] = [words(view.heading.format(deciders=""), bold=True)]
     if view.context:
         body.append(plain(view.context))
-    if view.request.tool is not None:
-        body += tool_elements(view.request.tool)
+    if view.tool is not None:
+        body += tool_elements(view.tool)
     for q, question in enumerate(view.questions):
         body.append(
             paragraph(run(question.header, bold=True), run(" · "), run(question.question.strip()))
@@ -205,6 +211,9 @@ def _actions(view: RequestView) -> list[Element]:
         ],
     }
     actions: list[Element] = [{"type": "Action.ShowCard", "title": "Cancel", "card": confirm}]
+    field = view.changeable
+    if field is not None and len(field.text) <= MAX_CHANGE_CHARS:
+        actions.insert(0, _change_card(request_id, field))
     # Words typed in place of an option go with Submit; a note goes with a pick too (Teams
     # sends a card's inputs with every press).
     if not view.one_click or view.request.policy.allow_other:
@@ -219,6 +228,35 @@ def _actions(view: RequestView) -> list[Element]:
     return actions
 
 
+def _change_card(request_id: str, field: Changeable) -> Element:
+    """Edit and allow, in place: the input as asked in a field to change, and the press that
+    allows it (with the card's note, which Teams sends along)."""
+    changed: Element = {
+        "type": "Input.Text",
+        "id": CHANGED_INPUT,
+        "label": field.label,
+        "value": field.text,
+        "maxLength": MAX_CHANGE_CHARS,
+        "isMultiline": True,
+        "isRequired": True,
+        "errorMessage": f"The {field.label.lower()} cannot be empty",
+    }
+    allow: Element = {
+        "type": "Action.Execute",
+        "title": CHANGE_TITLE,
+        "verb": CHANGE,
+        "style": "positive",
+        "data": action_data(request_id),
+    }
+    card: Element = {
+        "type": "AdaptiveCard",
+        "version": VERSION,
+        "body": [changed, words(CHANGE_HINT, subtle=True)],
+        "actions": [allow],
+    }
+    return {"type": "Action.ShowCard", "title": CHANGE_ACTION, "card": card}
+
+
 def _ended(view: RequestView) -> list[Element]:
     body: list[Element] = []
     heading = view.heading.format(deciders=names(view.deciders))
@@ -226,8 +264,8 @@ def _ended(view: RequestView) -> list[Element]:
     body.append(plain(heading + when, bold=True))
     if view.context:
         body.append(plain(view.context, subtle=True))
-    if view.request.tool is not None:
-        body += tool_elements(view.request.tool)
+    if view.tool is not None:
+        body += tool_elements(view.tool)
     notes = view.notes
     for question in view.questions:
         body.append(

@@ -14,6 +14,7 @@ from askbridge.core.intents import (
     Cancel,
     Intent,
     Submit,
+    allow_with_changes,
 )
 from askbridge.core.models import Person
 
@@ -49,14 +50,25 @@ def new_click_id() -> str:
 
 
 def parse(form: Form) -> Click:
-    """Cancel, or Submit with the options checked (`q<question>=<option>`), the words typed
-    for a question (`q<question>_own`) and the note (`note`); the form's one-use id."""
+    """Cancel; Edit and allow (`action=change`) with the changed text (`changed`) and the note;
+    or Submit with the options checked (`q<question>=<option>`), the words typed for a
+    question (`q<question>_own`) and the note (`note`); the form's one-use id."""
     name = form.get("name")
     name = name.strip()[:MAX_NAME_CHARS] if isinstance(name, str) else ""
     given = form.get(CLICK_FIELD)
     click_id = given if isinstance(given, str) and CLICK_ID.fullmatch(given) else None
     if form.get("action") == "cancel":
         return Click(name, Cancel(), click_id)
+    if form.get("action") == "change":
+        changed, note = form.get("changed"), form.get("note")
+        return Click(
+            name,
+            allow_with_changes(
+                changed if isinstance(changed, str) else "",
+                note if isinstance(note, str) else "",
+            ),
+            click_id,
+        )
     chosen: dict[int, set[int]] = {}
     typed: dict[int, str] = {}
     for key, value in form.items():

@@ -45,6 +45,7 @@ def respond(
                 typed=submitted.typed,
                 their_note=submitted.note,
                 problems=outcome.problems,
+                changed=submitted.changed,
             )
             return render.response(page, 422)
         case Note.FOREIGN, Refused(view=RequestView() as view):

@@ -18,7 +18,8 @@ from aiohttp import web
 
 from askbridge.adapters.web.clicks import CLICK_FIELD
 from askbridge.core.answers import MAX_TYPED_CHARS, NOTE_LABEL, NOTE_PLACEHOLDER
-from askbridge.core.intents import NOTE
+from askbridge.core.changes import CHANGE_HINT, CHANGE_TITLE, MAX_CHANGE_CHARS
+from askbridge.core.intents import CHANGED, NOTE
 from askbridge.core.view import (
     CANCEL_QUESTION,
     CANCEL_WARNING,
@@ -106,6 +107,18 @@ class Field:
 
 
 @dataclass(frozen=True)
+class Change:
+    """The inline form that allows the tool call with a changed input."""
+
+    title: str
+    label: str
+    hint: str
+    text: str
+    max_chars: int
+    problem: str | None
+
+
+@dataclass(frozen=True)
 class AnswerRow:
     header: str
     answer: str
@@ -157,10 +170,12 @@ def form(
     typed: Mapping[int, str] | None = None,
     their_note: str = "",
     problems: Mapping[int, str] | None = None,
+    changed: str | None = None,
 ) -> str:
-    """The question as a form, as the person left it: `chosen` options checked, `typed` words
-    and `their_note` kept, `missing` questions and `problems` (question index, -1 the note)
-    marked; `click_id`, the form's one-use id (`clicks.new_click_id`)."""
+    """The question as a form, as the person left it: `chosen` options checked, `typed` words,
+    `their_note` and the `changed` input kept, `missing` questions and `problems` (question
+    index, -1 the note, -2 the changed input) marked; `click_id`, the form's one-use id
+    (`clicks.new_click_id`)."""
     chosen, typed, problems = chosen or {}, typed or {}, problems or {}
     policy = view.request.policy
     if missing:
@@ -204,6 +219,7 @@ def form(
         note_label=NOTE_LABEL,
         note_placeholder=NOTE_PLACEHOLDER,
         note_problem=problems.get(NOTE),
+        change=_change(view, changed, problems.get(CHANGED)),
         name=name,
         cancel_confirm=CANCEL_CONFIRM,
     )
@@ -287,7 +303,16 @@ def tally_line(view: RequestView, row: TallyRow) -> str:
 def _top(view: RequestView) -> dict[str, Any]:
     count = len(view.questions)
     heading = view.questions[0].question if count == 1 else f"Your agent has {count} questions"
-    return {"heading": heading, "context": view.context, "tool": view.request.tool}
+    return {"heading": heading, "context": view.context, "tool": view.tool}
+
+
+def _change(view: RequestView, typed: str | None, problem: str | None) -> Change | None:
+    """The inline edit form, prefilled with the value as asked (or as the person left it)."""
+    field = view.changeable
+    if field is None:
+        return None
+    text = field.text if typed is None else typed
+    return Change(CHANGE_TITLE, field.label, CHANGE_HINT, text, MAX_CHANGE_CHARS, problem)
 
 
 def _tally(view: RequestView) -> list[VoteLine]:

@@ -38,6 +38,9 @@ class Ballot(Body):
     content: dict[str, Any] | SkipJsonSchema[None] = omitted(
         "a form's values this voter gave, typed"
     )
+    changed_input: dict[str, Any] | SkipJsonSchema[None] = omitted(
+        "the tool input this vote allows instead of the one asked"
+    )
 
 
 class PostedMessage(Body):
@@ -85,6 +88,9 @@ class StatusObject(Body):
     annotations: dict[str, Annotation] | SkipJsonSchema[None] = omitted(
         "the same notes keyed by question text, as Claude Code takes them"
     )
+    approved_input: dict[str, Any] | SkipJsonSchema[None] = omitted(
+        "allow_changes: the tool input a person allowed instead of the one asked; run this one"
+    )
     answered_by: Actor | SkipJsonSchema[None] = omitted()
     cancelled_by: Actor | SkipJsonSchema[None] = omitted()
     declined_by: Actor | SkipJsonSchema[None] = omitted("who declined a form")
@@ -101,6 +107,9 @@ class StatusObject(Body):
     )
     allow_notes: Literal[True] | SkipJsonSchema[None] = omitted(
         "a person may attach a note to their answer"
+    )
+    allow_changes: Literal[True] | SkipJsonSchema[None] = omitted(
+        "a person may change the tool input before allowing it"
     )
     on_timeout: TimeoutAnswers | TimeoutContent | Literal["decline"] | SkipJsonSchema[None] = (
         omitted()
@@ -153,6 +162,7 @@ class StatusObject(Body):
                 if q.header in notes
             }
             or None,
+            approved_input=request.approved_input,
             answered_by=Actor.of(request.answered_by) if request.answered_by else None,
             cancelled_by=Actor.of(request.cancelled_by) if request.cancelled_by else None,
             declined_by=Actor.of(request.declined_by) if request.declined_by else None,
@@ -162,6 +172,7 @@ class StatusObject(Body):
             quorum=policy.quorum,
             allow_other=True if policy.allow_other else None,
             allow_notes=True if policy.allow_notes else None,
+            allow_changes=True if policy.allow_changes else None,
             on_timeout=_on_timeout(request),
             remind_at=request.remind_at,
             reminded_at=request.reminded_at,
@@ -178,6 +189,7 @@ class StatusObject(Body):
                     at=v.at,
                     notes=v.notes or None,
                     content=None if form is None else decode(v.answers),
+                    changed_input=v.changed,
                 )
                 for v in request.votes
             ],

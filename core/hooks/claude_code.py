@@ -203,6 +203,8 @@ def ask_for(call: ToolCall, options: HookOptions) -> Ask | None:
     fields.update(questions=_approval(call), subject=dict(call.tool_input), tool=use)
     # A note given with the answer is the reason the model reads ("Denied by alice: …").
     fields["allow_notes"] = True
+    # Claude Code runs the input it is given back (`updatedInput`), so people may change it.
+    fields["allow_changes"] = call.tool_name != "ExitPlanMode"
     return Ask.parse(fields)
 
 
@@ -255,6 +257,9 @@ def _answered(call: ToolCall, status: Mapping[str, Any]) -> Decision:
         choice = (status.get("answers") or {}).get(HEADER)
         reason = (status.get("notes") or {}).get(HEADER)
         because = f": {reason}" if isinstance(reason, str) and reason.strip() else ""
+        changed = status.get("approved_input")
+        if choice == ALLOW_ONCE and isinstance(changed, dict):
+            return Decision("allow", f"Allowed with changes by {who}{because}", dict(changed))
         if choice == ALLOW_ONCE:
             return Decision("allow", f"Allowed by {who}{because}")
         for remember in _remember(call):

@@ -66,6 +66,8 @@ class Ending:
     at: datetime
     answers: dict[str, str] | None = None
     by: Person | None = None
+    changed: dict[str, Any] | None = None
+    """The tool input the answers allow instead of the one asked (see `core.changes`)."""
     event_data: dict[str, Any] = field(default_factory=dict)
 
 
@@ -189,9 +191,11 @@ class Answers(Protocol):
         sent_at: datetime | None = None,
         notes: Mapping[str, str] | None = None,
         click_id: str | None = None,
+        changed: Mapping[str, Any] | None = None,
     ) -> tuple[Request, VoteOutcome]:
-        """Record (or change) a person's vote, with their `notes` (header -> note); answer the
-        request once `quorum` votes agree.
+        """Record (or change) a person's vote, with their `notes` (header -> note) and the input
+        it allows instead of the one asked (`changed`); answer the request once `quorum`
+        votes agree, which votes with the same answers do only when they allow the same input.
 
         `sent_at` is when the platform says the click happened: a vote from a click no newer
         than the one behind the person's recorded vote (a replay, a redelivery) is ignored.

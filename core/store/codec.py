@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -92,18 +93,40 @@ def load_selections(text: str | None) -> Selections:
     return {int(q): tuple(o) for q, o in raw.items()}
 
 
-def dump_answers(answers: dict[str, str]) -> str:
-    # sorted keys: equal answers give equal text, which counting votes compares
-    return json.dumps(answers, sort_keys=True)
+CHANGED_KEY = ""
+"""Where a stored answer keeps the input it allows instead of the one asked (an allow with
+changes, `core.changes`): under a key no question's header can be (headers are not empty),
+as canonical JSON. So a vote's stored answer is exactly what votes must share to agree, and
+counting votes (by text, in both dialects) needs no change."""
+
+
+def dump_answers(
+    answers: Mapping[str, str], changed: Mapping[str, Any] | None = None, *, sort: bool = True
+) -> str:
+    """A vote's answers as stored (sorted keys: equal answers give equal text, which counting
+    votes compares); `sort` False: a request's, in the questions' order."""
+    stored: dict[str, str] = dict(answers)
+    if changed is not None:
+        stored[CHANGED_KEY] = audit_log.canonical(dict(changed)).decode()
+    return json.dumps(stored, sort_keys=sort)
+
+
+def load_answers(text: str) -> tuple[dict[str, str], dict[str, Any] | None]:
+    """The answers a stored answer holds, and the changed input it allows (None: none)."""
+    answers: dict[str, str] = json.loads(text)
+    changed = answers.pop(CHANGED_KEY, None)
+    return answers, None if changed is None else json.loads(changed)
 
 
 def load_vote(row: Sequence[Any]) -> Vote:
-    voter, answers, at, notes = row
+    voter, stored, at, notes = row
+    answers, changed = load_answers(stored)
     return Vote(
         person=_person(voter),
-        answers=json.loads(answers),
+        answers=answers,
         at=from_epoch(at),
         notes=json.loads(notes) if notes else {},
+        changed=changed,
     )
 
 
@@ -120,6 +143,7 @@ def load_request(
     step, escalate_at, escalated_at, tool, form = row[14:19]
     status = Status(status)
     person = load_person(by)
+    answers, approved = load_answers(answers) if answers else (None, None)
     return Request(
         request_id=request_id,
         questions=load_questions(questions),
@@ -129,7 +153,8 @@ def load_request(
         created_at=from_epoch(created),
         expires_at=from_epoch(expires),
         ended_at=from_epoch(ended),
-        answers=json.loads(answers) if answers else None,
+        answers=answers,
+        approved_input=approved,
         answered_by=person if status is Status.ANSWERED else None,
         cancelled_by=person if status is Status.CANCELLED else None,
         declined_by=person if status is Status.DECLINED else None,
@@ -196,11 +221,18 @@ NEWER_CLICK = (
 newer than the recorded vote's (a replayed or redelivered click). Shared by both dialects."""
 
 
-def vote_data(answers: Mapping[str, str], notes: Mapping[str, str] | None) -> dict[str, Any]:
-    """What the audit trail records of a vote: its answers, and its notes when it has any."""
+def vote_data(
+    answers: Mapping[str, str],
+    notes: Mapping[str, str] | None,
+    changed: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """What the audit trail records of a vote: its answers, its notes when it has any, and
+    the digest of the input it allows instead of the one asked (`changed_sha256`)."""
     data: dict[str, Any] = {"answers": dict(answers)}
     if notes:
         data["notes"] = dict(notes)
+    if changed is not None:
+        data["changed_sha256"] = hashlib.sha256(audit_log.canonical(dict(changed))).hexdigest()
     return data
 
 

@@ -413,12 +413,14 @@ class PostgresStore:
         sent_at: datetime | None = None,
         notes: Mapping[str, str] | None = None,
         click_id: str | None = None,
+        changed: Mapping[str, Any] | None = None,
     ) -> tuple[Request, VoteOutcome]:
         """One statement, `askbridge_vote` (schema version 9): one round trip, prepared once
         per connection, and no transaction around it to begin or commit apart; only a click
         known by its delivery's id is recorded first, in a transaction with its vote."""
         voter = person.model_dump_json()
-        vote_event = Event(request_id, at, "vote", person, codec.vote_data(answers, notes))
+        data = codec.vote_data(answers, notes, changed)
+        vote_event = Event(request_id, at, "vote", person, data)
         decided = Ending(Status.ANSWERED, at, answers=answers, by=person)
         # Without the subject digest, which the function adds from the policy it reads.
         end_data = codec.ending_data(decided, None)
@@ -430,7 +432,7 @@ class PostgresStore:
             request_id,
             person.key,
             voter,
-            codec.dump_answers(answers),
+            codec.dump_answers(answers, changed),
             codec.epoch(at),
             None if sent_at is None else codec.epoch(sent_at),
             json.dumps(dict(notes)) if notes else None,
@@ -440,7 +442,7 @@ class PostgresStore:
             json.dumps(vote_event.data),
             vote_head,
             vote_tail,
-            json.dumps(answers),
+            codec.dump_answers(answers, changed, sort=False),
             json.dumps(end_data),
             end_before,
             end_after,

@@ -268,9 +268,10 @@ class SQLiteStore:
         sent_at: datetime | None = None,
         notes: Mapping[str, str] | None = None,
         click_id: str | None = None,
+        changed: Mapping[str, Any] | None = None,
     ) -> tuple[Request, VoteOutcome]:
         return await self._write(
-            _vote, request_id, person, answers, quorum, at, sent_at, notes, click_id
+            _vote, request_id, person, answers, quorum, at, sent_at, notes, click_id, changed
         )
 
     async def finish(self, request_id: str, ending: Ending) -> tuple[Request, bool]:
@@ -368,6 +369,7 @@ def _vote(
     sent_at: datetime | None,
     notes: Mapping[str, str] | None,
     click_id: str | None = None,
+    changed: Mapping[str, Any] | None = None,
 ) -> Script[tuple[Request, VoteOutcome]]:
     """A vote in four statements: recorded (unless the request ended or a newer click's vote
     is), counted, and the request either ended or moved on, then its messages read; a click
@@ -376,7 +378,7 @@ def _vote(
         click = Click(person, at, click_id=click_id)
         if not (yield from tx.first_delivery(request_id, click)):
             return (yield from _unrecorded(request_id, VoteOutcome.REPLAYED))
-    encoded = codec.dump_answers(answers)
+    encoded = codec.dump_answers(answers, changed)
     recorded = yield q.VOTE.count(
         request_id=request_id,
         person=person.key,
@@ -396,10 +398,11 @@ def _vote(
     found = yield q.COUNT_VOTES.rows(request_id=request_id)
     head = found[0][0] or audit_log.GENESIS
     votes = [row[1:] for row in found]
-    vote = Event(request_id, at, "vote", person, codec.vote_data(answers, notes))
+    vote = Event(request_id, at, "vote", person, codec.vote_data(answers, notes, changed))
     if sum(1 for v in votes if v[1] == encoded) >= quorum:
         outcome = VoteOutcome.DECIDED
-        ending = Ending(Status.ANSWERED, at, answers=answers, by=person)
+        allowed = None if changed is None else dict(changed)
+        ending = Ending(Status.ANSWERED, at, answers=answers, by=person, changed=allowed)
         # The ending moves the revision on, and it follows the vote in the chain.
         row = yield from tx.end(request_id, ending, vote, head)
     else:

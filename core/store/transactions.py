@@ -238,7 +238,9 @@ def end(
     row: Row | None = yield q.END.row(
         status=ending.status.value,
         at=codec.epoch(ending.at),
-        answers=None if ending.answers is None else json.dumps(ending.answers),
+        answers=None
+        if ending.answers is None
+        else codec.dump_answers(ending.answers, ending.changed, sort=False),
         by=codec.dump_person(ending.by),
         request_id=request_id,
     )

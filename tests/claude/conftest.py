@@ -6,10 +6,12 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+from playwright.async_api import Browser, async_playwright
 
 from tests.claude.cli import ClaudeRun, Sandbox, find_claude
 from tests.claude.fake_anthropic import FakeAnthropic, Script
 from tests.claude.scenario import StartFake
+from tests.test_browser import CHROMIUM_FLAGS, chromium_path
 
 
 @pytest.fixture(scope="session")
@@ -50,3 +52,15 @@ async def claude(claude_binary: Path, sandbox: Sandbox) -> AsyncIterator[Callabl
     yield make
     for run in runs:
         await run.stop()
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(
+            executable_path=chromium_path(), args=CHROMIUM_FLAGS
+        )
+        try:
+            yield launched
+        finally:
+            await launched.close()

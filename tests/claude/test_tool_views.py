@@ -11,12 +11,11 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import aiohttp
-import pytest
-from playwright.async_api import Browser, async_playwright
+from playwright.async_api import Browser
 
 from tests.claude.cli import ClaudeRun, Sandbox
 from tests.claude.fake_anthropic import ToolUse, Turn, in_order, result_text
@@ -26,7 +25,6 @@ from tests.discord.conftest import check_discord_was_never_let_down, discord_env
 from tests.emulators.discord import DiscordEmulator
 from tests.emulators.slack import SlackEmulator
 from tests.slack.conftest import CHANNEL, TARGET, slack_settings, start_bridge
-from tests.test_browser import CHROMIUM_FLAGS, chromium_path
 
 Claude = Callable[..., ClaudeRun]
 SETTINGS = "".join(f"# setting {n}\n" for n in range(1, 18)) + "DEBUG = True\nPORT = 8000\n"
@@ -35,18 +33,6 @@ COMMAND = "echo one\necho two > two.txt"
 REASON = "use the staging database"
 ARTIFACTS = "ASKBRIDGE_TEST_ARTIFACTS"
 """A folder that keeps the web page's screenshot after the test (CI uploads it)."""
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(
-            executable_path=chromium_path(), args=CHROMIUM_FLAGS
-        )
-        try:
-            yield launched
-        finally:
-            await launched.close()
 
 
 async def test_an_edit_shows_as_a_diff_and_a_command_verbatim_on_every_surface(

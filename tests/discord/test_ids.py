@@ -37,6 +37,8 @@ def every_kind(request_id: str, question: int, option: int) -> list[CustomId]:
         CustomId.form(request_id),
         CustomId.typed(request_id, question),
         CustomId.note(request_id),
+        CustomId.change(request_id),
+        CustomId.changed(request_id),
     ]
 
 
@@ -49,6 +51,8 @@ TEMPLATE_OF = {
     Action.FORM: FORM_TEMPLATE,
     Action.TYPED: FIELD_TEMPLATE,
     Action.NOTE: FIELD_TEMPLATE,
+    Action.CHANGE: BUTTON_TEMPLATE,
+    Action.CHANGED: FIELD_TEMPLATE,
 }
 
 

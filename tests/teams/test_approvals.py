@@ -6,9 +6,11 @@ from __future__ import annotations
 import aiohttp
 
 from askbridge.bots.service import Service
+from askbridge.core.permissions import permission_questions
 from tests.emulators.teams import TeamsEmulator
 from tests.emulators.teams.cards import markdown_texts, plain_texts
 from tests.teams.conftest import ALICE, actions
+from tests.teams.test_answering import ask, ended, status
 
 PROMPT = {
     "PermissionRequest": {
@@ -38,3 +40,63 @@ async def test_a_permission_prompt_is_answered_in_teams(
     assert response == {
         "PermissionResponse": {"tool_name": "Bash", "allowed": False, "remember": False}
     }
+
+
+async def test_edit_and_allow_changes_the_command_in_place_on_the_card(
+    teams: TeamsEmulator, bridge: Service, http: aiohttp.ClientSession
+) -> None:
+    conversation = teams.add_conversation()
+    asked = {"command": "rm -rf build/", "description": "Clean"}
+    questions = permission_questions({"tool_name": "Bash"}, always=None, shown=True)
+    await ask(
+        http,
+        bridge.url,
+        request_id="ask_change",
+        questions=questions,
+        tool={"name": "Bash"},
+        subject=asked,
+        allow_changes=True,
+        target=f"teams:{conversation}",
+    )
+    message = await teams.wait_for_message(conversation)
+    behind = next(a for a in message.card["actions"] if a["title"] == "Edit and allow…")
+    field = behind["card"]["body"][0]
+    assert (field["type"], field["id"], field["value"]) == (
+        "Input.Text",
+        "changed",
+        asked["command"],
+    )
+    changed = "rm -rf build/cache **only** <at>Everyone</at>"
+    press = actions(message.card)["Edit and allow"]
+    code, answer = await teams.press(bridge.url, message, ALICE, press, {"changed": changed})
+    assert code == 200, answer
+    final = await status(http, bridge.url, "ask_change")
+    assert final["answers"] == {"Permission": "Allow once"}
+    assert final["approved_input"] == {**asked, "command": changed}
+    card = await teams.wait_for_card(message, ended)
+    shown = list(plain_texts(card))
+    assert changed in shown, "the command as allowed, as written"
+    assert any(text.startswith("Changed by ") for text in shown)
+    assert not any("only" in text for text in markdown_texts(card))
+
+
+async def test_an_empty_change_is_refused_on_the_card(
+    teams: TeamsEmulator, bridge: Service, http: aiohttp.ClientSession
+) -> None:
+    conversation = teams.add_conversation()
+    questions = permission_questions({"tool_name": "Bash"}, always=None, shown=True)
+    await ask(
+        http,
+        bridge.url,
+        request_id="ask_empty",
+        questions=questions,
+        tool={"name": "Bash"},
+        subject={"command": "make"},
+        allow_changes=True,
+        target=f"teams:{conversation}",
+    )
+    message = await teams.wait_for_message(conversation)
+    press = actions(message.card)["Edit and allow"]
+    code, _ = await teams.press(bridge.url, message, ALICE, press, {"changed": "  "})
+    assert code == 200
+    assert (await status(http, bridge.url, "ask_empty"))["status"] == "waiting"
