@@ -9,6 +9,7 @@ import copy
 from typing import Any
 
 from askbridge.adapters.slack.ids import field_block_id
+from askbridge.core.clock import ManualClock
 from tests.conftest import audit_events
 from tests.emulators.slack import (
     Mentions,
@@ -235,3 +236,65 @@ async def test_a_url_form_is_a_link_then_done(bridge: Bridge) -> None:
     assert (outcome["status"], outcome["action"], outcome["content"]) == ("answered", "accept", {})
     final = await bridge.final(message)
     assert "Answered by <@U1>" in final.visible_text
+
+
+SMALL: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "replicas": {"type": "integer", "title": "Replicas", "minimum": 1, "maximum": 10},
+        "note": {"type": "string", "title": "Note", "maxLength": 500},
+    },
+    "required": ["replicas"],
+}
+
+
+async def test_a_quorum_of_matching_values_decides_with_a_receipt_and_tally(
+    bridge: Bridge,
+) -> None:
+    slack = bridge.slack
+    message = await bridge.ask(form_body("form_quorum", SMALL, quorum=2))
+    modal = await fill_in(bridge, "U1", message)
+    sent = await slack.person("U1").submit_view(modal, text={"Replicas": "4", "Note": "go"})
+    sent.assert_sent()
+    assert sent.closed
+    receipt = await slack.wait_for_ephemeral("U1", contains="Your vote is counted: 1 of 2")
+    assert "Replicas: 4; Note: go" in receipt.visible_text
+    tally = await slack.wait_for_update(
+        message.channel, message.ts, lambda m: "Replicas: 4; Note: go" in m.visible_text
+    )
+    assert tally.has_interactive_elements
+    assert validate_blocks(tally.blocks) == []
+
+    bobs = await fill_in(bridge, "U2", message)
+    # A long note takes several lines; the values agree when every value is equal.
+    assert bobs.find_input("Note", frozenset({"plain_text_input"})).element["multiline"] is True
+    (await slack.person("U2").submit_view(bobs, text={"Replicas": "4", "Note": "go"})).assert_sent()
+    outcome = await bridge.outcome("form_quorum")
+    assert outcome["content"] == {"replicas": 4, "note": "go"}
+    assert [v["voter"]["id"] for v in outcome["votes"]] == ["U1", "U2"]
+    final = await bridge.final(message)
+    assert "(2 matching votes)" in final.visible_text
+
+
+async def test_only_answerers_open_the_form(bridge: Bridge) -> None:
+    slack = bridge.slack
+    message = await bridge.ask(form_body("form_answerers", SMALL, answerers=["slack:U1"]))
+    (await slack.person("U2").click_button(message, "Fill in…")).assert_acked()
+    await slack.wait_for_ephemeral("U2", contains="Only these people may answer this question")
+    assert slack.open_views("U2") == []
+    (await slack.person("U2").click_button(message, "Decline")).assert_acked()
+    await slack.wait_for_ephemeral("U2", contains="Only these people may answer", after=1)
+    assert (await bridge.status("form_answerers"))["status"] == "waiting"
+
+
+async def test_the_deadline_declines_a_form(bridge: Bridge, clock: ManualClock) -> None:
+    message = await bridge.ask(
+        form_body("form_deadline", SMALL, timeout_s=300, on_timeout="decline")
+    )
+    assert "If nobody fills it in by <!date^" in message.visible_text
+    await clock.advance(300)
+    outcome = await bridge.outcome("form_deadline")
+    assert (outcome["status"], outcome["action"]) == ("declined", "decline")
+    final = await bridge.final(message)
+    assert "Declined at the deadline" in final.visible_text
+    assert validate_blocks(final.blocks) == []
