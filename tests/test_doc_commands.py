@@ -25,6 +25,7 @@ from tests.docs.commands import (
     commands,
     commands_run_by_tests,
     doc_command,
+    documents,
     env_files,
     split,
 )
@@ -102,6 +103,13 @@ def test_every_command_of_the_readme_and_the_docs_is_run_by_a_test() -> None:
     not_run = every - set(run)
     assert not_run - set(CANNOT_RUN) == set(), "run these in a test, with doc_command"
     assert set(CANNOT_RUN) - not_run == set(), "a test runs these, or the docs dropped them"
+
+
+def test_shell_commands_are_in_sh_blocks_where_the_tests_find_them() -> None:
+    shells = re.compile(r"^\s*```(bash|shell|console|zsh|shell-session)\s*$", re.MULTILINE)
+    for document in documents():
+        found = shells.search(document.read_text())
+        assert found is None, f"{document}: write ```sh, not {found[0].strip() if found else ''}"
 
 
 def test_a_block_is_cut_into_commands_as_the_shell_reads_it() -> None:
