@@ -264,15 +264,14 @@ def shape_hint(field: FormField) -> str:
 
 
 def _number_hint(field: FormField) -> str:
-    what = "a whole number" if field.kind is FieldKind.INTEGER else "a number"
-    low, high = field.minimum, field.maximum
+    what = "A whole number" if field.kind is FieldKind.INTEGER else "A number"
+    # As typed, not in exponent form: 1000000 rather than 1e+06.
+    low, high = (None if b is None else value_text(b) for b in (field.minimum, field.maximum))
     if low is not None and high is not None:
-        return f"{what.capitalize()} from {low:g} to {high:g}"
+        return f"{what} from {low} to {high}"
     if low is not None:
-        return f"{what.capitalize()} of at least {low:g}"
-    if high is not None:
-        return f"{what.capitalize()} of at most {high:g}"
-    return what.capitalize()
+        return f"{what} of at least {low}"
+    return what if high is None else f"{what} of at most {high}"
 
 
 def filled(form: Form, request_id: str, data: Mapping[str, Any]) -> dict[str, object]:
