@@ -298,3 +298,22 @@ async def test_the_deadline_declines_a_form(bridge: Bridge, clock: ManualClock) 
     final = await bridge.final(message)
     assert "Declined at the deadline" in final.visible_text
     assert validate_blocks(final.blocks) == []
+
+
+async def test_a_filled_in_form_delivered_twice_counts_once(bridge: Bridge) -> None:
+    slack = bridge.slack
+    message = await bridge.ask(form_body("form_twice", SMALL, quorum=2))
+    modal = await fill_in(bridge, "U1", message)
+    sent = await slack.person("U1").submit_view(modal, text={"Replicas": "3"})
+    sent.assert_sent()
+    await slack.wait_for_ephemeral("U1", contains="Your vote is counted: 1 of 2")
+    # Slack delivers the same submission again (a retry, or to another replica).
+    assert sent.delivery is not None
+    (await slack.replay(sent.delivery)).assert_acked()
+    # The replay recorded nothing and told nothing: one vote each, one note for alice.
+    bobs = await fill_in(bridge, "U2", message)
+    (await slack.person("U2").submit_view(bobs, text={"Replicas": "3"})).assert_sent()
+    outcome = await bridge.outcome("form_twice")
+    assert [v["voter"]["id"] for v in outcome["votes"]] == ["U1", "U2"]
+    assert (await bridge.event_kinds("form_twice")).count("vote") == 2
+    assert len(slack.ephemerals("U1")) == 1
