@@ -7,8 +7,10 @@ from dataclasses import dataclass
 
 from microsoft_agents.activity import Activity
 
-from askbridge.adapters.teams.ids import CANCEL, CHANGE, PICK, BadPress, read_press
-from askbridge.core.intents import Cancel, Intent, Pick, Submit, allow_with_changes
+from askbridge.adapters.teams.form import read_fill
+from askbridge.adapters.teams.ids import CANCEL, CHANGE, DECLINE, FILL, PICK, BadPress, Press
+from askbridge.core.forms import Form
+from askbridge.core.intents import Cancel, Decline, Fill, Intent, Pick, Submit, allow_with_changes
 from askbridge.core.models import MessageRef, Person
 
 PLATFORM = "teams"
@@ -23,10 +25,10 @@ class Click:
     intent: Intent
 
 
-def read_click(activity: Activity) -> Click:
-    """The click an `adaptiveCard/action` invoke is, or BadPress naming what is missing. The
-    person is their Entra object id, the one Teams gives on every surface of Microsoft 365."""
-    press = read_press(activity.value)
+def read_click(activity: Activity, press: Press, form: Form | None = None) -> Click:
+    """The click an `adaptiveCard/action` invoke is (its `press`, read by `read_press`), or
+    BadPress naming what is missing; a typed form's inputs are read against `form`. The person
+    is their Entra object id, the one Teams gives on every surface of Microsoft 365."""
     sender = activity.from_property
     person_id = getattr(sender, "aad_object_id", None) if sender is not None else None
     if not person_id or sender is None:
@@ -49,6 +51,10 @@ def read_click(activity: Activity) -> Click:
         intent = Cancel()
     elif press.verb == CHANGE:
         intent = allow_with_changes(press.changed or "", press.note)
+    elif press.verb == DECLINE:
+        intent = Decline()
+    elif press.verb == FILL:
+        intent = Fill(read_fill(form, press.inputs) if form is not None else {})
     else:
         intent = Submit(selections=dict(press.chosen), typed=dict(press.typed), note=press.note)
     return Click(press.request_id, person, origin, intent)

@@ -17,11 +17,14 @@ from microsoft_agents.hosting.core import TurnContext
 from microsoft_agents.hosting.core.authorization import ClaimsIdentity
 
 from askbridge.adapters.teams.clicks import ACTION_INVOKE, read_click
-from askbridge.adapters.teams.ids import BadPress
+from askbridge.adapters.teams.ids import FILL, BadPress, Press, read_press
 from askbridge.adapters.teams.notes import note
 from askbridge.adapters.teams.render import CONTENT_TYPE, render
 from askbridge.adapters.teams.tokens import TokenCheck, Unauthorized
 from askbridge.core.broker import Broker
+from askbridge.core.errors import NotFound
+from askbridge.core.forms import Form
+from askbridge.core.intents import Refusal, Refused
 from askbridge.core.view import NO_LONGER_AVAILABLE
 
 log = logging.getLogger("askbridge.teams")
@@ -87,19 +90,41 @@ class Deliveries:
         if activity.type != ActivityTypes.invoke or activity.name != ACTION_INVOKE:
             return
         try:
-            click = read_click(activity)
+            press = read_press(activity.value)
+            click = read_click(activity, press, await self._form(press))
         except BadPress as error:
             log.warning("a press on a Teams card that askbridge cannot read: %s", error)
             await _answer(context, _message(NO_LONGER_AVAILABLE))
             return
-        outcome = await self._broker.act(click.request_id, click.person, click.intent, click.origin)
+        # The activity's id is the press's: a delivery of it again (the connector retrying,
+        # to this replica or another) is known and counts once.
+        outcome = await self._broker.act(
+            click.request_id,
+            click.person,
+            click.intent,
+            click.origin,
+            click_id=activity.id or None,
+        )
         said = note(outcome)
         if outcome.view is None:
             await _answer(context, _message(said or NO_LONGER_AVAILABLE))
+        elif isinstance(outcome, Refused) and outcome.reason is Refusal.BAD_VALUES:
+            # The form again, as the person left it, each refused field saying why.
+            card = render(outcome.view, said, given=outcome.values, problems=outcome.field_problems)
+            await _answer(context, _card(card))
         else:
             # Only the person who pressed sees this card; everyone else sees the message the
             # broker replaces through the connector.
             await _answer(context, _card(render(outcome.view, said)))
+
+    async def _form(self, press: Press) -> Form | None:
+        """The typed form a press on Submit fills in: its inputs are read against it."""
+        if press.verb != FILL:
+            return None
+        try:
+            return (await self._broker.get(press.request_id)).form
+        except NotFound:
+            return None
 
 
 async def turn_failed(context: TurnContext, error: Exception) -> None:

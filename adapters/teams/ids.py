@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Verb = Literal["pick", "submit", "cancel", "change"]
+Verb = Literal["pick", "submit", "cancel", "change", "fill", "decline"]
 PICK: Verb = "pick"
 SUBMIT: Verb = "submit"
 CANCEL: Verb = "cancel"
 CHANGE: Verb = "change"
 """Edit and allow: Allow once with the input in CHANGED_INPUT (`core.changes`)."""
-VERBS: tuple[Verb, ...] = (PICK, SUBMIT, CANCEL, CHANGE)
+FILL: Verb = "fill"
+"""Submit a typed form's inputs."""
+DECLINE: Verb = "decline"
+VERBS: tuple[Verb, ...] = (PICK, SUBMIT, CANCEL, CHANGE, FILL, DECLINE)
 REQUEST_KEY = "askbridge"
 """The key of the request id in an action's data; its name tells a reader whose card it is."""
 QUESTION_INPUT = re.compile(r"q(?P<q>[0-9]{1,2})")
@@ -60,6 +63,8 @@ class Press:
     note: str
     changed: str | None = None
     """What the person left in the changed input's field (a CHANGE press)."""
+    inputs: Mapping[str, Any] = field(default_factory=dict)
+    """Every input's value as the card sent it, by input id (a typed form's fields)."""
 
 
 def read_press(value: object) -> Press:
@@ -77,6 +82,9 @@ def read_press(value: object) -> Press:
     if verb == PICK and not (_index(question) and _index(option)):
         raise BadPress(f"a pick names no option: {data!r:.200}")
     chosen: dict[int, tuple[int, ...]] = {}
+    if verb in (FILL, DECLINE):
+        inputs = {k: v for k, v in data.items() if k != REQUEST_KEY}
+        return Press(request_id, verb, None, None, chosen, {}, "", inputs=inputs)
     for key, raw in data.items():
         found = QUESTION_INPUT.fullmatch(str(key))
         if found is None or not isinstance(raw, str):

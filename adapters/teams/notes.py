@@ -31,6 +31,8 @@ def note(outcome: Outcome) -> str | None:
             return missing_sentence(missing)
         case Refused(reason=Refusal.BAD_TEXT):
             return typed_problems(outcome)
+        case Refused(reason=Refusal.BAD_VALUES):
+            return refused_values(outcome)
         case Refused(reason=Refusal.FOREIGN_MESSAGE):
             return FOREIGN_CLICK
         case Refused(reason=Refusal.SELF_APPROVAL):
@@ -44,3 +46,12 @@ def typed_problems(outcome: Refused) -> str:
     if outcome.missing:
         said.append(missing_sentence(outcome.missing))
     return " ".join([NOT_RECORDED, *said])
+
+
+def refused_values(outcome: Refused) -> str:
+    """Why the values given to a typed form were not taken, field by field (named by their
+    titles); the card shows each reason under its field as well."""
+    form = outcome.view.form if outcome.view is not None else None
+    titles = {f.name: f.title for f in form.fields} if form is not None else {}
+    said = [f"{titles.get(name, name)}: {why}" for name, why in outcome.field_problems.items()]
+    return " ".join([NOT_RECORDED, "; ".join(said)])

@@ -12,12 +12,15 @@ agent or a person wrote goes in through `text.run`.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
+from askbridge.adapters.teams.form import form_elements
 from askbridge.adapters.teams.ids import (
     CANCEL,
     CHANGE,
     CHANGED_INPUT,
+    DECLINE,
+    FILL,
     NOTE_INPUT,
     PICK,
     SUBMIT,
@@ -58,11 +61,18 @@ MAX_CHANGE_CHARS = 4000
 shown above it must fit in one card."""
 
 
-def render(view: RequestView, note: str | None = None) -> Element:
+def render(
+    view: RequestView,
+    note: str | None = None,
+    *,
+    given: Mapping[str, object] | None = None,
+    problems: Mapping[str, str] | None = None,
+) -> Element:
     """The whole card for the request's current state; `note`: a line for the person who
-    pressed only (the invoke's answer), above everything else."""
+    pressed only (the invoke's answer), above everything else. A typed form's inputs hold
+    what the person `given` (else the defaults), each refused one with its `problems`."""
     body: list[Element] = [plain(note, bold=True)] if note else []
-    body += _waiting(view) if view.waiting else _ended(view)
+    body += _waiting(view, given, problems) if view.waiting else _ended(view)
     card: Element = {"type": "AdaptiveCard", "$schema": SCHEMA, "version": VERSION, "body": body}
     if view.waiting:
         card["actions"] = _actions(view)
@@ -95,12 +105,22 @@ def attachment(card: Element) -> Element:
     return {"contentType": CONTENT_TYPE, "content": card}
 
 
-def _waiting(view: RequestView) -> list[Element]:
+def _waiting(
+    view: RequestView,
+    given: Mapping[str, object] | None = None,
+    problems: Mapping[str, str] | None = None,
+) -> list[Element]:
     body: list[Element] = [words(view.heading.format(deciders=""), bold=True)]
     if view.context:
         body.append(plain(view.context))
     if view.tool is not None:
         body += tool_elements(view.tool)
+    form = view.form
+    if form is not None:
+        body.append(plain(form.message.strip()))
+        if form.url is not None:
+            body.append(paragraph(run("🔗 "), run(form.url)))
+        body += form_elements(form, given, problems)
     for q, question in enumerate(view.questions):
         body.append(
             paragraph(run(question.header, bold=True), run(" · "), run(question.question.strip()))
@@ -207,6 +227,8 @@ def _actions(view: RequestView) -> list[Element]:
                 "verb": CANCEL,
                 "style": "destructive",
                 "data": action_data(request_id),
+                # Cancelling needs no input filled in, whatever the card requires.
+                "associatedInputs": "none",
             }
         ],
     }
@@ -214,6 +236,27 @@ def _actions(view: RequestView) -> list[Element]:
     field = view.changeable
     if field is not None and len(field.text) <= MAX_CHANGE_CHARS:
         actions.insert(0, _change_card(request_id, field))
+    form = view.form
+    if form is not None:
+        done: Element = {
+            "type": "Action.Execute",
+            "title": "Done" if form.url is not None else "Submit",
+            "verb": FILL,
+            "style": "positive",
+            "data": action_data(request_id),
+        }
+        decline: Element = {
+            "type": "Action.Execute",
+            "title": "Decline",
+            "verb": DECLINE,
+            "data": action_data(request_id),
+            # Declining needs no input filled in, whatever the form requires.
+            "associatedInputs": "none",
+        }
+        opened: list[Element] = []
+        if form.url is not None:
+            opened = [{"type": "Action.OpenUrl", "title": "Open the link", "url": form.url}]
+        return [*opened, done, decline, *actions]
     # Words typed in place of an option go with Submit; a note goes with a pick too (Teams
     # sends a card's inputs with every press).
     if not view.one_click or view.request.policy.allow_other:
@@ -266,6 +309,11 @@ def _ended(view: RequestView) -> list[Element]:
         body.append(plain(view.context, subtle=True))
     if view.tool is not None:
         body += tool_elements(view.tool)
+    form = view.form
+    if form is not None:
+        body.append(plain(form.message.strip(), subtle=True))
+        for field, value in view.filled_in():
+            body.append(paragraph(run(field.title, bold=True), run(": "), run(value)))
     notes = view.notes
     for question in view.questions:
         body.append(

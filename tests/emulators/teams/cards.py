@@ -131,3 +131,59 @@ def plain_texts(card: Any) -> Iterator[str]:
             yield str(action.get("title", ""))
     for action in card.get("actions", []):
         yield str(action.get("title", ""))
+
+
+def card_inputs(card: Any) -> dict[str, dict[str, Any]]:
+    """Every input on a card (those behind a ShowCard too), by id."""
+    found: dict[str, dict[str, Any]] = {}
+    if not isinstance(card, dict):
+        return found
+    for element in _elements(card.get("body", [])):
+        if str(element.get("type", "")).startswith("Input."):
+            found[element["id"]] = element
+    for action in card.get("actions", []):
+        if action.get("type") == "Action.ShowCard":
+            found |= card_inputs(action.get("card"))
+    return found
+
+
+def client_refusal(card: Any, action: dict[str, Any], inputs: dict[str, str]) -> str | None:
+    """What the Teams client says instead of sending a press (Adaptive Cards input
+    validation, from 1.3: required inputs, a number's bounds, a text's length, a choice among
+    the choices, a date as a date), or None when it sends it. An action with
+    `associatedInputs: none` sends no inputs and checks none."""
+    if action.get("associatedInputs") == "none":
+        return "an action without inputs was sent some" if inputs else None
+    for input_id, element in card_inputs(card).items():
+        value = inputs.get(input_id, "")
+        kind = element["type"]
+        if element.get("isRequired") and value == "":
+            return f"{input_id} is required"
+        if value == "":
+            continue
+        if kind == "Input.Number":
+            try:
+                number = float(value)
+            except ValueError:
+                return f"{input_id}: {value!r} is not a number"
+            if "min" in element and number < element["min"]:
+                return f"{input_id}: below its min"
+            if "max" in element and number > element["max"]:
+                return f"{input_id}: above its max"
+        if kind == "Input.Text" and len(value) > element.get("maxLength", 10**9):
+            return f"{input_id}: longer than its maxLength"
+        if kind == "Input.ChoiceSet":
+            known = {c["value"] for c in element.get("choices", [])}
+            picks = value.split(",") if element.get("isMultiSelect") else [value]
+            if not set(picks) <= known:
+                return f"{input_id}: {value!r} is not among its choices"
+        if kind == "Input.Toggle" and value not in (
+            element.get("valueOn", "true"),
+            element.get("valueOff", "false"),
+        ):
+            return f"{input_id}: {value!r} is neither of the toggle's values"
+        if kind == "Input.Date" and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+            return f"{input_id}: {value!r} is not a date"
+        if kind == "Input.Time" and not re.fullmatch(r"\d{2}:\d{2}", value):
+            return f"{input_id}: {value!r} is not a time"
+    return None

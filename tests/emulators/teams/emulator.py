@@ -19,13 +19,17 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from tests.emulators.teams.cards import CardRefused, check_card, mentioned
+from tests.emulators.teams.cards import CardRefused, check_card, client_refusal, mentioned
 from tests.emulators.teams.keys import SigningKey, self_signed
 
 ISSUER = "https://api.botframework.com"
 TENANT = "emulated-tenant"
 CHANNEL = "msteams"
 CARD = "application/vnd.microsoft.card.adaptive"
+
+
+class ClientRefused(Exception):
+    """The Teams client would not send this press: an input on the card refuses its value."""
 
 
 @dataclass
@@ -313,13 +317,20 @@ class TeamsEmulator:
         action: dict[str, Any],
         inputs: dict[str, str] | None = None,
         token: str | None = None,
+        activity_id: str | None = None,
     ) -> tuple[int, Any]:
         """A person presses an Action.Execute on `message`: Teams merges the card's input
-        values into its data and delivers an `adaptiveCard/action` invoke, signed."""
+        values into its data and delivers an `adaptiveCard/action` invoke, signed. The client
+        checks the card's inputs first, as Teams does, and sends nothing they refuse
+        (ClientRefused)."""
+        refusal = client_refusal(message.card, action, inputs or {})
+        if refusal is not None:
+            raise ClientRefused(refusal)
         activity = {
             "type": "invoke",
             "name": "adaptiveCard/action",
-            "id": uuid.uuid4().hex,
+            # The same id again: the connector delivering the same press once more.
+            "id": activity_id or uuid.uuid4().hex,
             "channelId": CHANNEL,
             "serviceUrl": f"{self.url}/",
             "from": {
