@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from askbridge.bots.client import (
     AskbridgeClient,
     ClientError,
+    Declined,
     Ended,
     Expired,
     Interrupted,
@@ -60,6 +61,8 @@ EXIT_ANSWERED, EXIT_ERROR, EXIT_USAGE, EXIT_CANCELLED, EXIT_EXPIRED, EXIT_WITHDR
 )
 EXIT_AUTH = 6
 """The server refused the API token (ASKBRIDGE_API_TOKEN)."""
+EXIT_DECLINED = 7
+"""Someone declined the typed form."""
 
 
 EXIT_CLOSED_PIPE = 141
@@ -452,6 +455,11 @@ def _ask(settings: Settings, args: argparse.Namespace) -> int:
         _print_json(error.status_object)
         sys.stderr.write("askbridge: nobody answered before the deadline\n")
         return EXIT_EXPIRED
+    except Declined as error:
+        _print_json(error.status_object)
+        who = (error.status_object.get("declined_by") or {}).get("name") or "the deadline"
+        sys.stderr.write(f"askbridge: declined by {who}\n")
+        return EXIT_DECLINED
     except Ended as error:
         _print_json(error.status_object)
         sys.stderr.write(f"askbridge: {error}\n")
@@ -496,7 +504,7 @@ async def _ask_and_wait(
     body: dict[str, Any],
     tell: Callable[[str], None],
     line: StatusLine | None = None,
-) -> dict[str, str]:
+) -> dict[str, Any]:
     ask = checked(body)  # refused here, with the server's words, before anything is sent
     async with AskbridgeClient(url, token, notice=tell) as client:
         created = await client.create(ask)
@@ -523,6 +531,9 @@ async def _ask_and_wait(
                 ticking.cancel()
             if line is not None:
                 line.close()
+        if final.get("form") is not None and final["status"] == "answered":
+            content: dict[str, Any] = final["content"]
+            return content
         return outcome(final).answers
 
 
@@ -532,8 +543,8 @@ def _ask_body(args: argparse.Namespace) -> dict[str, Any]:
             body = json.loads(args.file.read_text())
         except (OSError, json.JSONDecodeError) as error:
             raise ValueError(f"--file {args.file}: {error}") from error
-        if not isinstance(body, dict) or "questions" not in body:
-            raise ValueError(f"--file {args.file}: expected an object with 'questions'")
+        if not isinstance(body, dict) or not ("questions" in body or "form" in body):
+            raise ValueError(f"--file {args.file}: expected an object with 'questions' or a 'form'")
     else:
         if not (args.question and args.header and args.option):
             raise ValueError("give --question, --header and 2-4 --option, or --file")

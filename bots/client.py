@@ -68,6 +68,11 @@ class Withdrawn(Ended):
     """The request was withdrawn."""
 
 
+class Declined(Ended):
+    """Someone declined the typed form (only `ask` of a form raises it; `ask_form` returns
+    the decline)."""
+
+
 @dataclass(frozen=True)
 class FormAnswer:
     """How a typed form ended, as MCP elicitation's result says it: `accept` with the `content`
@@ -94,6 +99,7 @@ _ENDINGS: dict[str, type[Ended]] = {
     "cancelled": Interrupted,
     "expired": Expired,
     "withdrawn": Withdrawn,
+    "declined": Declined,
 }
 
 
