@@ -40,8 +40,9 @@ it), the form's button; a typed form's "Fill in…" and Decline; Edit and allow'
 SELECT_TEMPLATE = rf"{PREFIX}:{_REQUEST}:(?P<kind>m):(?P<question>{_INDEX})"
 """The string select of a multi-select question."""
 
-FORM_TEMPLATE = rf"{PREFIX}:{_REQUEST}:(?P<control>[fi])"
-"""The form (a modal) for an answer in one's own words and a note; a typed form's modal."""
+FORM_TEMPLATE = rf"{PREFIX}:{_REQUEST}:(?P<control>f)"
+"""The form (a modal) for an answer in one's own words and a note. A typed form's modal has
+the id of the button that opens it, so each id matches one template."""
 
 FIELD_TEMPLATE = rf"{PREFIX}:{_REQUEST}:(?:(?P<control>[ng])|(?P<kind>[tv]):(?P<question>{_INDEX}))"
 """A field of the form: a question's, the note's, or the changed input's; an input of a typed

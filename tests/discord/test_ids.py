@@ -39,6 +39,9 @@ def every_kind(request_id: str, question: int, option: int) -> list[CustomId]:
         CustomId.note(request_id),
         CustomId.change(request_id),
         CustomId.changed(request_id),
+        CustomId.fill(request_id),
+        CustomId.field(request_id, question),
+        CustomId.decline(request_id),
     ]
 
 
@@ -53,6 +56,9 @@ TEMPLATE_OF = {
     Action.NOTE: FIELD_TEMPLATE,
     Action.CHANGE: BUTTON_TEMPLATE,
     Action.CHANGED: FIELD_TEMPLATE,
+    Action.FILL: BUTTON_TEMPLATE,
+    Action.FIELD: FIELD_TEMPLATE,
+    Action.DECLINE: BUTTON_TEMPLATE,
 }
 
 
@@ -92,6 +98,9 @@ def test_the_format() -> None:
     assert CustomId.form("ask_db").pack() == "ab:ask_db:f"
     assert CustomId.typed("ask_db", 3).pack() == "ab:ask_db:t:3"
     assert CustomId.note("ask_db").pack() == "ab:ask_db:n"
+    assert CustomId.fill("ask_db").pack() == "ab:ask_db:i"
+    assert CustomId.field("ask_db", 4).pack() == "ab:ask_db:v:4"
+    assert CustomId.decline("ask_db").pack() == "ab:ask_db:d"
     longest = CustomId.pick("x" * 64, 3, 3).pack()
     assert len(longest) == 73
 
