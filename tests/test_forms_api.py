@@ -4,6 +4,7 @@ long-poll and webhooks; a person can decline it, which is not a cancel."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 import aiohttp
 
 from askbridge.bots.service import Service
+from askbridge.core import audit_log
 from askbridge.core.intents import (
     Cancel,
     Counted,
@@ -24,8 +26,10 @@ from askbridge.core.intents import (
     Submit,
 )
 from askbridge.core.models import Person
+from tests.conftest import StartService
 from tests.docs.commands import doc_command
 from tests.test_doc_commands import ran
+from tests.test_webhooks import SAME_MACHINE, receiver
 
 ADA = Person(platform="web", id="Ada", name="Ada")
 GRACE = Person(platform="web", id="Grace", name="Grace")
@@ -225,3 +229,26 @@ async def test_the_forms_page_asks_as_shown(
         "urgent": False,
         "regions": ["eu", "us"],
     }
+
+
+async def test_the_webhook_carries_the_same_typed_content_and_the_audit_export_verifies(
+    start_service: StartService, http: aiohttp.ClientSession
+) -> None:
+    secret = "whsec_" + base64.b64encode(b"forms-webhook-secret-0123456789ab").decode()
+    service = await start_service(webhook_secret=secret, webhook_allow=SAME_MACHINE)
+    async with receiver([200]) as hook:
+        code, _ = await post(http, service, form_ask(callback_url=hook.url, quorum=2))
+        assert code == 201
+        await service.broker.act("form_1", ADA, Fill({"ticket": "5", "urgent": True}))
+        await service.broker.act("form_1", GRACE, Fill({"ticket": "5", "urgent": "yes"}))
+        hit = await hook.next()
+    delivered = json.loads(hit.body)
+    polled = await status(http, service, "form_1")
+    assert delivered == polled
+    assert (delivered["action"], delivered["content"]) == ("accept", {"ticket": 5, "urgent": True})
+    await post(http, service, form_ask("form_no"))
+    await service.broker.act("form_no", GRACE, Decline())
+    async with http.get(f"{service.url}/v1/audit/export") as response:
+        lines = (await response.text()).splitlines()
+    verified = audit_log.verify(lines)
+    assert isinstance(verified, audit_log.Verified), verified
