@@ -204,6 +204,13 @@ async def test_a_modal_is_shown_and_its_submission_comes_over_the_gateway(place:
         sent = await emulator.submit_modal(opened, {"Comment": "Nice <@1>"})
         reply = await sent.wait_for_ephemeral()
         assert reply.text == "got {'name': 'Ada', 'comment': 'Nice <@1>'}"
+        # The reply names the submission, and through it the click that opened the modal.
+        metadata = reply.payload["interaction_metadata"]
+        assert (metadata["id"], metadata["type"]) == (str(sent.id), 5)
+        assert "interacted_message_id" not in metadata
+        triggering = metadata["triggering_interaction_metadata"]
+        assert (triggering["id"], triggering["type"]) == (str(opened.id), 3)
+        assert triggering["interacted_message_id"] == str(question.id)
         submitted = await bot.submissions.get()
     assert submitted["custom_id"] == "feedback"
     assert (submitted["message"], submitted["user"]) == (question.id, place.alice.id)

@@ -82,6 +82,8 @@ class InteractionState:
     delivered_to: int = 0
     queued_for: int = 0
     kind: int = COMPONENT_INTERACTION
+    triggered_by: InteractionState | None = None
+    """For a modal's submission: the click the modal answered."""
     callback: InteractionCallback | None = None
     modal: Modal | None = None
     """The modal the bot answered with (callback type 9), as the person sees it."""

@@ -140,7 +140,7 @@ class People:
         channel = self._registry.channel(state.channel_id)
         described = f"submission of modal {modal.title!r} by user {submitter} on {message.id}"
         kind = MODAL_SUBMIT_INTERACTION
-        return self._dispatch(message, channel, submitter, data, kind, described)
+        return self._dispatch(message, channel, submitter, data, kind, described, state)
 
     def _use(
         self,
@@ -162,6 +162,7 @@ class People:
         data: InteractionData | ModalSubmitData,
         kind: int,
         description: str,
+        triggered_by: InteractionState | None = None,
     ) -> InteractionHandle:
         interaction_id = self._snowflakes.next()
         token = "emulated." + secrets.token_urlsafe(48)
@@ -190,6 +191,7 @@ class People:
             deadline=now + self._response_window,
             token_expires=now + self._token_lifetime,
             kind=kind,
+            triggered_by=triggered_by,
         )
         self._responder.register(state)
         self._states[state.id] = state

@@ -206,18 +206,30 @@ class InteractionResponder:
         )
 
     def _metadata(self, state: InteractionState) -> JSONObject:
-        owners = state.payload["authorizing_integration_owners"]
         return {
             "webhook_id": str(self._application_id),
             "application_id": str(self._application_id),
-            "interaction_metadata": {
-                "id": str(state.id),
-                "type": state.kind,
-                "user": user_payload(self._registry.user(state.user_id)),
-                "authorizing_integration_owners": dict(owners),
-                "interacted_message_id": str(state.source_message_id),
-            },
+            "interaction_metadata": self._interaction_metadata(state),
         }
+
+    def _interaction_metadata(self, state: InteractionState) -> JSONObject:
+        """A message component's interaction names the message it was on; a modal's
+        submission names instead the interaction that opened the modal, which does
+        (`resources/message.mdx`, Message Interaction Metadata)."""
+        owners = state.payload["authorizing_integration_owners"]
+        metadata: JSONObject = {
+            "id": str(state.id),
+            "type": state.kind,
+            "user": user_payload(self._registry.user(state.user_id)),
+            "authorizing_integration_owners": dict(owners),
+        }
+        if state.kind == MODAL_SUBMIT_INTERACTION and state.triggered_by is not None:
+            metadata["triggering_interaction_metadata"] = self._interaction_metadata(
+                state.triggered_by
+            )
+        else:
+            metadata["interacted_message_id"] = str(state.source_message_id)
+        return metadata
 
     def _original(self, state: InteractionState) -> Message | None:
         if state.original_message_id is None:
