@@ -76,8 +76,9 @@ class DiscordSettings(PlatformSettings):
     public_key: str | None = Field(
         default=None, validation_alias=AliasChoices("DISCORD_PUBLIC_KEY")
     )
-    # Only `askbridge discord invite-url` reads it: the link that adds the bot to a server is
-    # the application's, and a pip-installed user makes it before askbridge ever connects.
+    # For `askbridge discord invite-url`: the link that adds the bot to a server is the
+    # application's, and a pip-installed user makes it before askbridge ever connects. The
+    # service only checks it against the token's application.
     application_id: int | None = Field(
         default=None, gt=0, validation_alias=AliasChoices("DISCORD_APPLICATION_ID")
     )

@@ -107,6 +107,7 @@ def _discord(settings: DiscordSettings, wiring: Wiring) -> PlatformRuntime | Non
         metrics=wiring.metrics,
         seat=seat_for(wiring.settings.database_url, "discord-gateway"),
         election_check_s=wiring.settings.election_check_s,
+        application_id=settings.application_id,
     )
 
 

@@ -43,8 +43,12 @@ class DiscordRuntime:
         metrics: Metrics | None = None,
         seat: Seat | None = None,
         election_check_s: float = CHECK_S,
+        application_id: int | None = None,
     ) -> None:
+        """`application_id` is DISCORD_APPLICATION_ID, which only the invite link reads: it is
+        checked against the token's application, so that link adds this bot."""
         self._token = token
+        self._application_id = application_id
         self._public_key = public_key
         self._api_url = api_url.rstrip("/") if api_url else None
         self._gateway_url = gateway_url
@@ -110,6 +114,7 @@ class DiscordRuntime:
                 "clear the URL in the Developer Portal (General Information)",
                 application.interactions_endpoint_url,
             )
+        self._check_application_id(application.id)
         holding = f"holding {GATEWAY}, " if self._election.shared else ""
         return (
             f"discord: {holding}connected as {user.name} (id {user.id}); invite the bot to a "
@@ -183,12 +188,24 @@ class DiscordRuntime:
                 f"DISCORD_PUBLIC_KEY is not the public key of the application that "
                 f"DISCORD_BOT_TOKEN belongs to (id {application.id}); {endpoint.KEY_HELP}"
             )
+        self._check_application_id(application.id)
         return (
             f"discord: HTTP interactions mode (no gateway connection), logged in as {user.name} "
             f"(id {user.id}); set the application's Interactions Endpoint URL to "
             f"https://<this server's public address>{endpoint.PATH}; invite the bot to a server "
             f"with {invite_url(application.id)}"
         )
+
+    def _check_application_id(self, actual: int) -> None:
+        if self._application_id is not None and self._application_id != actual:
+            log.warning(
+                "DISCORD_APPLICATION_ID is %s, but DISCORD_BOT_TOKEN belongs to application %s: "
+                "askbridge discord invite-url prints a link that adds another application's bot. "
+                "Set DISCORD_APPLICATION_ID=%s",
+                self._application_id,
+                actual,
+                actual,
+            )
 
     async def ready(self) -> Readiness:
         user = self.client.user

@@ -32,6 +32,24 @@ def test_the_invite_asks_for_exactly_the_permissions_needed() -> None:
     )
 
 
+@pytest.mark.parametrize("right", [True, False])
+async def test_an_application_id_that_is_not_the_tokens_is_named(
+    world: World, start_service: StartService, caplog: pytest.LogCaptureFixture, right: bool
+) -> None:
+    app_id = world.emulator.application_id
+    given = app_id if right else app_id + 1
+    await start_service(**discord_env(world.emulator), DISCORD_APPLICATION_ID=str(given))
+    warned = [m for m in caplog.messages if m.startswith("DISCORD_APPLICATION_ID is")]
+    if right:
+        assert warned == []
+    else:
+        assert warned == [
+            f"DISCORD_APPLICATION_ID is {given}, but DISCORD_BOT_TOKEN belongs to application "
+            f"{app_id}: askbridge discord invite-url prints a link that adds another "
+            f"application's bot. Set DISCORD_APPLICATION_ID={app_id}"
+        ]
+
+
 async def test_startup_logs_the_bot_and_its_invite_url(
     world: World, start_service: StartService, caplog: pytest.LogCaptureFixture
 ) -> None:
