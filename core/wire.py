@@ -5,13 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from askbridge.core.form_values import decode
-from askbridge.core.models import AskUserQuestion, Request, UserQuestionResponse
-from askbridge.core.view import FORM_ACTIONS
+from askbridge.core.models import AskUserQuestion, Request, Status, UserQuestionResponse
+from askbridge.core.permissions import DENY, HEADER, permission_response
+from askbridge.core.view import AGENT_ERRORS, FORM_ACTIONS, deciding_notes, plain_name
 
 ASK = "AskUserQuestion"
 RESPONSE = "UserQuestionResponse"
 INTERRUPT = "Interrupt"
 PERMISSION = "PermissionRequest"
+PERMISSION_RESPONSE = "PermissionResponse"
 FORM = "AskForm"
 """A typed form, in MCP elicitation's words: `{"AskForm": {"request_id", "message",
 "requested_schema"}}` (or `"url"` instead of a schema)."""
@@ -66,3 +68,38 @@ def parse_frame(frame: Any) -> AskUserQuestion | UserQuestionResponse | str | No
         if tag == RESPONSE:
             return UserQuestionResponse.model_validate(body)
     return None
+
+
+REASON = "reason"
+"""The field a PermissionResponse carries its denial's reason in, on a connection that asks for
+it (`?reasons=true`): the agent framework's PermissionResponse has no such field, and the wire
+format names no extension field, so it is never sent unasked."""
+
+
+def permission_answer(
+    prompt: dict[str, Any], request: Request, *, reasons: bool = False
+) -> dict[str, Any]:
+    """The PermissionResponse for a prompt whose request ended; with `reasons` (the connection
+    asked for them), a denial's reason as well."""
+    response = permission_response(prompt, request)
+    reason = denial_reason(request) if reasons else None
+    if reason is not None:
+        response[PERMISSION_RESPONSE][REASON] = reason
+    return response
+
+
+def denial_reason(request: Request) -> str | None:
+    """Why a permission prompt was denied, as the model would read it ("Denied by alice: use
+    the staging database", "Interrupted by bob", "Timed out waiting for an answer"); None when
+    it was allowed."""
+    if request.status is Status.ANSWERED:
+        if (request.answers or {}).get(HEADER) != DENY:
+            return None
+        if request.answered_by is None:
+            return AGENT_ERRORS[Status.EXPIRED]
+        note = deciding_notes(request).get(HEADER)
+        who = plain_name(request.answered_by)
+        return f"Denied by {who}: {note}" if note else f"Denied by {who}"
+    if request.status is Status.CANCELLED and request.cancelled_by is not None:
+        return f"Interrupted by {plain_name(request.cancelled_by)}"
+    return AGENT_ERRORS.get(request.status)

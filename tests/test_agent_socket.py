@@ -193,3 +193,55 @@ async def test_approval_and_escalation_fields_from_the_query_string(
         error = await receive(socket)
         assert "escalation" in error["error"]
         assert await receive(socket) == "Interrupt"
+
+
+async def test_a_denial_carries_its_reason_only_on_a_connection_that_asks_for_it(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    reason = "use the staging database <!channel>"
+    async with http.ws_connect(f"{service.url}/v1/agent?reasons=true") as socket:
+        await socket.send_json(PROMPT)
+        asked = await waiting_prompt(http, service.url)
+        assert asked["allow_notes"] is True
+        await answer_on_web(
+            http, service.url, asked["request_id"], {"Permission": ["Deny"]}, note=reason
+        )
+        answer = await receive(socket)
+    assert answer == {
+        "PermissionResponse": {
+            "tool_name": "Bash",
+            "allowed": False,
+            "remember": False,
+            "reason": f"Denied by Ada: {reason}",
+        }
+    }
+    # The framework's own frame, exactly, for an agent that did not ask.
+    async with http.ws_connect(f"{service.url}/v1/agent") as socket:
+        await socket.send_json(PROMPT)
+        asked = await waiting_prompt(http, service.url)
+        await answer_on_web(
+            http, service.url, asked["request_id"], {"Permission": ["Deny"]}, note=reason
+        )
+        answer = await receive(socket)
+    assert answer == {
+        "PermissionResponse": {"tool_name": "Bash", "allowed": False, "remember": False}
+    }
+    async with http.get(f"{service.url}/v1/questions/{asked['request_id']}") as response:
+        assert (await response.json())["notes"] == {"Permission": reason}
+
+
+async def test_an_allowed_or_cancelled_prompt_says_so_on_a_connection_that_asks(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    async with http.ws_connect(f"{service.url}/v1/agent?reasons=true") as socket:
+        await socket.send_json(PROMPT)
+        asked = await waiting_prompt(http, service.url)
+        await answer_on_web(http, service.url, asked["request_id"], {"Permission": ["Allow once"]})
+        allowed = await receive(socket)
+        await socket.send_json(PROMPT)
+        asked = await waiting_prompt(http, service.url)
+        await answer_on_web(http, service.url, asked["request_id"], {}, action="cancel")
+        cancelled = await receive(socket)
+    assert "reason" not in allowed["PermissionResponse"]
+    assert allowed["PermissionResponse"]["allowed"] is True
+    assert cancelled["PermissionResponse"]["reason"] == "Interrupted by Ada"

@@ -37,6 +37,7 @@ from askbridge.core.wire import (
     form_outcome,
     form_response,
     interrupt,
+    permission_answer,
     question_response,
 )
 
@@ -54,6 +55,8 @@ class Connection:
     settings: dict[str, Any]
     tagged: bool
     """`?interrupt=tagged`: every Interrupt names its request."""
+    reasons: bool
+    """`?reasons=true`: a denied PermissionResponse carries its reason (`wire.REASON`)."""
     words: SurfaceWords
     """The server's surfaces, for the examples in validation messages."""
     prompts: dict[str, str] = field(default_factory=dict)
@@ -67,8 +70,9 @@ class Connection:
 async def agent_socket(request: web.Request) -> web.WebSocketResponse:
     socket = web.WebSocketResponse(heartbeat=30.0)
     tagged = request.query.get("interrupt") == "tagged"
+    reasons = request.query.get("reasons") == "true"
     connection = Connection(
-        socket, request.app[BROKER], _settings(request), tagged, request.app[WORDS]
+        socket, request.app[BROKER], _settings(request), tagged, reasons, request.app[WORDS]
     )
     orphans = request.app[ORPHANS]
     await socket.prepare(request)
@@ -207,11 +211,10 @@ async def _approve(connection: Connection, prompt: dict[str, Any], orphans: Orph
     request_id = orphans.adopt(key) or f"perm_{uuid.uuid4()}"
     questions = permission_questions(prompt, shown=tool_use(prompt) is not None)
     connection.prompts[key] = request_id
+    # A note given with Deny is its reason, as the Claude Code hooks take it.
+    fields = {"questions": questions, "request_id": request_id, "allow_notes": True}
     try:
-        ask = Ask.parse(
-            {**settings, "questions": questions, "request_id": request_id, **_subject(prompt)},
-            connection.words,
-        )
+        ask = Ask.parse({**settings, **fields, **_subject(prompt)}, connection.words)
         outcome = await _ask_and_wait(broker, ask)
         connection.prompts.pop(key, None)
     except AskbridgeError as error:
@@ -222,7 +225,7 @@ async def _approve(connection: Connection, prompt: dict[str, Any], orphans: Orph
     if outcome is None and not broker.closed:
         await _send(socket, permission_response(prompt, _nothing(request_id)))
     elif outcome is not None:
-        await _send(socket, permission_response(prompt, outcome))
+        await _send(socket, permission_answer(prompt, outcome, reasons=connection.reasons))
 
 
 async def _ask_and_wait(broker: Broker, ask: Ask) -> Request | None:

@@ -442,6 +442,8 @@ async def permission(
             "button 'Allow once' in row 0",
             "button 'Always allow' in row 0",
             "button 'Deny' in row 0",
+            # A note given with Deny is its reason.
+            "button 'Submit with a note…' in row 1",
             "button 'Cancel' in row 1",
         ]
         if choice is not None:

@@ -10,7 +10,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from askbridge.core.models import Person, Request, Status, Target, UserQuestion
+from askbridge.core.models import Person, Request, Status, Target, UserQuestion, Vote
 from askbridge.core.permissions import permission_questions, permission_response
 from askbridge.core.wire import (
     ASK,
@@ -21,6 +21,7 @@ from askbridge.core.wire import (
     RESPONSE,
     form_response,
     interrupt,
+    permission_answer,
     question_response,
 )
 
@@ -68,6 +69,11 @@ def socket_page() -> str:
         ("out", f"{INTERRUPT} (bare)", interrupt()),
         ("out", f"{INTERRUPT} (with `?interrupt=tagged`)", interrupt("ask_5f0c")),
         ("out", "PermissionResponse", permission_response(PROMPT, _allowed_once())),
+        (
+            "out",
+            "PermissionResponse (denied with a reason, with `?reasons=true`)",
+            permission_answer(PROMPT, _denied_with_a_reason(), reasons=True),
+        ),
     ]
     lines = []
     for direction, name, frame in frames:
@@ -89,15 +95,28 @@ def socket_page() -> str:
 
 def _allowed_once() -> Request:
     """A permission request that someone answered with "Allow once"."""
+    return _answered("Allow once")
+
+
+def _denied_with_a_reason() -> Request:
+    """A permission request that alice denied, with a note."""
+    return _answered("Deny", "use the staging database")
+
+
+def _answered(choice: str, note: str = "") -> Request:
     question = UserQuestion.model_validate(permission_questions(PROMPT)[0])
     now = datetime(2026, 1, 1, tzinfo=UTC)
+    who = Person(platform="web", id="local", name="web user" if not note else "alice")
+    answers = {question.header: choice}
+    notes = {question.header: note} if note else {}
     return Request(
         request_id="perm_1",
         questions=(question,),
         targets=(Target(platform="web"),),
         status=Status.ANSWERED,
-        answers={question.header: "Allow once"},
-        answered_by=Person(platform="web", id="local", name="web user"),
+        answers=answers,
+        answered_by=who,
+        votes=(Vote(person=who, answers=answers, at=now, notes=notes),),
         created_at=now,
         ended_at=now,
     )
