@@ -14,6 +14,7 @@ equal, and `decode` gives the typed values back losslessly.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -128,7 +129,24 @@ def _read_form(raw: Any, where: str, problems: list[Problem]) -> Form | None:
             )
         return Form(message=message, url=url if isinstance(url, str) else None)
     fields = _read_schema(schema, f"{where}.requested_schema", problems)
+    if fields and (problem := _json_problem(schema)) is not None:
+        # The schema is kept and given back as it came: annotations too must be plain JSON.
+        problems.append(Problem(f"{where}.requested_schema", problem))
     return Form(message=message, fields=fields, schema_=dict(schema) if fields else None)
+
+
+def _json_problem(value: Any) -> str | None:
+    """Why `value` cannot be kept and sent as JSON text (a lone surrogate, NaN), or None."""
+    try:
+        json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except UnicodeEncodeError as error:
+        return (
+            "must be valid Unicode text throughout, got a lone surrogate "
+            f"{error.object[error.start]!r} (half of a UTF-16 pair; send the whole character)"
+        )
+    except (ValueError, TypeError) as error:
+        return f"must be plain JSON throughout: {error}"
+    return None
 
 
 def _read_schema(raw: Any, where: str, problems: list[Problem]) -> tuple[FormField, ...]:

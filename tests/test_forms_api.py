@@ -252,3 +252,29 @@ async def test_the_webhook_carries_the_same_typed_content_and_the_audit_export_v
         lines = (await response.text()).splitlines()
     verified = audit_log.verify(lines)
     assert isinstance(verified, audit_log.Verified), verified
+
+
+async def test_annotations_are_kept_as_sent_and_must_be_plain_json(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    annotated = {**SCHEMA, "$comment": "asked by <@U1>", "title": "Ticket form"}
+    code, created = await post(
+        http, service, {"form": {"message": "Which?", "requested_schema": annotated}}
+    )
+    assert code == 201, created
+    assert created["form"]["requested_schema"] == annotated
+    # A lone surrogate, as JSON can carry it escaped: refused, never a server error.
+    body = json.dumps({"form": {"message": "Which?", "requested_schema": SCHEMA}})
+    body = body.replace('"required"', '"$comment": "\\ud800", "required"')
+    async with http.post(
+        f"{service.url}/v1/questions", data=body, headers={"Content-Type": "application/json"}
+    ) as response:
+        refused = await response.json()
+        assert response.status == 422, refused
+    assert refused["details"] == [
+        {
+            "location": "form.requested_schema",
+            "message": "must be valid Unicode text throughout, got a lone surrogate '\\ud800' "
+            "(half of a UTF-16 pair; send the whole character)",
+        }
+    ]

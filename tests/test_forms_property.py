@@ -4,9 +4,10 @@ words, and never fail on one.
 Forms are drawn from MCP elicitation's schema subset (every kind of field, with and without
 its keywords) with mutations: keywords outside the subset, nested objects, wrong types, bounds
 the wrong way round, defaults that do not fit, choices without titles or repeated, too many
-fields, lone surrogates, deadlines' content that does not fit. Each is sent to one running
-server as `POST /v1/questions` and as an `AskForm` frame on `/v1/agent`: both accept it (and
-give the form back as it was sent), or both refuse it with the same `error` and `details`.
+fields, lone surrogates (in annotations too), deadlines' content that does not fit. Each is
+sent to one running server as `POST /v1/questions` and as an `AskForm` frame on `/v1/agent`:
+both accept it (and give the form back as it was sent), or both refuse it with the same
+`error` and `details`.
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ def _spoil(draw: st.DrawFn, schema: dict[str, Any]) -> dict[str, Any]:
     spoiled: dict[str, Any] = json.loads(json.dumps(schema))
     props = spoiled["properties"]
     name = next(iter(props))
-    match draw(st.integers(0, 9)):
+    match draw(st.integers(0, 11)):
         case 0:
             props[name]["pattern"] = "^[0-9]+$"
         case 1:
@@ -105,6 +106,11 @@ def _spoil(draw: st.DrawFn, schema: dict[str, Any]) -> dict[str, Any]:
             spoiled["additionalProperties"] = False
         case 8:
             props[name]["default"] = draw(values)
+        case 9:
+            # Annotations are kept and given back as they came.
+            spoiled[draw(st.sampled_from(["$comment", "title", "description"]))] = draw(texts)
+        case 10:
+            props[name][draw(st.sampled_from(["$comment", "examples"]))] = draw(texts)
         case _:
             pass
     return spoiled
