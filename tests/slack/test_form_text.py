@@ -56,14 +56,22 @@ def forms(draw: st.DrawFn) -> tuple[Form, dict[str, Any]]:
             FieldKind.CHOICES: ["v0"],
         }
         content[name] = typed[kind] if kind in typed else draw(hostile_text())
-    return Form(message=draw(hostile_text()), fields=tuple(fields)), content
+    message = draw(hostile_text())
+    if draw(st.booleans()):
+        # A URL-mode form: a link (core takes any http(s) URL without spaces) and no fields.
+        url = "https://e.example/?q=" + "".join(draw(hostile_text()).split())
+        return Form(message=message, url=url), {}
+    return Form(message=message, fields=tuple(fields)), content
 
 
 def as_form_request(request: Request, form: Form, content: dict[str, Any]) -> Request:
     """`request` (in any state, with hostile people) asking `form` instead of questions."""
     answers = encode(content)
     votes = tuple(v.model_copy(update={"answers": answers, "notes": {}}) for v in request.votes)
-    update: dict[str, Any] = {"questions": (), "form": form, "votes": votes}
+    # The deadline's default content too is kept as the form's values are.
+    default = answers if request.policy.timeout_answers is not None else None
+    policy = request.policy.model_copy(update={"timeout_answers": default})
+    update: dict[str, Any] = {"questions": (), "form": form, "votes": votes, "policy": policy}
     if request.answers is not None:
         update["answers"] = answers
     return request.model_copy(update=update)
@@ -78,7 +86,8 @@ def test_every_form_message_modal_and_note_is_inert(
     request = as_form_request(request, form, content)
     view = RequestView.of(request)
     payload = render(view, "r1")
-    assert_inert(payload["text"], json.loads(json.dumps(payload["blocks"])), request)
+    blocks: list[Any] = json.loads(json.dumps(payload["blocks"]))
+    assert_inert(payload["text"], blocks, request)
 
     metadata = FormMetadata(request.request_id, "C1", "1700000000.000100", {"team_id": "T1"})
     shown = json.loads(json.dumps(modal(form, metadata)))
@@ -86,5 +95,15 @@ def test_every_form_message_modal_and_note_is_inert(
     assert mentions(None, shown["blocks"]).none
     problems = {f.name: f"must not be {content[f.name]!r}" for f in form.fields}
     assert set(errors(form, problems)) == {b["block_id"] for b in shown["blocks"][1:]}
+    if form.url is not None:
+        buttons = [e for b in blocks if b["type"] == "actions" for e in b["elements"]]
+        if view.waiting:
+            assert [b["text"]["text"] for b in buttons] == [
+                "Open link",
+                "Done",
+                "Decline",
+                "Cancel",
+            ]
+            assert buttons[0]["url"] == form.url
     refused = Refused(Refusal.BAD_VALUES, view, field_problems=problems, values=content)
     assert_note_inert(note(refused), request)
