@@ -225,3 +225,27 @@ async def test_the_deadline_can_decline_or_expire_the_form(
     gone = await store.get(expired)
     assert gone is not None
     assert gone.status is Status.EXPIRED
+
+
+async def test_an_escalation_step_opens_the_form_to_its_answerers(
+    broker: Broker, store: Store, clock: ManualClock
+) -> None:
+    request_id = await ask(
+        broker,
+        answerers=["chat:U1"],
+        escalation=[{"after_s": 60, "answerers": ["chat:U2"], "mention": False}],
+    )
+    refused = await broker.act(request_id, GRACE, Decline())
+    assert isinstance(refused, Refused)
+    assert refused.reason is Refusal.NOT_ANSWERER
+    await clock.advance(61)
+    await broker.expire_due()
+    stored = await store.get(request_id)
+    assert stored is not None
+    assert stored.escalation_step == 1
+    late = await broker.act(request_id, ADA, Fill({"version": "v1", "replicas": "1"}))
+    assert isinstance(late, Refused)
+    assert late.reason is Refusal.NOT_ANSWERER
+    filled = await broker.act(request_id, GRACE, Fill({"version": "v1", "replicas": "1"}))
+    assert isinstance(filled, Decided)
+    assert filled.view.deciders == (GRACE,)
