@@ -101,13 +101,29 @@ def where(interaction: discord.Interaction[Any]) -> MessageRef:
 
 def asked_from(interaction: discord.Interaction[Any]) -> MessageRef:
     """The message whose component was clicked to make the private note `interaction` came
-    from; message 0 when Discord names none."""
+    from (through the modal that click opened, for a note answering a modal's submission);
+    message 0 when Discord names none."""
     note = interaction.message
     metadata = note.interaction_metadata if note is not None else None
+    if metadata is not None and metadata.modal_interaction is not None:
+        metadata = metadata.modal_interaction
     message_id = (metadata.interacted_message_id if metadata is not None else None) or 0
     return MessageRef(
         platform="discord", channel=str(interaction.channel_id), message_id=str(message_id)
     )
+
+
+def on_note(interaction: discord.Interaction[Any]) -> bool:
+    """Whether the interaction came from a private note (an ephemeral message) askbridge sent
+    in answer to the person, rather than from a request's message."""
+    message = interaction.message
+    return message is not None and message.flags.ephemeral
+
+
+def origin(interaction: discord.Interaction[Any]) -> MessageRef:
+    """The request's message an interaction comes from: the one clicked, or, for a click on
+    a private note (or a form opened from one), the message the note answered a click on."""
+    return asked_from(interaction) if on_note(interaction) else where(interaction)
 
 
 def sent(interaction: discord.Interaction[Any]) -> datetime:
@@ -173,7 +189,7 @@ def parse_fill(interaction: discord.Interaction[Any], custom_id: CustomId, form:
     when an input is not one of this form's."""
     given = filled(form, custom_id.request_id, interaction.data or {})
     return Click(
-        custom_id.request_id, who(interaction), where(interaction), Fill(given), sent(interaction)
+        custom_id.request_id, who(interaction), origin(interaction), Fill(given), sent(interaction)
     )
 
 

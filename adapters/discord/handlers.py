@@ -38,6 +38,8 @@ from askbridge.core.view import (
 log = logging.getLogger("askbridge.discord")
 
 MAX_CONTENT = 2000
+FILL_AGAIN = "Fill in again"
+Style = discord.ButtonStyle
 NO_PINGS = discord.AllowedMentions.none()
 
 
@@ -139,10 +141,13 @@ async def act_and_tell(
     word: Callable[[Outcome], str | None],
     *,
     replace: bool = False,
+    buttons: Callable[[Outcome], ui.View | None] | None = None,
 ) -> None:
     """Acknowledge an interaction at once (a click, or a form's submission), act on what
     `read` makes of it, and tell the person privately what `word` makes of the outcome: in a
-    note of its own, or (`replace`) in place of the private note that was clicked."""
+    note of its own, or (`replace`) in place of the private note that was clicked; with the
+    buttons `buttons` gives for the outcome, if any."""
+    under: ui.View | None = None
     try:
         # Type 6: "got it", with no visible change; the broker's answer may take a moment.
         await first.defer()
@@ -155,6 +160,7 @@ async def act_and_tell(
             click.request_id, click.person, click.intent, click.origin, sent_at=click.sent_at
         )
         text = word(outcome)
+        under = buttons(outcome) if buttons is not None else None
     except BadCustomId as error:
         log.warning("refused a click: %s", error)
         text = FOREIGN_CLICK
@@ -169,25 +175,34 @@ async def act_and_tell(
     )
     if text:
         await first.delivered()
-        await (replaced(interaction, text) if replace else tell(interaction, text))
+        await (replaced if replace else tell)(interaction, text, under)
 
 
-async def replaced(interaction: discord.Interaction[Any], text: str) -> None:
-    """The private note whose button was clicked, now saying `text`, without its buttons."""
+async def replaced(
+    interaction: discord.Interaction[Any], text: str, buttons: ui.View | None = None
+) -> None:
+    """The private note whose button was clicked, now saying `text`, with `buttons` in place
+    of its own."""
     try:
         await interaction.edit_original_response(
-            content=shorten(text, MAX_CONTENT), view=None, allowed_mentions=NO_PINGS
+            content=shorten(text, MAX_CONTENT), view=buttons, allowed_mentions=NO_PINGS
         )
     except discord.HTTPException:
         log.warning("could not tell %s: %s", interaction.user.id, text, exc_info=True)
 
 
-async def tell(interaction: discord.Interaction[Any], text: str) -> None:
+async def tell(
+    interaction: discord.Interaction[Any], text: str, buttons: ui.View | None = None
+) -> None:
     """A private note to the person, after the interaction was acknowledged."""
+    content = shorten(text, MAX_CONTENT)
     try:
-        await interaction.followup.send(
-            shorten(text, MAX_CONTENT), ephemeral=True, allowed_mentions=NO_PINGS
-        )
+        if buttons is None:
+            await interaction.followup.send(content, ephemeral=True, allowed_mentions=NO_PINGS)
+        else:
+            await interaction.followup.send(
+                content, view=buttons, ephemeral=True, allowed_mentions=NO_PINGS
+            )
     except discord.HTTPException:
         log.warning("could not tell %s: %s", interaction.user.id, text, exc_info=True)
 
@@ -285,7 +300,8 @@ async def open_fill(
     modal: Modal | None = None
     text: str | None = None
     try:
-        opening = await broker.answer_form(custom_id.request_id, person, clicks.where(interaction))
+        origin = clicks.origin(interaction)
+        opening = await broker.answer_form(custom_id.request_id, person, origin)
         if isinstance(opening, Refused):
             text = note(opening)
         elif (form := opening.view.form) is None:
@@ -341,7 +357,7 @@ async def fill_submitted(
             given = clicks.Click(
                 custom_id.request_id,
                 person,
-                clicks.where(interaction),
+                clicks.origin(interaction),
                 Fill({}),
                 clicks.sent(interaction),
             )
@@ -350,11 +366,30 @@ async def fill_submitted(
         return given
 
     def word(outcome: Outcome) -> str | None:
-        if isinstance(outcome, Refused) and outcome.reason is Refusal.BAD_VALUES:
+        if refused_values(outcome):
             if given is not None and isinstance(given.intent, Fill):
                 kept.keep(custom_id.request_id, person.id, given.intent.values)
         else:
             kept.drop(custom_id.request_id, person.id)
         return note(outcome)
 
-    await act_and_tell(broker, interaction, first, custom_id, read, word)
+    def again(outcome: Outcome) -> ui.View | None:
+        if not refused_values(outcome):
+            return None
+        buttons = ui.View(timeout=None)
+        button = ActionButton.make(CustomId.fill(custom_id.request_id), FILL_AGAIN, Style.primary)
+        buttons.add_item(button)
+        # Its click reaches askbridge by the button's custom_id, as every other's does.
+        buttons.stop()
+        return buttons
+
+    # A form opened from the note of an earlier refusal answers in that note, so that its
+    # button always names the note of the form's first submission (see `clicks.origin`).
+    from_note = clicks.on_note(interaction)
+    await act_and_tell(
+        broker, interaction, first, custom_id, read, word, replace=from_note, buttons=again
+    )
+
+
+def refused_values(outcome: Outcome) -> bool:
+    return isinstance(outcome, Refused) and outcome.reason is Refusal.BAD_VALUES

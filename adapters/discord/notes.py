@@ -81,7 +81,7 @@ def typed_problems(outcome: Refused) -> str:
     return "\n".join(lines)
 
 
-FILL_AGAIN = "Press **Fill in…** to try again: the form keeps what you gave."
+FILL_AGAIN = "**Fill in again** opens the form with what you gave."
 
 
 def refused_values(outcome: Refused) -> str:

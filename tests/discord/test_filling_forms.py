@@ -139,6 +139,7 @@ async def test_a_value_out_of_bounds_is_refused_privately_and_nothing_is_recorde
     submitted = await emulator.submit_modal(opened, given)
     note = await submitted.wait_for_ephemeral("Nothing was recorded")
     assert note.ephemeral_for == alice.id
+    assert note.controls() == "button 'Fill in again' in row 0"
     assert "- **Contact email**: must be an email address" in note.text
     assert "- **Replicas**: must be at most 10, got 11" in note.text
     assert "Environment" not in note.text
@@ -163,6 +164,35 @@ async def test_a_value_out_of_bounds_is_refused_privately_and_nothing_is_recorde
         "urgent": False,
         "env": "prod",
     }
+
+
+async def test_fill_in_again_reopens_the_form_from_the_note_as_it_was_left(
+    bridge: Service, world: World, http: aiohttp.ClientSession
+) -> None:
+    emulator, alice = world.emulator, world.alice
+    question = posted(emulator, await ask(http, bridge.url, FORM))
+    given = {"Contact email": "a@example.com", "Replicas": "0", "Environment": ["Production"]}
+    first = await emulator.submit_modal(await fill_in(emulator, question, alice.id), given)
+    note = await first.wait_for_ephemeral("- **Replicas**: must be at least 1, got 0")
+
+    again = await emulator.click(note, alice.id, "Fill in again")
+    form = await again.modal()
+    assert [f.value for f in form.fields] == ["a@example.com", "0"]
+    second = await emulator.submit_modal(again, {"Replicas": "12"})
+    assert (await second.response()).type == 6
+    # Told in the same note, which keeps its button.
+    told = await emulator.wait_for_edit(note.id, lambda m: "got 12" in m.text)
+    assert told.controls() == "button 'Fill in again' in row 0"
+    assert second.followups == []
+    assert (await outcome(http, bridge.url, "form_deploy", wait=0))["status"] == "waiting"
+
+    third = await emulator.click(told, alice.id, "Fill in again")
+    assert (await third.modal()).field("Replicas").value == "12"
+    done = await emulator.submit_modal(third, {"Replicas": "3"})
+    await done.response()
+    final = await outcome(http, bridge.url, "form_deploy")
+    assert final["content"]["count"] == 3
+    await emulator.wait_for_edit(question.id, ended)
 
 
 async def test_decline_tells_the_agent_no(

@@ -495,6 +495,9 @@ async def test_a_typed_form_filled_in_refused_then_declined(
     note = await submitted.wait_for_ephemeral("Nothing was recorded")
     assert "- **Ticket**: must be at least 1, got 0" in note.text
     assert (await outcome(http, bridge.url, "form_ticket", wait=0))["status"] == "waiting"
+    again = await emulator.click(note, alice.id, "Fill in again")
+    await answered(again, 9)
+    assert (await again.modal()).field("Ticket").value == "0"
 
     await answered(await emulator.click(question, bob.id, "Decline"), 6)
     final = await outcome(http, bridge.url, "form_ticket")
