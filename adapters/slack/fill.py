@@ -57,6 +57,11 @@ ERROR_BUDGET = 1000
 TITLE_IN_ERROR_BUDGET = 60
 
 
+def title_of(field: FormField) -> str:
+    """The field's title, or its name when the title holds nothing to read."""
+    return field.title if field.title.strip() else field.name
+
+
 def modal(form: Form, metadata: FormMetadata) -> ModalView:
     """The modal "Fill in…" opens for `form`, its inputs holding the fields' defaults."""
     message: RichTextBlock = block(MESSAGE_BLOCK, prose([], shorten(form.message, MESSAGE_BUDGET)))
@@ -75,7 +80,7 @@ def field_input(field: FormField) -> InputBlock:
     made: InputBlock = {
         "type": "input",
         "block_id": field_block_id(field.name),
-        "label": plain(field.title, MAX_LABEL),
+        "label": plain(title_of(field), MAX_LABEL),
         "element": _element(field),
     }
     if field.description.strip():
@@ -243,6 +248,6 @@ def errors(form: Form, problems: Mapping[str, str]) -> dict[str, str]:
     for name, problem in problems.items():
         field = form.field(name)
         if field is not None:
-            title = shorten(" ".join(field.title.split()), TITLE_IN_ERROR_BUDGET)
+            title = shorten(" ".join(title_of(field).split()), TITLE_IN_ERROR_BUDGET)
             shown[field_block_id(name)] = shorten(f"{title} {problem}.", ERROR_BUDGET)
     return shown

@@ -4,6 +4,7 @@ so user text in them stays inert."""
 
 from __future__ import annotations
 
+from askbridge.adapters.slack.fill import title_of
 from askbridge.adapters.slack.render import answerers_line, deadline_slots
 from askbridge.adapters.slack.text import Emoji, Line, Span, answerer, filled, joined, shorten
 from askbridge.core.intents import Counted, Note, Outcome, Refused, note_for
@@ -50,7 +51,7 @@ def note(outcome: Outcome) -> Line | None:
                 for name, problem in problems.items()
             ]
             fields = " ".join(
-                f"{field.title if field is not None else name} {problem}."
+                f"{title_of(field) if field is not None else name} {problem}."
                 for field, name, problem in named
             )
             return [Span(f"{NOT_RECORDED} {fields}")]

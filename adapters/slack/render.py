@@ -30,6 +30,7 @@ from askbridge.adapters.slack.controls import (
     link,
     plain,
 )
+from askbridge.adapters.slack.fill import title_of
 from askbridge.adapters.slack.ids import ActionId
 from askbridge.adapters.slack.text import (
     Emoji,
@@ -280,7 +281,7 @@ def _form_fallback(view: RequestView, form: Form) -> str:
         line = f"Form from the agent: {text}"
     else:
         names = shorten(", ".join(p.name or p.id for p in view.deciders) or "someone", 500)
-        given = "; ".join(f"{f.title}: {value}" for f, value in view.filled_in())
+        given = "; ".join(f"{title_of(f)}: {value}" for f, value in view.filled_in())
         line = f"{view.heading.format(deciders=names)}: {given or asked}"
     return shorten_mrkdwn(mrkdwn([Span(line)]), MAX_FALLBACK_TEXT)
 
@@ -306,7 +307,7 @@ def _form_waiting(view: RequestView, form: Form, rev: str) -> list[Block]:
     policy = policy_line(view)
     if policy:
         blocks.append(block(block_id(rev, "policy"), [section(policy)]))
-    fields = [_field_line(f.title, f.description, f.required) for f in form.fields]
+    fields = [_field_line(title_of(f), f.description, f.required) for f in form.fields]
     below = [bullets(fields)] if fields else []
     if form.url is not None:
         # The address as text, so people see where the button goes before they click.
@@ -330,7 +331,7 @@ def _form_waiting(view: RequestView, form: Form, rev: str) -> list[Block]:
 def _form_ended(view: RequestView, form: Form, rev: str) -> list[Block]:
     """The form's message, the values given as people read them, and how it ended."""
     given: list[Line] = [
-        [Span(shorten(f.title, LABEL_BUDGET), bold=True), Span(": "), Span(value_text(value))]
+        [Span(shorten(title_of(f), LABEL_BUDGET), bold=True), Span(": "), Span(value_text(value))]
         for f, value in view.filled_in()
     ]
     blocks = _context(view, rev)

@@ -224,3 +224,13 @@ def test_refused_values_become_errors_under_their_inputs() -> None:
         {"replicas": "must be at most 10, got 42", "nope": "is not a field of this form"},
     )
     assert shown == {field_block_id("replicas"): "replicas must be at most 10, got 42."}
+
+
+def test_a_title_of_spaces_shows_the_fields_name() -> None:
+    schema = {"type": "object", "properties": {"ticket": {"type": "string", "title": "   "}}}
+    view = modal(form(schema), METADATA)
+    assert validate_view(view) == []
+    assert inputs(view)[field_block_id("ticket")]["label"]["text"] == "ticket"
+    assert errors(form(schema), {"ticket": "is required"}) == {
+        field_block_id("ticket"): "ticket is required."
+    }
