@@ -47,7 +47,7 @@ from askbridge.core.answers import merge
 from askbridge.core.broker import Broker
 from askbridge.core.changes import CHANGE_ACTION
 from askbridge.core.intents import Action, Fill, FormOpens, Intent, Outcome, Refusal, Refused
-from askbridge.core.view import FAILED, NO_LONGER_AVAILABLE
+from askbridge.core.view import FAILED, FOREIGN_CLICK, NO_LONGER_AVAILABLE
 
 log = logging.getLogger("askbridge.slack")
 
@@ -153,13 +153,20 @@ class Handlers:
                     action.request_id, origin.channel, origin.message_id, claims
                 )
                 typed = opening.view.form
-                if action.action is Action.FILL and typed is not None:
-                    opened = modal(typed, metadata)
+                if (action.action is Action.FILL) != (typed is not None):
+                    # "Fill in…" of a request without a form, or an answer form's button on one
+                    # with a form: not a button of this request's message.
+                    line = [Span(FOREIGN_CLICK)]
                 else:
-                    opened = form(opening.view, picks, action.action, metadata)
-                await self.surface.open_form(interaction.trigger_id, opened)
-                return
-            line = note(opening)
+                    opened = (
+                        modal(typed, metadata)
+                        if typed is not None
+                        else form(opening.view, picks, action.action, metadata)
+                    )
+                    await self.surface.open_form(interaction.trigger_id, opened)
+                    return
+            else:
+                line = note(opening)
         except Exception as error:
             log.warning("could not open the answer form of %s: %r", action.request_id, error)
             labels = {

@@ -46,6 +46,8 @@ def test_the_format_is_stable() -> None:
     assert ActionId("ask_1", Action.SUBMIT).pack() == "ab|ask_1|submit"
     assert ActionId("ask_1", Action.WORDS).pack() == "ab|ask_1|other"
     assert ActionId("ask_1", Action.ADD_NOTE).pack() == "ab|ask_1|note"
+    assert ActionId("ask_1", Action.FILL).pack() == "ab|ask_1|fill"
+    assert ActionId("ask_1", Action.DECLINE).pack() == "ab|ask_1|decline"
     assert ActionId("ask_1", Action.PICK, 0, 2).choice() == (0, 2)
 
 

@@ -20,7 +20,7 @@ from tests.emulators.slack import (
     validate_blocks,
     validate_view,
 )
-from tests.slack.conftest import TARGET, Bridge
+from tests.slack.conftest import TARGET, Bridge, ask_body
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -317,3 +317,24 @@ async def test_a_filled_in_form_delivered_twice_counts_once(bridge: Bridge) -> N
     assert [v["voter"]["id"] for v in outcome["votes"]] == ["U1", "U2"]
     assert (await bridge.event_kinds("form_twice")).count("vote") == 2
     assert len(slack.ephemerals("U1")) == 1
+
+
+async def test_fill_in_on_a_request_without_a_form_is_foreign(bridge: Bridge) -> None:
+    slack = bridge.slack
+    message = await bridge.ask(ask_body("ask_no_form"))
+    # A client that shows a "Fill in…" the message never had (a forged or garbled click).
+    forged = copy.deepcopy(message)
+    buttons = next(
+        b for b in forged.blocks if b["type"] == "actions" and "buttons" in b["block_id"]
+    )
+    fill = {
+        "type": "button",
+        "action_id": "ab|ask_no_form|fill",
+        "text": {"type": "plain_text", "text": "Fill in…"},
+        "value": "fill",
+    }
+    buttons["elements"].append(fill)
+    (await slack.person("U1").click_button(forged, "Fill in…", stale=True)).assert_acked()
+    await slack.wait_for_ephemeral("U1", contains="does not belong to this question")
+    assert slack.open_views("U1") == []
+    assert (await bridge.status("ask_no_form"))["status"] == "waiting"
