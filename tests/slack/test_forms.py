@@ -67,6 +67,7 @@ async def test_a_form_filled_in_reaches_the_agent_typed(bridge: Bridge) -> None:
     slack = bridge.slack
     message = await bridge.ask(form_body("form_typed"))
     shown = message.visible_text
+    assert message.text == f"Form from the agent: {MESSAGE}"
     assert MESSAGE in shown
     assert "*Contact* (required) — Who to page if it goes wrong" in shown
     assert "Checks" in shown
@@ -101,6 +102,11 @@ async def test_a_form_filled_in_reaches_the_agent_typed(bridge: Bridge) -> None:
     assert "*Runbook read*: Yes" in final.visible_text
     assert "*Checks*: smoke, load" in final.visible_text
     assert "Answered by <@U1>" in final.visible_text
+    # The notification names people without pinging them, and gives the values.
+    assert final.text == (
+        "Answered by alice: Contact: ops@example.com; Replicas: 4; Runbook read: Yes; "
+        "Region: Americas; Checks: smoke, load"
+    )
     assert validate_blocks(final.blocks) == []
     assert slack.unacked == []
     assert slack.invalid_blocks_count == 0
