@@ -587,16 +587,16 @@ def read_text(field: FormField, text: str) -> Any:
     if kind.is_text:
         return check_value(field, text if kind is FieldKind.TEXT else stripped)
     if kind.is_number:
+        wanted = "a whole number" if kind is FieldKind.INTEGER else "a number"
         try:
             # Python reads "1_000" and "nan"; a person's number is digits, a sign and a point.
             if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", stripped):
                 raise ValueError
             number = float(stripped)
         except ValueError:
-            wanted = "a whole number" if kind is FieldKind.INTEGER else "a number"
             raise refuse(f"must be {wanted}, got {shown(text)}") from None
         if not math.isfinite(number):
-            raise refuse(f"must be a number, got {shown(text)}")
+            raise refuse(f"must be {wanted}, got {shown(text)}")
         if kind is FieldKind.INTEGER:
             if not re.fullmatch(r"[+-]?\d+", stripped):
                 raise refuse(f"must be a whole number, got {shown(text)}")
@@ -608,7 +608,7 @@ def read_text(field: FormField, text: str) -> Any:
             raise refuse(f"must be yes or no, got {shown(text)}")
         return answer
     if kind is FieldKind.CHOICE:
-        return check_value(field, _choice_value(field, stripped))
+        return check_value(field, _choice_value(field, text))
     parts = [p.strip() for p in stripped.split(",") if p.strip()]
     return check_value(field, [_choice_value(field, p) for p in parts])
 
@@ -624,7 +624,8 @@ def read_input(form: Form, values: Mapping[str, object]) -> dict[str, Any]:
         if field is None:
             problems.append(FieldProblem(name, "is not a field of this form"))
         elif isinstance(value, str) and (
-            value == "" or (not value.strip() and field.kind is not FieldKind.TEXT)
+            value == ""
+            or (not value.strip() and field.kind not in (FieldKind.TEXT, FieldKind.CHOICE))
         ):
             continue
         elif isinstance(value, str) and field.kind is not FieldKind.CHOICES:
@@ -648,7 +649,10 @@ _YES_NO = {"yes": True, "y": True, "true": True, "no": False, "n": False, "false
 
 
 def _choice_value(field: FormField, text: str) -> str:
-    for choice in field.choices:
-        if text in (choice.value, choice.title):
-            return choice.value
-    return text
+    """The choice `text` names: its value or title as given, else as typed with the spaces
+    around it left out (a value may begin or end with a space)."""
+    for wanted in (text, text.strip()):
+        for choice in field.choices:
+            if wanted in (choice.value, choice.title):
+                return choice.value
+    return text.strip()
