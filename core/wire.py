@@ -16,7 +16,8 @@ PERMISSION = "PermissionRequest"
 PERMISSION_RESPONSE = "PermissionResponse"
 FORM = "AskForm"
 """A typed form, in MCP elicitation's words: `{"AskForm": {"request_id", "message",
-"requested_schema"}}` (or `"url"` instead of a schema)."""
+"requested_schema"}}` (or `"url"` instead of a schema), and optionally what its deadline does
+(`"on_timeout"`)."""
 FORM_RESPONSE = "FormResponse"
 FORM_FIELDS = ("message", "requested_schema", "requestedSchema", "url")
 """What an AskForm frame carries of its form."""

@@ -12,6 +12,7 @@ import pytest
 
 from askbridge.bots.service import Service
 from askbridge.client import AskbridgeClient, FormAnswer, InvalidRequest
+from askbridge.core.clock import ManualClock
 from askbridge.core.intents import Decided, Decline, Fill
 from tests.conftest import waiting_ids
 from tests.test_forms_api import ADA, SCHEMA
@@ -124,3 +125,19 @@ async def test_the_python_client_asks_a_form_and_gets_typed_content(
         with pytest.raises(InvalidRequest, match="The form was rejected") as refused:
             await client.ask_form("Which ticket?", {"type": "object", "properties": {}})
         assert refused.value.status == 422
+
+
+async def test_the_frame_says_what_the_deadline_gives(
+    service: Service, clock: ManualClock, http: aiohttp.ClientSession
+) -> None:
+    async with http.ws_connect(f"{service.url}/v1/agent?timeout_s=30") as socket:
+        content = {"ticket": 1, "urgent": False}
+        await socket.send_json(form_frame("form_t1", on_timeout={"content": content}))
+        await socket.send_json(form_frame("form_t2", on_timeout="decline"))
+        await waiting_ids(http, service.url, lambda ids: {"form_t1", "form_t2"} <= set(ids))
+        await clock.advance(31)
+        frames = [await receive(socket), await receive(socket)]
+    assert sorted(frames, key=lambda f: f["FormResponse"]["request_id"]) == [
+        {"FormResponse": {"request_id": "form_t1", "action": "accept", "content": content}},
+        {"FormResponse": {"request_id": "form_t2", "action": "decline"}},
+    ]

@@ -183,7 +183,8 @@ async def _fill_in(connection: Connection, frame: dict[str, Any]) -> None:
     broker, socket, settings = connection.broker, connection.socket, connection.settings
     request_id = frame.get("request_id", frame.get("requestId"))
     form = {key: frame[key] for key in FORM_FIELDS if key in frame}
-    sent = {key: frame[key] for key in ("request_id", "requestId") if key in frame}
+    # What the deadline gives is the form's own (its fields'), so the frame carries it.
+    sent = {key: frame[key] for key in ("request_id", "requestId", "on_timeout") if key in frame}
     try:
         ask = Ask.parse({**settings, **sent, "form": form}, connection.words)
         outcome = await _ask_and_wait(broker, ask)
