@@ -139,6 +139,13 @@ FORM_HOW_TO_VOTE = (
     "Filling in the form casts your vote; fill it in again to change it. Decline tells the "
     "agent no."
 )
+LINK_HOW_TO_ANSWER = (
+    "Open the link and do what it asks, then press Done; Decline tells the agent no."
+)
+LINK_HOW_TO_VOTE = (
+    "Open the link and do what it asks, then press Done to cast your vote; Decline tells the "
+    "agent no."
+)
 REMINDER = "Reminder: this question is still waiting for an answer."
 REMINDER_FOR = "Reminder for {answerers}: this question is still waiting for an answer."
 
@@ -350,7 +357,10 @@ class RequestView:
     @property
     def how_to_answer(self) -> str:
         """How a message's controls work: whether one click answers (or votes), or Submit."""
-        if self.request.form is not None:
+        form = self.request.form
+        if form is not None and form.url is not None:
+            return LINK_HOW_TO_VOTE if self.needs_votes else LINK_HOW_TO_ANSWER
+        if form is not None:
             return FORM_HOW_TO_VOTE if self.needs_votes else FORM_HOW_TO_ANSWER
         if self.needs_votes:
             if self.one_click:

@@ -10,6 +10,7 @@ import aiohttp
 import pytest
 
 from askbridge.bots.service import Service
+from askbridge.core.view import LINK_HOW_TO_ANSWER
 from tests.emulators.teams import TeamsEmulator
 from tests.emulators.teams.cards import card_inputs, markdown_texts, mentioned, plain_texts
 from tests.emulators.teams.emulator import ClientRefused
@@ -178,6 +179,7 @@ async def test_a_link_to_open_is_done_or_declined(
     found = actions(message.card)
     opened = next(a for a in message.card["actions"] if a["type"] == "Action.OpenUrl")
     assert opened["url"] == "https://tracker.example/auth?x=1"
+    assert any(t.startswith(LINK_HOW_TO_ANSWER) for t in plain_texts(message.card))
     await teams.press(bridge.url, message, ALICE, found["Done"])
     final = await status(http, bridge.url, "form_link")
     assert (final["status"], final["action"], final["content"]) == ("answered", "accept", {})
