@@ -17,7 +17,7 @@ from playwright.async_api import Browser, Dialog, Page, async_playwright, expect
 from askbridge.bots.service import Service
 from askbridge.core.clock import ManualClock
 from tests.conftest import DATABASE, EXPECTED
-from tests.web_person import answer_on_web
+from tests.web_person import RELEASE_FORM, answer_on_web
 
 CHROMIUM_FLAGS = [
     "--headless=new",
@@ -306,3 +306,210 @@ async def test_a_reloaded_answer_is_not_posted_twice(
     # No second receipt: the question as it stands, to answer again if Lin wants to.
     await expect(receipt).to_have_count(0)
     await expect(page.get_by_role("button", name="Submit")).to_be_visible()
+
+
+# --- typed forms ------------------------------------------------------------------------------
+
+
+async def ask_form(
+    http: aiohttp.ClientSession, service: Service, request_id: str, form: dict[str, Any]
+) -> asyncio.Task[aiohttp.ClientResponse]:
+    """Ask for `form` on the page; the agent's long-poll for the answer."""
+    body = {"request_id": request_id, "context": "release-bot is preparing v2", "form": form}
+    async with http.post(f"{service.url}/v1/questions", json=body) as response:
+        assert response.status == 201, await response.text()
+    return asyncio.create_task(http.get(f"{service.url}/v1/questions/{request_id}?wait=60"))
+
+
+async def status_of(http: aiohttp.ClientSession, service: Service, request_id: str) -> Any:
+    async with http.get(f"{service.url}/v1/questions/{request_id}") as response:
+        return await response.json()
+
+
+async def test_fill_a_typed_form_in_the_browser(
+    service: Service, http: aiohttp.ClientSession, page: Page, tmp_path: Path
+) -> None:
+    poll = await ask_form(http, service, "ask_form", RELEASE_FORM)
+    await page.goto(f"{service.url}/q/ask_form")
+    await expect(page.get_by_role("heading")).to_have_text("Release details for billing v2")
+    await expect(page.get_by_text("Who answers questions about the release")).to_be_visible()
+    # Defaults prefilled.
+    replicas = page.get_by_label("Replicas")
+    await expect(replicas).to_have_value("3")
+    await expect(page.get_by_label("Canary first")).to_be_checked()
+
+    await page.get_by_label("Contact").fill("ops@example.com")
+    await replicas.fill("4")
+    await page.get_by_label("Canary first").uncheck()
+    await page.get_by_label("Region").select_option(label="US East")
+    await page.get_by_label("Load tests").check()
+    await page.get_by_label("Smoke tests").check()
+    await page.get_by_label("Your name").fill("Lin")
+    await page.screenshot(path=str(tmp_path / "web-form.png"), full_page=True)
+    assert (tmp_path / "web-form.png").stat().st_size > 0
+    await page.get_by_role("button", name="Submit").click()
+
+    await expect(page.locator("#outcome")).to_contain_text("Answered by Lin")
+    answers = page.locator("#answers")
+    for shown in ("ops@example.com", "No", "US East", "Smoke tests, Load tests"):
+        await expect(answers).to_contain_text(shown)
+    async with await poll as response:
+        final = await response.json()
+    assert final["status"] == "answered"
+    assert final["action"] == "accept"
+    assert final["content"] == {
+        "contact": "ops@example.com",
+        "replicas": 4,
+        "canary": False,
+        "region": "us-east-1",
+        "checks": ["smoke", "load"],
+    }
+
+
+async def test_a_value_out_of_bounds_is_refused_in_place_and_nothing_is_recorded(
+    service: Service, http: aiohttp.ClientSession, page: Page
+) -> None:
+    poll = await ask_form(http, service, "ask_bounds", RELEASE_FORM)
+    await page.goto(f"{service.url}/q/ask_bounds")
+    await page.get_by_label("Contact").fill("ops@example.com")
+    await page.get_by_label("Region").select_option("eu-west-1")
+    await page.get_by_label("Security scan").check()
+    replicas = page.get_by_label("Replicas")
+    await replicas.fill("42")
+    # The browser holds the number to its bounds; one that does not (or a form sent by hand)
+    # meets the same check on the server.
+    await page.get_by_role("button", name="Submit").click()
+    assert await replicas.evaluate("input => input.validity.rangeOverflow")
+    await expect(page.locator("#outcome")).to_have_count(0)
+    await page.locator("form.typed").evaluate("form => { form.noValidate = true; }")
+    await page.get_by_role("button", name="Submit").click()
+
+    await expect(page.get_by_role("alert")).to_have_text(
+        "Nothing was recorded: Replicas must be at most 10, got 42."
+    )
+    await expect(replicas).to_have_attribute("aria-invalid", "true")
+    await expect(replicas).to_have_accessible_description("Replicas must be at most 10, got 42.")
+    # Everything typed is kept.
+    await expect(replicas).to_have_value("42")
+    await expect(page.get_by_label("Contact")).to_have_value("ops@example.com")
+    await expect(page.get_by_label("Region")).to_have_value("eu-west-1")
+    await expect(page.get_by_label("Security scan")).to_be_checked()
+    await expect(page.get_by_label("Smoke tests")).not_to_be_checked()
+    await expect(page.get_by_label("Canary first")).to_be_checked()
+    found = await status_of(http, service, "ask_bounds")
+    assert (found["status"], found.get("votes", [])) == ("waiting", [])
+    assert not poll.done()
+
+    await replicas.fill("10")
+    await page.get_by_role("button", name="Submit").click()
+    await expect(page.locator("#outcome")).to_contain_text("Answered by web user")
+    async with await poll as response:
+        final = await response.json()
+    assert final["content"] == {
+        "contact": "ops@example.com",
+        "replicas": 10,
+        "canary": True,
+        "region": "eu-west-1",
+        "checks": ["security"],
+    }
+
+
+async def test_a_date_and_time_is_typed_in_the_browsers_zone(
+    service: Service, http: aiohttp.ClientSession, browser: Browser
+) -> None:
+    form = {
+        "message": "When should the migration start?",
+        "requested_schema": {
+            "type": "object",
+            "properties": {
+                "start": {
+                    "type": "string",
+                    "format": "date-time",
+                    "title": "Start",
+                    "default": "2026-12-07T08:30:00Z",
+                },
+                "day": {"type": "string", "format": "date", "title": "Freeze day"},
+                "runbook": {"type": "string", "format": "uri", "title": "Runbook"},
+                "share": {"type": "number", "title": "Traffic share", "maximum": 1},
+                "reason": {"type": "string", "title": "Reason"},
+            },
+            "required": ["start"],
+        },
+    }
+    poll = await ask_form(http, service, "ask_when", form)
+    context = await browser.new_context(timezone_id="Europe/Paris")
+    page = await context.new_page()
+    await page.goto(f"{service.url}/q/ask_when")
+    start = page.get_by_label("Start")
+    # The default, 08:30 UTC, is 09:30 in Paris in December, and the page says whose time.
+    await expect(start).to_have_value("2026-12-07T09:30")
+    await expect(page.get_by_text("Time in your time zone (UTC+01:00).")).to_be_visible()
+    # In July Paris is two hours ahead: the offset is the one of the time typed.
+    await start.fill("2026-07-01T18:05")
+    await page.get_by_label("Freeze day").fill("2026-12-24")
+    await page.get_by_label("Runbook").fill("https://wiki.example/runbook")
+    await page.get_by_label("Traffic share").fill("0.25")
+    await page.get_by_label("Reason").fill("Quarterly\nmaintenance")
+    await page.get_by_role("button", name="Submit").click()
+    await expect(page.locator("#outcome")).to_contain_text("Answered by web user")
+    async with await poll as response:
+        final = await response.json()
+    assert final["content"] == {
+        "start": "2026-07-01T18:05:00+02:00",
+        "day": "2026-12-24",
+        "runbook": "https://wiki.example/runbook",
+        "share": 0.25,
+        "reason": "Quarterly\nmaintenance",
+    }
+    await context.close()
+
+
+async def test_decline_and_cancel_a_typed_form_in_the_browser(
+    service: Service, http: aiohttp.ClientSession, page: Page
+) -> None:
+    declined = await ask_form(http, service, "ask_decline", RELEASE_FORM)
+    await page.goto(f"{service.url}/q/ask_decline")
+    await page.get_by_label("Your name").fill("Lin")
+    # Decline needs no value filled in, though some are required.
+    await page.get_by_role("button", name="Decline").click()
+    await expect(page.locator("#outcome")).to_contain_text("Declined by Lin")
+    async with await declined as response:
+        final = await response.json()
+    assert (final["status"], final["action"]) == ("declined", "decline")
+    assert "content" not in final
+
+    cancelled = await ask_form(http, service, "ask_cancel_form", RELEASE_FORM)
+    await page.goto(f"{service.url}/q/ask_cancel_form")
+    dialogs: list[str] = []
+
+    async def accept(dialog: Dialog) -> None:
+        dialogs.append(dialog.message)
+        await dialog.accept()
+
+    page.on("dialog", accept)
+    # The name given before is remembered.
+    await expect(page.get_by_label("Your name")).to_have_value("Lin")
+    await page.get_by_role("button", name="Cancel").click()
+    await expect(page.locator("#outcome")).to_contain_text("Cancelled by Lin")
+    assert dialogs == [
+        "Cancel this question? The agent will be interrupted, and nobody can answer it afterwards."
+    ]
+    async with await cancelled as response:
+        final = await response.json()
+    assert (final["status"], final["action"]) == ("cancelled", "cancel")
+
+
+async def test_a_url_form_shows_its_link_with_done_and_decline(
+    service: Service, http: aiohttp.ClientSession, page: Page
+) -> None:
+    link = "https://login.example/device?code=WDJB-MJHT"
+    poll = await ask_form(http, service, "ask_url", {"message": "Sign in to GitHub", "url": link})
+    await page.goto(f"{service.url}/q/ask_url")
+    shown = page.get_by_role("link", name=link)
+    await expect(shown).to_have_attribute("href", link)
+    await expect(shown).to_have_attribute("rel", "noopener noreferrer")
+    await page.get_by_role("button", name="Done").click()
+    await expect(page.locator("#outcome")).to_contain_text("Answered by web user")
+    async with await poll as response:
+        final = await response.json()
+    assert (final["action"], final["content"]) == ("accept", {})

@@ -15,12 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from askbridge.adapters.web import notes, render
 from askbridge.core.answers import to_answers
+from askbridge.core.forms import FieldKind, encode, parse_form
 from askbridge.core.models import (
     Person,
     Policy,
@@ -35,6 +37,7 @@ from askbridge.core.models import (
 from askbridge.core.view import Receipt, RequestView, end_sentence
 from tests.hostile import HOSTILE as SHARED_HOSTILE
 from tests.hostile import tool_texts, tool_view_of
+from tests.web_person import typed_form
 
 HOSTILE = [
     *SHARED_HOSTILE,
@@ -321,3 +324,186 @@ def test_the_harmless_twin_has_the_same_shape_as_a_hand_written_request() -> Non
     assert [m for m in page.markup if m[:2] == ("start", "script")] == [
         ("start", "script", "defer", "src")
     ]
+
+
+# --- typed forms ----------------------------------------------------------------------------
+
+FORM_KINDS = ("text", "email", "date-time", "integer", "boolean", "choice", "choices")
+
+
+def typed_schema(kinds: tuple[str, ...], text: Callable[[], str]) -> dict[str, Any]:
+    """A form with a field of each of `kinds`, every title, description, choice, default and
+    name from `text()` (a name loses the control characters a name cannot hold)."""
+    properties: dict[str, Any] = {}
+    for kind in kinds:
+        name = re.sub(r"[\x00-\x1f\x7f]", "", text())[-64:]
+        common = {"title": text()[:200], "description": text()}
+        choices = [{"const": text()[:100], "title": text()[:75]} for _ in range(2)]
+        properties[name] = {
+            "text": {"type": "string", **common, "default": text()},
+            "email": {"type": "string", "format": "email", **common},
+            "date-time": {"type": "string", "format": "date-time", **common},
+            "integer": {"type": "integer", "maximum": 10, **common},
+            "boolean": {"type": "boolean", **common, "default": True},
+            "choice": {"type": "string", "oneOf": choices, **common},
+            "choices": {"type": "array", "items": {"oneOf": choices}, **common},
+        }[kind]
+    return {
+        "message": text(),
+        "requested_schema": {"type": "object", "properties": properties, "required": [name]},
+    }
+
+
+FIXED_VALUES: dict[FieldKind, object] = {
+    FieldKind.EMAIL: "ops@example.com",
+    FieldKind.DATE_TIME: "2026-12-07T09:30:00+01:00",
+    FieldKind.INTEGER: 7,
+    FieldKind.BOOLEAN: True,
+}
+
+
+def form_request(schema: dict[str, Any], text: Callable[[], str], status: Status) -> Request:
+    """A request for `schema`'s form in `status`: filled in with a value for each field (texts
+    from `text()`), or declined by someone named by `text()`."""
+    form = parse_form(schema)
+    content: dict[str, object] = {}
+    for field in form.fields:
+        if field.kind is FieldKind.TEXT:
+            content[field.name] = text()
+        elif field.kind is FieldKind.CHOICE:
+            content[field.name] = field.choices[1].value
+        elif field.kind is FieldKind.CHOICES:
+            content[field.name] = [c.value for c in field.choices]
+        else:
+            content[field.name] = FIXED_VALUES[field.kind]
+    who = text()
+    person = Person(platform="web", id=who, name=who)
+    answered = status is Status.ANSWERED
+    return Request(
+        request_id="ask_form",
+        questions=(),
+        form=form,
+        targets=(Target(platform="web"),),
+        context=text(),
+        status=status,
+        created_at=T0,
+        ended_at=None if status is Status.WAITING else T0 + timedelta(minutes=5),
+        answers=encode(content) if answered else None,
+        answered_by=person if answered else None,
+        declined_by=person if status is Status.DECLINED else None,
+        votes=(Vote(person=person, answers=encode(content), at=T0),) if answered else (),
+    )
+
+
+@dataclass(frozen=True)
+class TypedPages:
+    pages: dict[str, str]
+    given: dict[str, object]
+    """What was typed into the refused form."""
+    problems: dict[str, str]
+    """The problems with it."""
+    answered: RequestView
+    declined: RequestView
+
+
+def typed_pages(schema: dict[str, Any], text: Callable[[], str], name: str) -> TypedPages:
+    """Every page of a typed form: as it first shows, as it comes back refused with what was
+    typed, in the list, answered and declined."""
+    waiting = RequestView.of(form_request(schema, text, Status.WAITING))
+    form = waiting.form
+    assert form is not None
+    given: dict[str, object] = {}
+    for field in form.fields:
+        if field.kind is FieldKind.BOOLEAN:
+            given[field.name] = True
+        elif field.kind is FieldKind.CHOICE:
+            given[field.name] = field.choices[1].value
+        elif field.kind is FieldKind.CHOICES:
+            given[field.name] = [c.value for c in field.choices]
+        else:
+            given[field.name] = text()
+    problems = {field.name: text() for field in form.fields}
+    answered = RequestView.of(form_request(schema, text, Status.ANSWERED))
+    declined = RequestView.of(form_request(schema, text, Status.DECLINED))
+    pages = {
+        "form": render.form(waiting, token="0" * 64, version=7, click_id="c" * 24, name=name),
+        "refused": render.form(
+            waiting,
+            token="0" * 64,
+            version=7,
+            click_id="c" * 24,
+            name=name,
+            values=given,
+            field_problems=problems,
+        ),
+        "index": render.index([waiting], [answered, declined], 7),
+        "answered": render.outcome(answered, version=7),
+        "declined": render.outcome(declined, version=7, note=end_sentence(declined)),
+    }
+    return TypedPages(pages, given, problems, answered, declined)
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(
+    kinds=st.lists(st.sampled_from(FORM_KINDS), min_size=1, max_size=5).map(tuple),
+    url=st.booleans(),
+    data=st.data(),
+)
+def test_hostile_text_in_a_typed_form_stays_text(
+    kinds: tuple[str, ...], url: bool, data: st.DataObject
+) -> None:
+    """Every text of a typed form hostile (its message, fields' names, titles, descriptions,
+    choices, defaults, the values typed and the problems with them, the values given, who
+    declined; a URL-mode form's link): the same markup as a harmless form's, every text
+    readable as written, and no link but askbridge's own and the form's, as it was given."""
+    counter = itertools.count()
+
+    def hostile() -> str:
+        return data.draw(HOSTILE_TEXT) + str(next(counter))
+
+    schema = typed_schema(kinds, hostile)
+    harmless_counter = itertools.count()
+
+    def harmless() -> str:
+        return f"t{next(harmless_counter)}"
+
+    harmless_schema = typed_schema(kinds, harmless)
+    link = ""
+    if url:
+        link = "https://e.example/" + re.sub(r"\s", "", data.draw(HOSTILE_TEXT))
+        schema = {"message": schema["message"], "url": link}
+        harmless_schema = {"message": harmless_schema["message"], "url": "https://e.example/t"}
+    name = data.draw(HOSTILE_TEXT) + "n"
+    found = typed_pages(schema, hostile, name)
+    expected_pages = typed_pages(harmless_schema, harmless, "Ada").pages
+    form = parse_form(schema)
+    for key, html in found.pages.items():
+        page, expected = Page(html), Page(expected_pages[key])
+        assert page.markup == expected.markup, key
+        links = [x for x in page.links if not (url and x == link)]
+        assert all(SAFE_LINK.fullmatch(x) for x in links), (key, page.links)
+        text = "".join(page.text)
+        shown_texts = [form.message]
+        if key in ("form", "refused"):
+            shown_texts += [f.title for f in form.fields]
+            shown_texts += [f.description for f in form.fields]
+            shown_texts += [c.title for f in form.fields for c in f.choices]
+            if url:
+                shown_texts.append(link)
+                assert link in page.links
+        if key == "refused":
+            shown_texts += found.problems.values()
+            # What was typed is in its input again, as it was typed.
+            sent = typed_form(html).data
+            for field in form.fields:
+                if field.kind.is_text or field.kind.is_number:
+                    assert (f"text.{field.name}", found.given[field.name]) in sent, field.name
+            assert ("name", name) in sent
+        if key == "answered":
+            shown_texts += [f.title for f, _ in found.answered.filled_in()]
+            shown_texts += [value for _, value in found.answered.filled_in()]
+            shown_texts += [p.name for p in found.answered.deciders]
+        if key == "declined":
+            shown_texts += [p.name for p in found.declined.deciders]
+        for value in shown_texts:
+            assert value in text, (key, value)

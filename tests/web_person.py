@@ -84,3 +84,128 @@ async def answer_on_web(
         data.append(("note", note))
     async with http.post(f"{base}/q/{request_id}", data=data, allow_redirects=True) as response:
         return response.status, await response.text()
+
+
+RELEASE_FORM: dict[str, Any] = {
+    "message": "Release details for billing v2",
+    "requested_schema": {
+        "type": "object",
+        "properties": {
+            "contact": {
+                "type": "string",
+                "format": "email",
+                "title": "Contact",
+                "description": "Who answers questions about the release",
+            },
+            "replicas": {
+                "type": "integer",
+                "title": "Replicas",
+                "minimum": 1,
+                "maximum": 10,
+                "default": 3,
+            },
+            "canary": {"type": "boolean", "title": "Canary first", "default": True},
+            "region": {
+                "type": "string",
+                "title": "Region",
+                "enum": ["eu-west-1", "us-east-1"],
+                "enumNames": ["Europe (Ireland)", "US East"],
+            },
+            "checks": {
+                "type": "array",
+                "title": "Checks",
+                "items": {
+                    "type": "string",
+                    "oneOf": [
+                        {"const": "smoke", "title": "Smoke tests"},
+                        {"const": "load", "title": "Load tests"},
+                        {"const": "security", "title": "Security scan"},
+                    ],
+                },
+                "minItems": 1,
+            },
+        },
+        "required": ["contact", "replicas", "region"],
+    },
+}
+"""A form with a text in a format, a bounded integer, a boolean, a choice and a multi-choice."""
+
+
+class _TypedForm(HTMLParser):
+    """What a browser sends of a typed form as it stands: each successful control's name and
+    value, in order (no button yet); and each input's attributes by its name."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.data: list[tuple[str, str]] = []
+        self.inputs: dict[str, dict[str, str]] = {}
+        self._select: str | None = None
+        self._selected: tuple[str, str] | None = None
+        self._first: tuple[str, str] | None = None
+        self._textarea: str | None = None
+        self._text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = {k: v or "" for k, v in attrs}
+        name = found.get("name", "")
+        if tag == "input" and name:
+            self.inputs.setdefault(name, found)
+            if found.get("type") not in ("checkbox", "radio") or "checked" in found:
+                self.data.append((name, found.get("value", "")))
+        elif tag == "select":
+            self.inputs[name] = found
+            self._select, self._selected, self._first = name, None, None
+        elif tag == "option" and self._select is not None:
+            option = (self._select, found.get("value", ""))
+            self._first = self._first or option
+            if "selected" in found:
+                self._selected = option
+        elif tag == "textarea":
+            self.inputs[name] = found
+            self._textarea, self._text = name, []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "select" and self._select is not None:
+            chosen = self._selected or self._first
+            if chosen is not None:
+                self.data.append(chosen)
+            self._select = None
+        elif tag == "textarea" and self._textarea is not None:
+            # The parser keeps the line break after the tag, which a browser drops.
+            text = "".join(self._text)
+            self.data.append((self._textarea, text.removeprefix("\n")))
+            self._textarea = None
+
+    def handle_data(self, data: str) -> None:
+        if self._textarea is not None:
+            self._text.append(data)
+
+
+def typed_form(html: str) -> _TypedForm:
+    found = _TypedForm()
+    found.feed(html)
+    found.close()
+    return found
+
+
+async def fill_on_web(
+    http: aiohttp.ClientSession,
+    base: str,
+    request_id: str,
+    values: dict[str, str | list[str]],
+    *,
+    action: str = "submit",
+    name: str = "Ada",
+) -> tuple[int, str]:
+    """A typed form as a browser without scripts sends it: its inputs as they stand, with the
+    inputs named in `values` (their `name` attribute) set, a list checking those boxes; then
+    the button `action`. Return status and page."""
+    async with http.get(f"{base}/q/{request_id}") as response:
+        assert response.status == 200, await response.text()
+        form = typed_form(await response.text())
+    data = [(k, v) for k, v in form.data if k not in values and k != "name"]
+    for key, value in values.items():
+        data += [(key, v) for v in value] if isinstance(value, list) else [(key, value)]
+    data += [("name", name), ("action", action)]
+    async with http.post(f"{base}/q/{request_id}", data=data, allow_redirects=True) as response:
+        return response.status, await response.text()

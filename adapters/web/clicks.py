@@ -1,5 +1,9 @@
 """A form posted from the answer page, parsed into what it means: the person's name and an
-`Intent` (`parse`)."""
+`Intent` (`parse`).
+
+A typed form's inputs name their field and say what they hold (`TEXT`, `FLAG`, `CHOICE`,
+`CHOICES` before the field's name), so a click is read without reading the request first; the
+broker checks every value against the form (`core.forms.read_input`)."""
 
 from __future__ import annotations
 
@@ -12,6 +16,8 @@ from multidict import MultiDictProxy
 
 from askbridge.core.intents import (
     Cancel,
+    Decline,
+    Fill,
     Intent,
     Submit,
     allow_with_changes,
@@ -29,6 +35,23 @@ CLICK_FIELD = "click"
 CLICK_ID = re.compile(r"[A-Za-z0-9_-]{22,64}")
 
 Form = MultiDictProxy[str | bytes | bytearray | web.FileField]
+
+SHAPE = "shape"
+"""A hidden input of a typed form's page, valued TYPED_FORM: its buttons mean Fill and Decline."""
+TYPED_FORM = "form"
+TEXT = "text."
+"""Before a field's name: the input's text (a text, number, date, email or URL input)."""
+ZONE = "zone."
+"""Before a date-and-time field's name: the offset of the time typed ("+01:00"), which the
+page's script sets to the browser's own for that time; an input gives none."""
+FLAG = "flag."
+"""Before a boolean field's name: a hidden "false", then the checkbox's "true" when checked."""
+CHOICE = "choice."
+"""Before a single-choice field's name: the chosen value, or "" for none."""
+CHOICES = "choices."
+"""Before a multi-choice field's name: each checked value."""
+_LOCAL_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?")
+_OFFSET = re.compile(r"[+-]\d{2}:\d{2}")
 
 
 @dataclass(frozen=True)
@@ -51,8 +74,9 @@ def new_click_id() -> str:
 
 def parse(form: Form) -> Click:
     """Cancel; Edit and allow (`action=change`) with the changed text (`changed`) and the note;
-    or Submit with the options checked (`q<question>=<option>`), the words typed for a
-    question (`q<question>_own`) and the note (`note`); the form's one-use id."""
+    on a typed form's page Decline, or Fill with its inputs' values (`fill`); or Submit with
+    the options checked (`q<question>=<option>`), the words typed for a question
+    (`q<question>_own`) and the note (`note`); the form's one-use id."""
     name = form.get("name")
     name = name.strip()[:MAX_NAME_CHARS] if isinstance(name, str) else ""
     given = form.get(CLICK_FIELD)
@@ -69,6 +93,8 @@ def parse(form: Form) -> Click:
             ),
             click_id,
         )
+    if form.get(SHAPE) == TYPED_FORM:
+        return Click(name, Decline() if form.get("action") == "decline" else fill(form), click_id)
     chosen: dict[int, set[int]] = {}
     typed: dict[int, str] = {}
     for key, value in form.items():
@@ -85,3 +111,39 @@ def parse(form: Form) -> Click:
         note=note if isinstance(note, str) else "",
     )
     return Click(name, submit, click_id)
+
+
+def fill(form: Form) -> Fill:
+    """A typed form's values as its inputs gave them: texts, a bool per checkbox, the chosen
+    value of a select, a list per group of checkboxes (left out when none is checked, as an
+    empty text is a field left empty). A date and time gets its offset appended; a line
+    break is LF."""
+    values: dict[str, object] = {}
+    for key, value in form.items():
+        if not isinstance(value, str):
+            continue
+        if key.startswith(TEXT):
+            field = key.removeprefix(TEXT)
+            # A browser sends a text area's line breaks as CRLF; the person typed one
+            # character, which every other surface gives as LF (and maxlength counted as one).
+            text = value.replace("\r\n", "\n")
+            values[field] = _with_offset(text, form.get(ZONE + field))
+        elif key.startswith(FLAG):
+            field = key.removeprefix(FLAG)
+            values[field] = values.get(field) is True or value == "true"
+        elif key.startswith(CHOICE):
+            values[key.removeprefix(CHOICE)] = value
+        elif key.startswith(CHOICES):
+            chosen = values.setdefault(key.removeprefix(CHOICES), [])
+            if isinstance(chosen, list) and value not in chosen:
+                chosen.append(value)
+    return Fill(values)
+
+
+def _with_offset(text: str, offset: object) -> str:
+    """A datetime-local input's "2026-12-07T09:30" with its offset: "2026-12-07T09:30+01:00".
+    A text that is no such time, or an offset that is no offset, stays as given, and the broker
+    says what is wrong with it."""
+    if isinstance(offset, str) and _OFFSET.fullmatch(offset) and _LOCAL_TIME.fullmatch(text):
+        return text + offset
+    return text

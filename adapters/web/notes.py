@@ -48,6 +48,17 @@ def respond(
                 changed=submitted.changed,
             )
             return render.response(page, 422)
+        case Note.BAD_VALUES, Refused(view=RequestView() as view):
+            page = render.form(
+                view,
+                token=token,
+                version=version,
+                click_id=new_click_id(),
+                name=click.name,
+                values=outcome.values,
+                field_problems=outcome.field_problems,
+            )
+            return render.response(page, 422)
         case Note.FOREIGN, Refused(view=RequestView() as view):
             note = "This form does not match the question any more; please choose again."
             page = render.form(

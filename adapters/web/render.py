@@ -7,6 +7,7 @@ no inline script or style (`CSP`). This module words the facts and hands them ov
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -16,13 +17,15 @@ from urllib.parse import quote
 import jinja2
 from aiohttp import web
 
-from askbridge.adapters.web.clicks import CLICK_FIELD
+from askbridge.adapters.web import clicks
 from askbridge.core.answers import MAX_TYPED_CHARS, NOTE_LABEL, NOTE_PLACEHOLDER
 from askbridge.core.changes import CHANGE_HINT, CHANGE_TITLE, MAX_CHANGE_CHARS
+from askbridge.core.forms import FieldKind, Form, FormField
 from askbridge.core.intents import CHANGED, NOTE
 from askbridge.core.view import (
     CANCEL_QUESTION,
     CANCEL_WARNING,
+    NOT_RECORDED,
     WHO_MAY_ANSWER,
     RequestView,
     TallyRow,
@@ -119,6 +122,54 @@ class Change:
 
 
 @dataclass(frozen=True)
+class Option:
+    """One choice of a typed form's select or group of checkboxes."""
+
+    value: str
+    title: str
+    chosen: bool
+
+
+@dataclass(frozen=True)
+class Input:
+    """One field of a typed form, as its input shows it."""
+
+    id: str
+    """The element's id, from the field's place in the form (never from its name)."""
+    name: str
+    """The input's name: what it holds (`clicks.TEXT`...) and the field's name."""
+    field: str
+    control: str
+    """'input', 'textarea', 'checkbox', 'select' or 'checkboxes'."""
+    type: str
+    """An input's type: text, email, url, date, datetime-local or number."""
+    label: str
+    description: str
+    required: bool
+    value: str
+    checked: bool
+    options: tuple[Option, ...]
+    limits: tuple[tuple[str, str], ...]
+    """Attributes the browser checks before it sends the form (the broker checks again)."""
+    hint: str
+    zone: str | None
+    """A date and time: the offset of the time shown, sent with it (see `clicks.ZONE`)."""
+    problem: str | None
+
+    @property
+    def described_by(self) -> str:
+        """The ids of the texts that describe the input, for aria-describedby."""
+        parts = [
+            f"{self.id}-{part}"
+            for part, shown in (("desc", self.description), ("hint", self.hint))
+            if shown
+        ]
+        if self.problem:
+            parts.append(f"{self.id}-error")
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
 class AnswerRow:
     header: str
     answer: str
@@ -171,11 +222,26 @@ def form(
     their_note: str = "",
     problems: Mapping[int, str] | None = None,
     changed: str | None = None,
+    values: Mapping[str, object] | None = None,
+    field_problems: Mapping[str, str] | None = None,
 ) -> str:
     """The question as a form, as the person left it: `chosen` options checked, `typed` words,
     `their_note` and the `changed` input kept, `missing` questions and `problems` (question
     index, -1 the note, -2 the changed input) marked; `click_id`, the form's one-use id
-    (`clicks.new_click_id`)."""
+    (`clicks.new_click_id`). For a request with a typed form, its page (`typed_form`):
+    `values` given and `field_problems` marked."""
+    if view.form is not None:
+        return typed_form(
+            view,
+            view.form,
+            token=token,
+            version=version,
+            click_id=click_id,
+            name=name,
+            note=note,
+            values=values,
+            problems=field_problems,
+        )
     chosen, typed, problems = chosen or {}, typed or {}, problems or {}
     policy = view.request.policy
     if missing:
@@ -211,7 +277,7 @@ def form(
         note=note,
         action=href(view.request_id),
         token=token,
-        click_field=CLICK_FIELD,
+        click_field=clicks.CLICK_FIELD,
         click_id=click_id,
         fields=fields,
         max_chars=MAX_TYPED_CHARS,
@@ -220,6 +286,51 @@ def form(
         note_placeholder=NOTE_PLACEHOLDER,
         note_problem=problems.get(NOTE),
         change=_change(view, changed, problems.get(CHANGED)),
+        name=name,
+        cancel_confirm=CANCEL_CONFIRM,
+    )
+
+
+def typed_form(
+    view: RequestView,
+    form: Form,
+    *,
+    token: str,
+    version: int,
+    click_id: str = "",
+    name: str = "",
+    note: str = "",
+    values: Mapping[str, object] | None = None,
+    problems: Mapping[str, str] | None = None,
+) -> str:
+    """A typed form's page: one input per field, prefilled with the defaults, or with the
+    `values` the person gave and each of `problems` (field name -> why) marked at its field;
+    or, for a URL-mode form, the link to open and Done. `click_id`: as for `form`."""
+    problems = problems or {}
+    if problems:
+        note = refused_note(form, problems)
+    return _page(
+        "fill.html",
+        form_title(form),
+        version=version,
+        watching=view.request_id,
+        heading=form.message,
+        context=view.context,
+        policy=policy_lines(view),
+        votes=_tally(view),
+        note=note,
+        action=href(view.request_id),
+        token=token,
+        click_field=clicks.CLICK_FIELD,
+        click_id=click_id,
+        shape=(clicks.SHAPE, clicks.TYPED_FORM),
+        zone_prefix=clicks.ZONE,
+        link=web_link(form.url),
+        inputs=[
+            _input(index, field, values, problems.get(field.name))
+            for index, field in enumerate(form.fields)
+        ],
+        submit="Done" if form.url is not None else "Submit",
         name=name,
         cancel_confirm=CANCEL_CONFIRM,
     )
@@ -297,12 +408,33 @@ def tally_line(view: RequestView, row: TallyRow) -> str:
     return view.tally_line(row).format(answers=view.summary(row.answers), voters=names(row.voters))
 
 
+def refused_note(form: Form, problems: Mapping[str, str]) -> str:
+    """Nothing was recorded, and each refused field, named as the form names it, and why."""
+    fields = "; ".join(f"{_field_title(form, name)} {why}" for name, why in problems.items())
+    return f"{NOT_RECORDED} {fields}."
+
+
+def form_title(form: Form) -> str:
+    """A typed form's page title: the first line of its message, cut short."""
+    first = form.message.strip().splitlines()[0] if form.message.strip() else "Form"
+    return first if len(first) <= 80 else f"{first[:79]}…"
+
+
+def web_link(url: str | None) -> str | None:
+    """A URL-mode form's link, when it is one a browser may follow (http or https, no
+    script): the ask checked it, and the page never links anything else."""
+    if url is None or not re.match(r"https?://[^\s]+\Z", url, re.IGNORECASE):
+        return None
+    return url
+
+
 # --- parts -------------------------------------------------------------------------------------
 
 
 def _top(view: RequestView) -> dict[str, Any]:
     count = len(view.questions)
-    heading = view.questions[0].question if count == 1 else f"Your agent has {count} questions"
+    # A form's message, or the one question.
+    heading = view.lead if count <= 1 else f"Your agent has {count} questions"
     return {"heading": heading, "context": view.context, "tool": view.tool}
 
 
@@ -330,6 +462,124 @@ def _list_item(view: RequestView) -> ListItem:
         headers=tuple(q.header for q in view.questions),
         hint=view.context + state,
     )
+
+
+def _field_title(form: Form, name: str) -> str:
+    field = form.field(name)
+    return field.title if field is not None else name
+
+
+_INPUT_TYPES = {
+    FieldKind.TEXT: "text",
+    FieldKind.EMAIL: "email",
+    FieldKind.URI: "url",
+    FieldKind.DATE: "date",
+    FieldKind.DATE_TIME: "datetime-local",
+    FieldKind.NUMBER: "number",
+    FieldKind.INTEGER: "number",
+}
+LONG_TEXT = 200
+"""A text field that may hold more characters than this is a textarea."""
+_TIME = re.compile(
+    r"(?P<local>\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?)"
+    r"(?P<offset>[Zz]|[+-]\d{2}:\d{2})?"
+)
+
+
+def _input(
+    index: int, field: FormField, values: Mapping[str, object] | None, problem: str | None
+) -> Input:
+    """`field`'s input, holding what the person gave (`values`, when the form comes back
+    refused: a field left out of them was left empty) or else its default."""
+    value = field.default if values is None else values.get(field.name)
+    kind = field.kind
+    limits: list[tuple[str, str]] = []
+    control, name, hint, zone = "input", clicks.TEXT + field.name, "", None
+    text, checked = "", False
+    options: tuple[Option, ...] = ()
+    if kind is FieldKind.BOOLEAN:
+        control, name, checked = "checkbox", clicks.FLAG + field.name, value is True
+    elif kind is FieldKind.CHOICE:
+        control, name = "select", clicks.CHOICE + field.name
+        options = tuple(Option(c.value, c.title, c.value == value) for c in field.choices)
+    elif kind is FieldKind.CHOICES:
+        control, name = "checkboxes", clicks.CHOICES + field.name
+        chosen = value if isinstance(value, list | tuple) else ()
+        options = tuple(Option(c.value, c.title, c.value in chosen) for c in field.choices)
+        hint = _items_hint(field)
+    elif kind.is_number:
+        text = _number_text(value)
+        limits.append(("step", "1" if kind is FieldKind.INTEGER else "any"))
+        limits += [
+            (k, _number_text(v))
+            for k, v in (("min", field.minimum), ("max", field.maximum))
+            if v is not None
+        ]
+    elif kind is FieldKind.DATE_TIME:
+        text, zone = _local_time(value)
+        hint = "Time in UTC." if zone == "+00:00" else f"Time in UTC{zone}."
+        if re.search(r"T\d{2}:\d{2}:", text):
+            limits.append(("step", "1"))
+    else:
+        text = value if isinstance(value, str) else ""
+        if kind is FieldKind.TEXT and field.max_length > LONG_TEXT:
+            control = "textarea"
+        if field.min_length:
+            limits.append(("minlength", str(field.min_length)))
+        if kind.is_text and kind not in (FieldKind.DATE,):
+            limits.append(("maxlength", str(field.max_length)))
+    return Input(
+        id=f"f{index}",
+        name=name,
+        field=field.name,
+        control=control,
+        type=_INPUT_TYPES.get(kind, ""),
+        label=field.title,
+        description=field.description,
+        required=field.required and control not in ("checkbox", "checkboxes"),
+        value=text,
+        checked=checked,
+        options=options,
+        limits=tuple(limits),
+        hint=hint,
+        zone=zone,
+        problem=None if problem is None else f"{field.title} {problem}.",
+    )
+
+
+def _items_hint(field: FormField) -> str:
+    low, high = field.min_items, field.max_items
+    if low and high:
+        return f"Choose {low}." if low == high else f"Choose {low} to {high}."
+    if low:
+        return f"Choose at least {low}."
+    if high:
+        return f"Choose at most {high}."
+    return "Choose any that apply."
+
+
+def _number_text(value: object) -> str:
+    """A number as an input holds it: 3, not 3.0; text typed stays as typed."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _local_time(value: object) -> tuple[str, str]:
+    """A date and time as a datetime-local input holds it, and the offset it is in: the
+    offset it came with, else UTC (the page's script shows it in the browser's zone)."""
+    found = _TIME.fullmatch(value) if isinstance(value, str) else None
+    if found is None:
+        return (value if isinstance(value, str) else ""), "+00:00"
+    offset = found["offset"] or "+00:00"
+    local = found["local"].replace(" ", "T").replace("t", "T")
+    if local.endswith(":00") and local.count(":") == 2:
+        local = local[: -len(":00")]
+    return local, "+00:00" if offset in ("Z", "z") else offset
 
 
 def _notice(title: str, text: str, version: int) -> str:

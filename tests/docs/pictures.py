@@ -1,14 +1,15 @@
 """`make pictures`: what people see, made by askbridge itself for the README and the docs.
 
 The web page is photographed in headless Chromium from a running askbridge: a question, a
-tool-permission prompt, an Edit approval (its diff) and an ended request. For Slack and
-Discord, the messages askbridge really sends (to the local emulators the tests use) are written
-to `docs/images/messages.json`; the docs turn each into a link to the platform's own message
-previewer (tests/docs/previews.py), and the README's links to its question in those previewers
-are rewritten to match.
+tool-permission prompt, an Edit approval (its diff), a typed form and an ended request. For
+Slack and Discord, the messages askbridge really sends (to the local emulators the tests use)
+are written to `docs/images/messages.json`; the docs turn each into a link to the platform's
+own message previewer (tests/docs/previews.py), and the README's links to its question in
+those previewers are rewritten to match.
 
-Run it from the repository: `python -m tests.docs.pictures`. It needs Chromium (/usr/bin/chromium
-or ASKBRIDGE_TEST_CHROMIUM) and reaches no network but 127.0.0.1.
+Run it from the repository: `python -m tests.docs.pictures` (`... pictures web-form` photographs
+only the typed form, `docs/images/web-form.png`). It needs Chromium (/usr/bin/chromium or
+ASKBRIDGE_TEST_CHROMIUM) and reaches no network but 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from tests.conftest import DATABASE, waiting_ids
 from tests.docs.previews import with_readme_links
 from tests.emulators.discord import DiscordEmulator
 from tests.emulators.slack import SlackEmulator
-from tests.web_person import answer_on_web
+from tests.web_person import RELEASE_FORM, answer_on_web
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 IMAGES = ROOT / "docs" / "images"
@@ -58,12 +59,20 @@ CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first
 Captured = dict[str, Any]
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
     chromium = os.environ.get("ASKBRIDGE_TEST_CHROMIUM") or shutil.which("chromium")
     if not chromium:
         sys.stderr.write("make pictures needs Chromium: apt-get install chromium\n")
         return 1
     IMAGES.mkdir(parents=True, exist_ok=True)
+    if argv == ["web-form"]:
+        with tempfile.TemporaryDirectory(prefix="askbridge-pictures-") as folder:
+            asyncio.run(_photograph_form(Path(folder), chromium))
+        sys.stderr.write(f"wrote {IMAGES.relative_to(ROOT)}/web-form.png\n")
+        return 0
+    if argv:
+        sys.stderr.write("usage: python -m tests.docs.pictures [web-form]\n")
+        return 2
     with tempfile.TemporaryDirectory(prefix="askbridge-pictures-") as folder:
         messages = asyncio.run(_make(Path(folder), chromium))
     MESSAGES.write_text(json.dumps(messages, indent=2, ensure_ascii=False) + "\n")
@@ -75,10 +84,11 @@ def main() -> int:
 
 
 async def _make(folder: Path, chromium: str) -> Captured:
-    for surface in ("web", "slack", "discord"):
+    for surface in ("web", "form", "slack", "discord"):
         (folder / surface).mkdir()
     async with aiohttp.ClientSession() as http:
         await _photograph_web(folder / "web", http, chromium)
+        await _photograph_form(folder / "form", chromium)
         slack = await _capture_slack(folder / "slack", http)
         discord = await _capture_discord(folder / "discord", http)
     return {"slack": slack, "discord": discord}
@@ -182,6 +192,24 @@ async def _photograph_web(folder: Path, http: aiohttp.ClientSession, chromium: s
         await browser.close()
 
 
+async def _photograph_form(folder: Path, chromium: str) -> None:
+    """A typed form as an agent asks it (an MCP elicitation's schema), its defaults filled in."""
+    async with (
+        aiohttp.ClientSession() as http,
+        _serving(folder) as service,
+        async_playwright() as playwright,
+    ):
+        body = {"request_id": "ask_form", "target": "web", "context": CONTEXT, "form": RELEASE_FORM}
+        await _post(http, service.url, body)
+        browser = await playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+        page = await browser.new_page(viewport={"width": 820, "height": 120})
+        await page.goto(f"{service.url}/q/ask_form")
+        await page.get_by_label("Contact").fill("ops@example.com")
+        await page.get_by_label("Smoke tests").check()
+        await page.screenshot(path=IMAGES / "web-form.png", full_page=True)
+        await browser.close()
+
+
 async def _capture_slack(folder: Path, http: aiohttp.ClientSession) -> Captured:
     async with SlackEmulator() as slack:
         slack.add_user("U0ADA", "ada")
@@ -273,4 +301,4 @@ def _discord_data(payload: Any) -> Captured:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))

@@ -10,9 +10,47 @@
       event.preventDefault();
       return;
     }
+    // A date and time goes with the offset of the person's zone at that time (summer or not).
+    for (const input of document.querySelectorAll('input[data-zone]')) {
+      const zone = document.getElementById(input.dataset.zone);
+      const offset = offsetAt(input.value);
+      if (zone && offset) zone.value = offset;
+    }
     // Once the person submits, this page is on its way out: never navigate over that.
     leaving = true;
   });
+  function two(number) {
+    return String(number).padStart(2, '0');
+  }
+  function offsetAt(local) {
+    // "+01:00" for a "YYYY-MM-DDTHH:MM" read as this browser's time; null for no such time.
+    const when = new Date(local);
+    return local && !isNaN(when.getTime()) ? offsetOf(when) : null;
+  }
+  function offsetOf(when) {
+    const east = -when.getTimezoneOffset();
+    const size = Math.abs(east);
+    return (east < 0 ? '-' : '+') + two(Math.floor(size / 60)) + ':' + two(size % 60);
+  }
+  function showInOwnZone(input) {
+    // The page shows a time in the offset it came with (UTC when none); shown again in the
+    // browser's zone, it is typed over in the zone the person thinks in.
+    const zone = document.getElementById(input.dataset.zone);
+    if (!zone) return;
+    if (input.value) {
+      const instant = new Date(input.value + zone.value);
+      if (!isNaN(instant.getTime())) {
+        const seconds = instant.getSeconds() ? ':' + two(instant.getSeconds()) : '';
+        input.value = instant.getFullYear() + '-' + two(instant.getMonth() + 1) + '-' +
+          two(instant.getDate()) + 'T' + two(instant.getHours()) + ':' +
+          two(instant.getMinutes()) + seconds;
+      }
+    }
+    zone.value = offsetAt(input.value) || offsetOf(new Date());
+    const hint = document.getElementById(input.id + '-hint');
+    if (hint) hint.textContent = 'Time in your time zone (UTC' + zone.value + ').';
+  }
+  document.querySelectorAll('input[data-zone]').forEach(showInOwnZone);
   async function followRequest() {
     // A question's page follows its own request only, so that nothing else reloads it and
     // loses the person's unsubmitted choice; it reloads once the request stops waiting.
