@@ -278,3 +278,19 @@ async def test_annotations_are_kept_as_sent_and_must_be_plain_json(
             "(half of a UTF-16 pair; send the whole character)",
         }
     ]
+
+
+async def test_a_link_form_is_done_with_empty_content(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    body = {"request_id": "link_1", "form": {"message": "Sign in", "url": "https://example.com/a"}}
+    code, created = await post(http, service, body)
+    assert code == 201, created
+    assert created["form"] == {"message": "Sign in", "url": "https://example.com/a"}
+    stray = await service.broker.act("link_1", ADA, Fill({"ticket": "1"}))
+    assert isinstance(stray, Refused)
+    assert stray.field_problems == {"ticket": "is not a field of this form"}
+    done = await service.broker.act("link_1", ADA, Fill({}))
+    assert isinstance(done, Decided)
+    final = await status(http, service, "link_1")
+    assert (final["status"], final["action"], final["content"]) == ("answered", "accept", {})
