@@ -11,6 +11,7 @@ from askbridge.adapters.discord.notes import note as discord_note
 from askbridge.adapters.slack.notes import note as slack_note
 from askbridge.adapters.web.clicks import Click
 from askbridge.adapters.web.notes import respond
+from askbridge.core.forms import parse_form
 from askbridge.core.intents import (
     Counted,
     Decided,
@@ -48,6 +49,22 @@ def view(status: Status = Status.WAITING) -> RequestView:
 
 
 WAITING, ENDED = view(), view(Status.CANCELLED)
+FORM_WAITING = RequestView.of(
+    WAITING.request.model_copy(
+        update={
+            "questions": (),
+            "form": parse_form(
+                {
+                    "message": "Which ticket?",
+                    "requested_schema": {
+                        "type": "object",
+                        "properties": {"ticket": {"type": "integer", "minimum": 1}},
+                    },
+                }
+            ),
+        }
+    )
+)
 OUTCOMES: list[tuple[Outcome, Note | None]] = [
     (Decided(ENDED), None),
     (Refused(Refusal.REPLAYED, WAITING), None),
@@ -62,6 +79,15 @@ OUTCOMES: list[tuple[Outcome, Note | None]] = [
     (Refused(Refusal.ALREADY_ENDED, ENDED), Note.ENDED),
     (Refused(Refusal.MISSING_ANSWERS, WAITING, ("Q1",)), Note.MISSING_ANSWERS),
     (Refused(Refusal.BAD_TEXT, WAITING, problems={0: "Too long."}), Note.BAD_TEXT),
+    (
+        Refused(
+            Refusal.BAD_VALUES,
+            FORM_WAITING,
+            field_problems={"ticket": "must be at least 1, got 0"},
+            values={"ticket": "0"},
+        ),
+        Note.BAD_VALUES,
+    ),
 ]
 
 
@@ -91,5 +117,6 @@ def test_the_note_is_decided_once_and_every_surface_words_it(
         Note.ENDED: 409,
         Note.MISSING_ANSWERS: 422,
         Note.BAD_TEXT: 422,
+        Note.BAD_VALUES: 422,
     }
     assert page.status == statuses[expected]
