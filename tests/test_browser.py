@@ -170,7 +170,7 @@ async def test_the_page_breaks_none_of_its_own_security_policy(
         "Cancel this question? The agent will be interrupted, and nobody can answer it afterwards."
     ]
     await expect(submit).to_be_visible()
-    assert [c for c in complaints if "Content Security Policy" in c] == []
+    assert [c for c in complaints if "Content Security Policy" in c or "error" in c] == []
 
 
 PICKS = {"Database": ["PostgreSQL"], "Features": ["Caching", "Metrics"]}
@@ -330,6 +330,9 @@ async def test_fill_a_typed_form_in_the_browser(
     service: Service, http: aiohttp.ClientSession, page: Page, tmp_path: Path
 ) -> None:
     poll = await ask_form(http, service, "ask_form", RELEASE_FORM)
+    complaints: list[str] = []
+    page.on("console", lambda message: complaints.append(message.text))
+    page.on("pageerror", lambda error: complaints.append(f"script error: {error}"))
     await page.goto(f"{service.url}/q/ask_form")
     await expect(page.get_by_role("heading")).to_have_text("Release details for billing v2")
     await expect(page.get_by_text("Who answers questions about the release")).to_be_visible()
@@ -357,6 +360,7 @@ async def test_fill_a_typed_form_in_the_browser(
         final = await response.json()
     assert final["status"] == "answered"
     assert final["action"] == "accept"
+    assert [c for c in complaints if "Content Security Policy" in c] == []
     assert final["content"] == {
         "contact": "ops@example.com",
         "replicas": 4,
@@ -414,29 +418,31 @@ async def test_a_value_out_of_bounds_is_refused_in_place_and_nothing_is_recorded
     }
 
 
+WHEN_FORM: dict[str, Any] = {
+    "message": "When should the migration start?",
+    "requested_schema": {
+        "type": "object",
+        "properties": {
+            "start": {
+                "type": "string",
+                "format": "date-time",
+                "title": "Start",
+                "default": "2026-12-07T08:30:00Z",
+            },
+            "day": {"type": "string", "format": "date", "title": "Freeze day"},
+            "runbook": {"type": "string", "format": "uri", "title": "Runbook"},
+            "share": {"type": "number", "title": "Traffic share", "maximum": 1},
+            "reason": {"type": "string", "title": "Reason"},
+        },
+        "required": ["start"],
+    },
+}
+
+
 async def test_a_date_and_time_is_typed_in_the_browsers_zone(
     service: Service, http: aiohttp.ClientSession, browser: Browser
 ) -> None:
-    form = {
-        "message": "When should the migration start?",
-        "requested_schema": {
-            "type": "object",
-            "properties": {
-                "start": {
-                    "type": "string",
-                    "format": "date-time",
-                    "title": "Start",
-                    "default": "2026-12-07T08:30:00Z",
-                },
-                "day": {"type": "string", "format": "date", "title": "Freeze day"},
-                "runbook": {"type": "string", "format": "uri", "title": "Runbook"},
-                "share": {"type": "number", "title": "Traffic share", "maximum": 1},
-                "reason": {"type": "string", "title": "Reason"},
-            },
-            "required": ["start"],
-        },
-    }
-    poll = await ask_form(http, service, "ask_when", form)
+    poll = await ask_form(http, service, "ask_when", WHEN_FORM)
     context = await browser.new_context(timezone_id="Europe/Paris")
     page = await context.new_page()
     await page.goto(f"{service.url}/q/ask_when")
@@ -461,6 +467,25 @@ async def test_a_date_and_time_is_typed_in_the_browsers_zone(
         "share": 0.25,
         "reason": "Quarterly\nmaintenance",
     }
+    await context.close()
+
+
+async def test_without_scripts_a_date_and_time_is_in_the_zone_the_field_names(
+    service: Service, http: aiohttp.ClientSession, browser: Browser
+) -> None:
+    poll = await ask_form(http, service, "ask_when", WHEN_FORM)
+    context = await browser.new_context(timezone_id="Europe/Paris", java_script_enabled=False)
+    page = await context.new_page()
+    await page.goto(f"{service.url}/q/ask_when")
+    start = page.get_by_label("Start")
+    await expect(start).to_have_value("2026-12-07T08:30")
+    await expect(page.get_by_text("Time in UTC.")).to_be_visible()
+    await start.fill("2026-07-01T18:05")
+    await page.get_by_role("button", name="Submit").click()
+    await expect(page.locator("#outcome")).to_contain_text("Answered by web user")
+    async with await poll as response:
+        final = await response.json()
+    assert final["content"] == {"start": "2026-07-01T18:05:00+00:00"}
     await context.close()
 
 
