@@ -1,13 +1,22 @@
-"""The Claude Agent SDK's `can_use_tool`, answered by people through askbridge:
+"""The Claude Agent SDK's `can_use_tool`, and its MCP servers' requests for input, answered by
+people through askbridge:
 
-    options = ClaudeAgentOptions(can_use_tool=ask_people(target="web"))
+    options = ClaudeAgentOptions(
+        can_use_tool=ask_people(target="web"), settings=elicitation_settings(target="web")
+    )
 
 AskUserQuestion becomes the request the Claude Code hook makes; any other tool becomes Allow
-once / Always allow / Deny. Needs the `claude` extra (`pip install -e '.[claude]'` in a clone).
+once / Always allow / Deny. An MCP server's elicitation becomes the form the Elicitation hook
+asks. The SDK (0.2.190) has no callback for elicitations: it refuses Claude Code's
+`elicitation` control request as unsupported (the server is told cancel), and Claude Code
+2.1.332 ignores what an SDK hook callback answers to an Elicitation (it reads only a command's
+or HTTP hook's output), so the helper installs the command hook through the settings. Needs
+the `claude` extra (`pip install -e '.[claude]'` in a clone).
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,9 +31,10 @@ from claude_agent_sdk import (
     ToolPermissionContext,
 )
 
-from askbridge.bots.claude_hook import CREATE_PATIENCE_S, ClientAsking
+from askbridge.bots.claude_hook import CREATE_PATIENCE_S, ClientAsking, command_hook
 from askbridge.bots.client import AskbridgeClient
 from askbridge.bots.settings import Settings
+from askbridge.core.hooks import elicitation
 from askbridge.core.hooks.claude_code import DEFAULT_HOOK_TIMEOUT_S, HookOptions, Source, ToolCall
 from askbridge.core.hooks.flow import decision_for
 
@@ -91,4 +101,35 @@ def ask_people(
     return can_use_tool
 
 
-__all__ = ["ask_people"]
+def elicitation_settings(
+    *,
+    url: str | None = None,
+    target: str | Sequence[str] = (),
+    answerers: Sequence[str] = (),
+    quorum: int = 1,
+    timeout_s: float = DEFAULT_HOOK_TIMEOUT_S,
+    on_timeout: Literal["ask", "deny"] = "ask",
+    servers: str = "*",
+) -> str:
+    """`ClaudeAgentOptions.settings` (inline JSON) that ask people to fill in the forms, or
+    open the links, that the session's MCP servers ask for, through the askbridge server at
+    `url` (default: ASKBRIDGE_URL); `servers` matches the MCP servers' names.
+
+    The SDK offers no callback for elicitations, and Claude Code reads an Elicitation hook's
+    answer only from a command's (or an HTTP hook's) output, so these settings install
+    `askbridge hook claude-code` as the session's Elicitation command hook; it finds the
+    token in ASKBRIDGE_API_TOKEN. The server gets accept with the values typed as its schema
+    says, decline, or cancel; `on_timeout="deny"` declines when nobody answers in time.
+    """
+    options = HookOptions(
+        target=(target,) if isinstance(target, str) else tuple(target),
+        answerers=tuple(answerers),
+        quorum=quorum,
+        timeout_s=timeout_s,
+        on_timeout=on_timeout,
+    )
+    hook = command_hook(options, url or Settings().server_url)
+    return json.dumps({"hooks": {elicitation.EVENT: [{"matcher": servers, "hooks": [hook]}]}})
+
+
+__all__ = ["ask_people", "elicitation_settings"]

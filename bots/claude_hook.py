@@ -22,14 +22,8 @@ from askbridge.bots.client import AskbridgeClient, ClientError
 from askbridge.bots.host_process import ended, host_pid
 from askbridge.core.ask import Ask
 from askbridge.core.errors import AskbridgeError
-from askbridge.core.hooks.claude_code import (
-    CLAUDE_CODE_PATH,
-    HookOptions,
-    ToolCall,
-    changed_file,
-    hook_output,
-)
-from askbridge.core.hooks.flow import Unavailable, decision_for
+from askbridge.core.hooks.claude_code import CLAUDE_CODE_PATH, HookOptions, ToolCall, changed_file
+from askbridge.core.hooks.flow import Unavailable, output_for, read_hook
 from askbridge.core.tool_view import MAX_FILE_BYTES, FileText
 
 POLL_S = 60.0
@@ -69,16 +63,16 @@ async def answer_hook(
 ) -> tuple[dict[str, Any], str]:
     """The hook output for the hook input `text`, and a line for stderr ("" when none)."""
     try:
-        call = ToolCall.from_hook(json.loads(text))
+        hooked = read_hook(json.loads(text))
     except (ValueError, AskbridgeError) as error:
         return {}, f"askbridge: cannot read the hook input: {error}"
-    call = with_file(call)
+    if isinstance(hooked, ToolCall):
+        hooked = with_file(hooked)
     async with AskbridgeClient(
         url, token, reconnect_for_s=options.wait_s, create_patience_s=CREATE_PATIENCE_S
     ) as client:
-        decision = await decision_for(call, options, ClientAsking(client))
-    output = hook_output(call, decision).json_object()
-    return output, decision.message if decision.behavior is None else ""
+        output, problem = await output_for(hooked, options, ClientAsking(client))
+    return output.json_object(), problem
 
 
 def with_file(call: ToolCall) -> ToolCall:
@@ -136,18 +130,24 @@ def print_settings(
     with_token: bool,
     approvals: bool,
     pre_tool_use: str | None,
+    elicitations: bool = True,
 ) -> str:
     """The `hooks` block of `.claude/settings.json` that sends Claude Code's questions (and,
-    with `approvals`, its permission prompts) to askbridge."""
-    hook = _http_hook(options, url, with_token) if http else _command_hook(options, url)
+    with `approvals`, its permission prompts; with `elicitations`, every MCP server's requests
+    for input) to askbridge."""
+    hook = _http_hook(options, url, with_token) if http else command_hook(options, url)
     matcher = f"AskUserQuestion|{pre_tool_use}" if pre_tool_use else "AskUserQuestion"
     hooks: dict[str, Any] = {"PreToolUse": [{"matcher": matcher, "hooks": [hook]}]}
     if approvals:
         hooks["PermissionRequest"] = [{"matcher": "*", "hooks": [hook]}]
+    if elicitations:
+        # An Elicitation hook's matcher is the MCP server's name: every server.
+        hooks["Elicitation"] = [{"matcher": "*", "hooks": [hook]}]
     return json.dumps({"hooks": hooks}, indent=2, ensure_ascii=False)
 
 
-def _command_hook(options: HookOptions, url: str) -> dict[str, Any]:
+def command_hook(options: HookOptions, url: str) -> dict[str, Any]:
+    """The command hook that runs `askbridge hook claude-code` with `options`."""
     args = [*_program(), "hook", "claude-code", "--url", url]
     for target in options.target:
         args += ["--target", target]
@@ -194,4 +194,4 @@ def _program() -> Sequence[str]:
     return [sys.executable, "-m", "askbridge.bots.cli"]
 
 
-__all__ = ["ClientAsking", "answer_hook", "print_settings", "run_hook"]
+__all__ = ["ClientAsking", "answer_hook", "command_hook", "print_settings", "run_hook"]

@@ -300,7 +300,8 @@ def _hook_parser(commands: _Commands) -> None:
         "claude-code",
         help="Claude Code's command hook: read the hook input on stdin, print the decision",
         description="A PreToolUse hook for AskUserQuestion asks its questions; a "
-        "PermissionRequest hook asks Allow once / Always allow / Deny. Flags fall back to "
+        "PermissionRequest hook asks Allow once / Always allow / Deny; an Elicitation hook asks "
+        "people to fill in an MCP server's form (or open its link). Flags fall back to "
         "ASKBRIDGE_HOOK_* settings. No answer, or no server: no decision (Claude Code asks in "
         "the terminal) and one line on stderr.",
     )
@@ -340,6 +341,12 @@ def _hook_parser(commands: _Commands) -> None:
         help="with --print-settings: leave Claude Code's tool approvals in the terminal",
     )
     claude.add_argument(
+        "--no-elicitations",
+        action="store_true",
+        help="with --print-settings: leave MCP servers' requests for input (elicitations) in "
+        "the terminal",
+    )
+    claude.add_argument(
         "--pre-tool-use",
         metavar="MATCHER",
         help="with --print-settings: also ask before every call of these tools, e.g. "
@@ -373,6 +380,7 @@ def _hook(settings: Settings, args: argparse.Namespace) -> int:
             with_token=settings.api_token is not None,
             approvals=not args.no_approvals,
             pre_tool_use=args.pre_tool_use,
+            elicitations=not args.no_elicitations,
         )
         sys.stdout.write(text + "\n")
         return EXIT_ANSWERED

@@ -241,7 +241,7 @@ async def test_the_hook_commands_print_hooks_for_claude_code(tmp_path: Path) -> 
     )
     assert await ran(written, tmp_path) == ""
     hooks = json.loads((tmp_path / "hooks.json").read_text())["hooks"]
-    assert set(hooks) == {"PreToolUse", "PermissionRequest"}
+    assert set(hooks) == {"PreToolUse", "PermissionRequest", "Elicitation"}
     assert "--target slack:C0123456789" in hooks["PreToolUse"][0]["hooks"][0]["command"]
 
 

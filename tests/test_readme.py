@@ -179,6 +179,6 @@ async def test_the_claude_code_hooks_command_prints_hooks_for_the_channel(
 ) -> None:
     command = doc_command("README.md", "askbridge hook claude-code --print-settings")
     hooks = json.loads(await ran(command, tmp_path))["hooks"]
-    assert set(hooks) == {"PreToolUse", "PermissionRequest"}
+    assert set(hooks) == {"PreToolUse", "PermissionRequest", "Elicitation"}
     target = command.split("--target ")[1].split()[0]
     assert f"--target {target}" in hooks["PreToolUse"][0]["hooks"][0]["command"]

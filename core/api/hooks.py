@@ -21,14 +21,8 @@ from askbridge.core.api.status import StatusObject
 from askbridge.core.ask import Ask
 from askbridge.core.broker import Broker
 from askbridge.core.errors import AskbridgeError
-from askbridge.core.hooks.claude_code import (
-    CLAUDE_CODE_PATH,
-    BadHookInput,
-    HookOptions,
-    ToolCall,
-    hook_output,
-)
-from askbridge.core.hooks.flow import Unavailable, decision_for
+from askbridge.core.hooks.claude_code import CLAUDE_CODE_PATH, BadHookInput, HookOptions
+from askbridge.core.hooks.flow import Unavailable, output_for, read_hook
 
 log = logging.getLogger("askbridge.hooks")
 
@@ -47,11 +41,11 @@ async def claude_code_hook(request: web.Request) -> web.Response:
         return error_response(400, str(error))
     raw = await read_json_object(request)
     try:
-        call = ToolCall.from_hook(raw)
+        hooked = read_hook(raw)
     except BadHookInput as error:
         return error_response(400, str(error))
-    decision = await decision_for(call, options, BrokerAsking(request.app[BROKER]))
-    return web.json_response(hook_output(call, decision).json_object())
+    output, _ = await output_for(hooked, options, BrokerAsking(request.app[BROKER]))
+    return web.json_response(output.json_object())
 
 
 QUERY_FIELDS = {

@@ -24,7 +24,7 @@ from askbridge.core.hooks.claude_code import (
     MAX_HOOK_TIMEOUT_S,
     MIN_HOOK_TIMEOUT_S,
 )
-from askbridge.core.hooks.wire import HookInput, HookOutput
+from askbridge.core.hooks.wire import ElicitationInput, HookInput, HookOutput
 from askbridge.core.models import Status
 from askbridge.core.surface import SurfaceWords
 from askbridge.core.version import VERSION
@@ -38,9 +38,10 @@ MODELS: list[tuple[type[BaseModel], JsonSchemaMode]] = [
     *((body, "serialization") for body in (StatusObject, QuestionList, EventList, Health)),
     (ErrorBody, "serialization"),
     (HookInput, "validation"),
+    (ElicitationInput, "validation"),
     (HookOutput, "serialization"),
 ]
-READ: tuple[type[BaseModel], ...] = (Ask, HookInput)
+READ: tuple[type[BaseModel], ...] = (Ask, HookInput, ElicitationInput)
 """The models of request bodies; every other model is a body the API sends."""
 
 ERRORS = {
@@ -240,8 +241,8 @@ def _claude_code_hook(ref: Callable[[type[BaseModel]], Schema]) -> Schema:
     }
     return _operation(
         "claudeCodeHook",
-        "Claude Code's HTTP hook (PreToolUse, PermissionRequest): ask, wait, answer with the "
-        "hook output; the query string overrides the ASKBRIDGE_HOOK_* settings",
+        "Claude Code's HTTP hook (PreToolUse, PermissionRequest, Elicitation): ask, wait, "
+        "answer with the hook output; the query string overrides the ASKBRIDGE_HOOK_* settings",
         {200: ("the hook output; without hookSpecificOutput it decides nothing", ref(HookOutput))},
         errors=(400, 408, 413, 415),
         parameters=[
@@ -253,7 +254,10 @@ def _claude_code_hook(ref: Callable[[type[BaseModel]], Schema]) -> Schema:
             _parameter("timeout", "query", timeout, "the hook's timeout in Claude Code's settings"),
             _parameter("on_timeout", "query", {"enum": ["ask", "deny"], "default": "ask"}),
         ],
-        requestBody={"required": True, "content": _json(ref(HookInput))},
+        requestBody={
+            "required": True,
+            "content": _json({"oneOf": [ref(HookInput), ref(ElicitationInput)]}),
+        },
     )
 
 

@@ -1,4 +1,4 @@
-"""One tool call, asked and waited for: the same steps for every kind of hook.
+"""One tool call or MCP elicitation, asked and waited for: the same steps for every kind of hook.
 
 The HTTP hook asks the broker in the server's own process; the command hook and the Agent
 SDK helper ask a server through the client. Both are an `Asking`; everything else is here:
@@ -11,18 +11,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from askbridge.core.ask import Ask
 from askbridge.core.errors import AskbridgeError, InvalidQuestion
+from askbridge.core.hooks import elicitation
 from askbridge.core.hooks.claude_code import (
     Decision,
     HookOptions,
     ToolCall,
     ask_for,
     decide,
+    hook_output,
     no_decision,
 )
+from askbridge.core.hooks.elicitation import Answer, Elicitation, no_answer
+from askbridge.core.hooks.wire import HookOutput
 
 log = logging.getLogger("askbridge.hooks")
 
@@ -46,10 +51,28 @@ class Asking(Protocol):
     async def withdraw(self, request_id: str) -> None: ...
 
 
+def read_hook(raw: Any) -> ToolCall | Elicitation:
+    """A hook input askbridge answers: a tool call (PreToolUse, PermissionRequest) or an MCP
+    elicitation; BadHookInput otherwise."""
+    if isinstance(raw, Mapping) and raw.get("hook_event_name") == elicitation.EVENT:
+        return Elicitation.from_hook(raw)
+    return ToolCall.from_hook(raw)
+
+
+async def output_for(
+    hooked: ToolCall | Elicitation, options: HookOptions, asking: Asking
+) -> tuple[HookOutput, str]:
+    """The hook output for `hooked`, and why there is no decision ("" when there is one)."""
+    if isinstance(hooked, Elicitation):
+        given = await answer_for(hooked, options, asking)
+        return elicitation.hook_output(given), given.message if given.action is None else ""
+    decision = await decision_for(hooked, options, asking)
+    return hook_output(hooked, decision), decision.message if decision.behavior is None else ""
+
+
 async def decision_for(call: ToolCall, options: HookOptions, asking: Asking) -> Decision:
     """Ask about `call` and wait; the decision comes within `options.wait_s` seconds."""
-    loop = asyncio.get_running_loop()
-    give_up = loop.time() + options.wait_s
+    give_up = asyncio.get_running_loop().time() + options.wait_s
     try:
         ask = ask_for(call, options)
     except InvalidQuestion as error:
@@ -58,14 +81,46 @@ async def decision_for(call: ToolCall, options: HookOptions, asking: Asking) -> 
         return no_decision(f"cannot show these questions ({problems})")
     if ask is None:
         return no_decision()
-    request_id = call.request_id
+    status = await _outcome(ask, call.request_id, call.tool_name, give_up, asking)
+    if isinstance(status, str):
+        return no_decision(status)
+    decision = decide(call, status, options)
+    log.info("%s %s: %s", call.tool_name, call.request_id, decision.behavior or "no decision")
+    return decision
+
+
+async def answer_for(asked: Elicitation, options: HookOptions, asking: Asking) -> Answer:
+    """Ask people to fill in an MCP server's form (or open its link) and wait; the answer
+    comes within `options.wait_s` seconds."""
+    give_up = asyncio.get_running_loop().time() + options.wait_s
+    what = f"the elicitation of {asked.server}"
+    try:
+        ask = elicitation.ask_for(asked, options)
+    except InvalidQuestion as error:
+        problems = "; ".join(str(p) for p in error.problems)
+        log.warning("cannot ask %s %s: %s", what, asked.request_id, problems)
+        return no_answer(f"cannot show this form ({problems})")
+    status = await _outcome(ask, asked.request_id, what, give_up, asking)
+    if isinstance(status, str):
+        return no_answer(status)
+    given = elicitation.answer(asked, status, options)
+    log.info("%s %s: %s", what, asked.request_id, given.action or "no decision")
+    return given
+
+
+async def _outcome(
+    ask: Ask, request_id: str, what: str, give_up: float, asking: Asking
+) -> dict[str, Any] | str:
+    """The request's status once it ended, or as it was when the hook's time was nearly up
+    (then withdrawn); a text saying why when it could not be asked or was lost."""
+    loop = asyncio.get_running_loop()
     try:
         async with asyncio.timeout_at(give_up):
             status = await asking.ask(ask)
     except (Unavailable, TimeoutError) as error:
         reason = str(error) or "it did not answer in time"
-        log.warning("could not ask %s %s: %s", call.tool_name, request_id, reason)
-        return no_decision(f"could not ask: {reason}")
+        log.warning("could not ask %s %s: %s", what, request_id, reason)
+        return f"could not ask: {reason}"
     try:
         async with asyncio.timeout_at(give_up):
             while status.get("status") == "waiting":
@@ -74,7 +129,7 @@ async def decision_for(call: ToolCall, options: HookOptions, asking: Asking) -> 
         pass
     except Unavailable as error:
         log.warning("lost %s while waiting: %s", request_id, error)
-        return no_decision(f"lost the question: {error}")
+        return f"lost the question: {error}"
     except asyncio.CancelledError:
         # Claude Code stopped waiting (its user answered, or the hook was killed): take the
         # question back, so nobody answers into the void.
@@ -82,9 +137,7 @@ async def decision_for(call: ToolCall, options: HookOptions, asking: Asking) -> 
         raise
     if status.get("status") == "waiting":
         await _withdraw(asking, request_id)
-    decision = decide(call, status, options)
-    log.info("%s %s: %s", call.tool_name, request_id, decision.behavior or "no decision")
-    return decision
+    return status
 
 
 async def _withdraw(asking: Asking, request_id: str) -> None:

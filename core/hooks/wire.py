@@ -1,5 +1,6 @@
-"""Claude Code's hook payloads, typed apart from askbridge's own models: what a PreToolUse or
-PermissionRequest hook receives, and what it answers (as observed with Claude Code 2.1.332).
+"""Claude Code's hook payloads, typed apart from askbridge's own models: what a PreToolUse,
+PermissionRequest or Elicitation hook receives, and what it answers (as observed with Claude
+Code 2.1.332).
 
 Field names are Claude Code's. Unknown input fields are ignored: Claude Code adds fields
 (`effort`, `transcript_path`, …) that askbridge does not need.
@@ -43,6 +44,26 @@ class HookInput(BaseModel):
     )
 
 
+class ElicitationInput(BaseModel):
+    """What an Elicitation hook receives: an MCP server asks the user for input, a form
+    (`requested_schema`) or, in URL mode, a link to open (`url`)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    hook_event_name: Literal["Elicitation"]
+    mcp_server_name: str = Field(min_length=1)
+    message: str
+    mode: Literal["form", "url"] = "form"
+    requested_schema: dict[str, Any] | None = Field(default=None, description="form mode")
+    url: str | None = Field(default=None, description="URL mode")
+    elicitation_id: str | None = Field(
+        default=None, description="URL mode, before MCP 2026-07-28 (Claude Code 2.1.332 sends none)"
+    )
+    session_id: str = ""
+    prompt_id: str = ""
+    cwd: str = ""
+
+
 class PreToolUseDecision(Body):
     hookEventName: Literal["PreToolUse"] = "PreToolUse"
     permissionDecision: Literal["allow", "deny"]
@@ -68,13 +89,21 @@ class PermissionRequestDecision(Body):
     decision: PermissionVerdict
 
 
+class ElicitationDecision(Body):
+    hookEventName: Literal["Elicitation"] = "Elicitation"
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, Any] | SkipJsonSchema[None] = omitted(
+        "accept of a form: field name -> value, typed as the schema says"
+    )
+
+
 class HookOutput(Body):
     """What the hook answers. Without `hookSpecificOutput` it decides nothing, and Claude Code
     asks its own user; `systemMessage` tells that person why."""
 
-    hookSpecificOutput: PreToolUseDecision | PermissionRequestDecision | SkipJsonSchema[None] = (
-        omitted("the decision")
-    )
+    hookSpecificOutput: (
+        PreToolUseDecision | PermissionRequestDecision | ElicitationDecision | SkipJsonSchema[None]
+    ) = omitted("the decision")
     systemMessage: str | SkipJsonSchema[None] = omitted("shown to the person at the terminal")
 
     def json_object(self) -> dict[str, Any]:

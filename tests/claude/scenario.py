@@ -14,6 +14,7 @@ from typing import Any
 
 from askbridge.core.broker import Broker
 from askbridge.core.models import Request, Status
+from tests.claude import form_mcp
 from tests.claude.cli import WAIT_S, Sandbox
 from tests.claude.fake_anthropic import FakeAnthropic, Script, ToolUse, tool_results
 from tests.conftest import DATABASE
@@ -55,6 +56,26 @@ APPROVAL_HOOK = {
     "permission_suggestions": SUGGESTIONS,
 }
 """A PermissionRequest hook's input: no tool_use_id."""
+
+ELICITATION_HOOK: dict[str, Any] = {
+    **SESSION,
+    "hook_event_name": "Elicitation",
+    "mcp_server_name": form_mcp.SERVER,
+    "message": form_mcp.MESSAGE,
+    "mode": "form",
+    "requested_schema": form_mcp.SCHEMA,
+}
+"""An Elicitation hook's input, as Claude Code 2.1.332 sends it: no tool_use_id."""
+TYPED = {
+    "email": "ada@example.com",
+    "amount": 7,
+    "urgent": True,
+    "category": "meals",
+    "tags": ["q3", "client"],
+}
+"""What the MCP server must receive when a person fills in its form as `discord_forms.FILLED`
+says: each value typed as its schema says."""
+
 
 ANSWERED = (
     'Your questions have been answered: "Which database should we use?"="PostgreSQL", '

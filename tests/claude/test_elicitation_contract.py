@@ -14,6 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, HookMatcher, ResultMessage
+
 from tests.claude import form_mcp
 from tests.claude.cli import ClaudeRun, Sandbox
 from tests.claude.fake_anthropic import ToolUse, Turn, in_order, result_text
@@ -138,3 +140,45 @@ async def test_with_no_decision_the_cli_asks_its_sdk_host(
     assert len(hook_inputs(folder)) == 1
     [answer] = answers(log)
     assert answer["action"] == "cancel"
+
+
+async def test_an_sdk_hook_callback_cannot_answer_and_the_sdk_refuses_the_hosts_prompt(
+    sandbox: Sandbox, start_fake: StartFake, claude_binary: Path
+) -> None:
+    # Why the Agent SDK helper installs a command hook: Claude Code reads an Elicitation
+    # hook's answer from its output text, which an SDK callback has none of, then asks the
+    # SDK host, which refuses the `elicitation` control request: the server is told cancel.
+    _, log = mcp_config(sandbox)
+    called: list[dict[str, Any]] = []
+
+    async def accept(given: Any, tool_use_id: str | None, context: Any) -> Any:
+        called.append(dict(given))
+        output = {"hookEventName": "Elicitation", "action": "accept", "content": {"amount": 7}}
+        return {"hookSpecificOutput": output}
+
+    server = {
+        "type": "stdio",
+        "command": sys.executable,
+        "args": [str(HERE / "form_mcp.py")],
+        "env": {form_mcp.LOG_ENV: str(log)},
+    }
+    call = ToolUse(f"mcp__{form_mcp.SERVER}__file_expense", {})
+    fake = await start_fake(in_order(Turn(tools=(call,))))
+    options = ClaudeAgentOptions(
+        cli_path=claude_binary,
+        cwd=sandbox.project,
+        env=sandbox.env(fake.url),
+        mcp_servers={form_mcp.SERVER: server},  # type: ignore[dict-item]
+        allowed_tools=[f"mcp__{form_mcp.SERVER}"],
+        hooks={"Elicitation": [HookMatcher(matcher="*", hooks=[accept])]},  # type: ignore[dict-item]
+    )
+    async with ClaudeSDKClient(options=options) as client:
+        await client.query("File the expense.")
+        async for message in client.receive_response():
+            if isinstance(message, ResultMessage):
+                break
+
+    assert [c["hook_event_name"] for c in called] == ["Elicitation"]
+    assert answers(log) == [
+        {"tool": "file_expense", "protocol": "2026-07-28", "action": "cancel", "content": None}
+    ]
