@@ -1,8 +1,10 @@
 """`askbridge mcp`: askbridge as a Model Context Protocol server on stdio.
 
-Any MCP client (Claude Code, Claude Desktop, an agent framework) gets one tool,
-`ask_user_question`, with AskUserQuestion's input. It posts to a running askbridge server,
-waits for people to answer where the target says, and returns the answers keyed by header.
+Any MCP client (Claude Code, Claude Desktop, an agent framework) gets two tools:
+`ask_user_question`, with AskUserQuestion's input, which returns the answers keyed by header,
+and `ask_form`, with an MCP elicitation's message and schema, which returns the action and the
+typed values. Each posts to a running askbridge server and waits for people to answer where
+the target says, with progress notifications while it waits.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ WORDS = surface_words()
 INSTRUCTIONS = (
     f"ask_user_question asks people (in {WORDS.titles()}) 1-4 multiple-choice questions and "
     "waits until they answer. Use it when a decision needs a human; the answers come back "
-    "keyed by each question's header."
+    "keyed by each question's header. ask_form asks them to fill in a typed form (text, "
+    "numbers, dates, yes/no, choices) and returns the values typed, or that they declined."
 )
 
 
@@ -41,9 +44,39 @@ class Answers(BaseModel):
     )
 
 
+class FormResult(BaseModel):
+    action: Literal["accept", "decline", "cancel"] = Field(
+        description="accept: filled in (see content); decline: a person said no; cancel: a "
+        "person cancelled"
+    )
+    content: dict[str, Any] = Field(
+        default_factory=dict,
+        description="accept: field name -> value, typed as the schema says (integers as "
+        "integers, booleans as true/false, dates as ISO texts)",
+    )
+    by: str = Field(description="who answered, or 'timeout' for the on_timeout content")
+
+
+FORM_DESCRIPTION = (
+    "Ask people to fill in a typed form and wait: MCP elicitation's message and "
+    "requested_schema, a flat object of at most 5 properties: string (title, description, "
+    "minLength, maxLength, format: email|uri|date|date-time, default), number or integer "
+    "(minimum, maximum, default), boolean (default), a single choice (enum + enumNames, or "
+    "oneOf of {const, title}) or a multi-choice (type array, items an enum, minItems, "
+    "maxItems), and required. Or give url instead of requested_schema: people open the link "
+    "and say Done or Decline. Returns action accept with content (the values, typed), decline, "
+    f"or cancel. target: where to ask, e.g. {WORDS.targets()} (the server's default if "
+    f"omitted). answerers/quorum: who may answer ({WORDS.answerer_entries()}) and how many "
+    "must give the same values; on_timeout: 'expire', 'decline' or {content: {field: value}} "
+    "given at the deadline; remind_after_s, callback_url, escalation, requested_by and "
+    "no_self_approval as for ask_user_question."
+)
+
+
 def build_server(
     url: str, token: str | None, progress_every_s: float = PROGRESS_EVERY_S
 ) -> MCPServer[Any]:
+    url_of_server = url
     server: MCPServer[Any] = MCPServer(name="askbridge", version=VERSION, instructions=INSTRUCTIONS)
 
     @server.tool(
@@ -117,6 +150,61 @@ def build_server(
             answers=final["answers"],
             answered_by=voter.get("name") or voter.get("id") or final.get("decided_by", ""),
             notes=final.get("notes") or {},
+        )
+
+    @server.tool(name="ask_form", description=FORM_DESCRIPTION)
+    async def ask_form(
+        message: str,
+        requested_schema: dict[str, Any] | None = None,
+        url: str | None = None,
+        target: str | list[str] | None = None,
+        context: str | None = None,
+        timeout_s: float | None = None,
+        answerers: list[str] | None = None,
+        quorum: int | None = None,
+        on_timeout: str | dict[str, Any] | None = None,
+        remind_after_s: float | None = None,
+        callback_url: str | None = None,
+        escalation: list[dict[str, Any]] | dict[str, Any] | None = None,
+        requested_by: str | None = None,
+        no_self_approval: bool | None = None,
+        *,
+        ctx: Context,
+    ) -> FormResult:
+        form = {"message": message, "requested_schema": requested_schema, "url": url}
+        fields = {
+            "form": {key: value for key, value in form.items() if value is not None},
+            "target": target,
+            "context": context,
+            "timeout_s": timeout_s,
+            "answerers": answerers,
+            "quorum": quorum,
+            "on_timeout": on_timeout,
+            "remind_after_s": remind_after_s,
+            "callback_url": callback_url,
+            "escalation": escalation,
+            "requested_by": requested_by,
+            "no_self_approval": no_self_approval,
+        }
+        try:
+            ask = Ask.parse(
+                {key: value for key, value in fields.items() if value is not None}, WORDS
+            )
+        except InvalidQuestion as error:
+            raise ToolError(str(error)) from error
+        async with AskbridgeClient(url_of_server, token) as client:
+            try:
+                created = await client.create(ask)
+                final = await _wait_reporting(client, ask, created, ctx, progress_every_s)
+            except ClientError as error:
+                raise ToolError(str(error)) from error
+        action = {"answered": "accept", "declined": "decline", "cancelled": "cancel"}
+        if final["status"] not in action:
+            raise ToolError(final.get("error") or final["status"])
+        person = final.get("answered_by") or final.get("declined_by") or final.get("cancelled_by")
+        by = (person or {}).get("name") or (person or {}).get("id") or final.get("decided_by")
+        return FormResult(
+            action=action[final["status"]], content=final.get("content") or {}, by=by or ""
         )
 
     return server

@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -16,7 +17,11 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from askbridge.bots.service import Service
+from askbridge.core.clock import ManualClock
 from askbridge.core.version import VERSION
+from tests.claude import form_mcp
+from tests.claude.discord_forms import FILLED, on_discord
+from tests.claude.scenario import TYPED, next_waiting
 from tests.conftest import DATABASE, EXPECTED, waiting_ids
 from tests.web_person import answer_on_web
 
@@ -125,3 +130,55 @@ async def test_a_waiting_call_sends_progress_and_own_words_come_back(
     assert 0 < first[0] < second[0]
     assert second[1] is not None
     assert second[1].startswith("waiting for an answer in web (")
+
+
+async def test_ask_form_gives_the_values_typed_with_progress_while_it_waits(
+    tmp_path: Path,
+    clock: ManualClock,
+) -> None:
+    reports: list[tuple[float, str | None]] = []
+    reported = asyncio.Event()
+
+    async def progressed(progress: float, total: float | None, message: str | None) -> None:
+        reports.append((progress, message))
+        reported.set()
+
+    arguments = {"message": form_mcp.MESSAGE, "requested_schema": form_mcp.SCHEMA}
+    async with (
+        on_discord(tmp_path, clock) as discord,
+        connected(discord.service, "--progress-every", "0.2") as mcp,
+    ):
+        listed = await mcp.list_tools()
+        [tool] = [t for t in listed.tools if t.name == "ask_form"]
+        assert "message" in tool.input_schema["required"]
+        call = asyncio.create_task(
+            mcp.call_tool("ask_form", arguments, progress_callback=progressed)
+        )
+        request = await next_waiting(discord.service.broker, set())
+        await asyncio.wait_for(reported.wait(), 30)
+        await discord.fill_in(request, FILLED)
+        result = await asyncio.wait_for(call, 30)
+    assert not result.is_error, text_of(result)
+    assert result.structured_content == {"action": "accept", "content": TYPED, "by": "Ada"}
+    assert reports[0][1] is not None
+    assert reports[0][1].startswith("waiting for an answer in discord:")
+
+
+async def test_ask_form_says_decline_and_names_what_is_wrong_with_a_schema(
+    tmp_path: Path,
+    clock: ManualClock,
+) -> None:
+    bad: Any = copy.deepcopy(form_mcp.SCHEMA)
+    bad["properties"]["amount"]["minimum"] = "one"
+    async with on_discord(tmp_path, clock) as discord, connected(discord.service) as mcp:
+        refused = await mcp.call_tool("ask_form", {"message": "Details", "requested_schema": bad})
+        assert refused.is_error
+        assert "requested_schema.properties.amount.minimum" in text_of(refused)
+
+        arguments = {"message": form_mcp.MESSAGE, "requested_schema": form_mcp.SCHEMA}
+        call = asyncio.create_task(mcp.call_tool("ask_form", arguments))
+        request = await next_waiting(discord.service.broker, set())
+        await discord.press(request, "Decline")
+        result = await asyncio.wait_for(call, 30)
+    assert not result.is_error, text_of(result)
+    assert result.structured_content == {"action": "decline", "content": {}, "by": "Ada"}
