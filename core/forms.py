@@ -598,9 +598,13 @@ def read_text(field: FormField, text: str) -> Any:
         if not math.isfinite(number):
             raise refuse(f"must be {wanted}, got {shown(text)}")
         if kind is FieldKind.INTEGER:
-            if not re.fullmatch(r"[+-]?\d+", stripped):
+            # "4.0" is a whole number as people write it (a browser's number input sends it
+            # as typed); digits alone are read exactly, however many.
+            if re.fullmatch(r"[+-]?\d+", stripped):
+                return check_value(field, int(stripped))
+            if not number.is_integer():
                 raise refuse(f"must be a whole number, got {shown(text)}")
-            return check_value(field, int(stripped))
+            return check_value(field, int(number))
         return check_value(field, int(number) if number == int(number) else number)
     if kind is FieldKind.BOOLEAN:
         answer = _YES_NO.get(stripped.lower())

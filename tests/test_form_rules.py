@@ -130,6 +130,7 @@ def test_what_a_person_typed_is_read_as_the_field_keeps_it() -> None:
     )
     count, ok, env, when = details.fields
     assert read_text(count, " 7 ") == 7
+    assert read_text(count, "4.0") == 4
     assert read_text(ok, "Yes") is True
     assert read_text(env, "Production") == "prod"
     assert read_text(when, "2026-12-07T09:30:00Z") == "2026-12-07T09:30:00+00:00"
