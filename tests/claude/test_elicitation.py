@@ -1,10 +1,11 @@
-"""MCP elicitations from the real `claude` CLI, answered by people in Discord through askbridge.
+"""MCP elicitations from the real `claude` CLI, answered by people through askbridge.
 
 The scripted model calls a tool of a stdio MCP server on the official `mcp` SDK
 (`form_mcp.py`), which asks the user to fill in a form (or open a link) over MCP 2026-07-28.
 askbridge's Elicitation hook, as `askbridge hook claude-code --print-settings` prints it, makes
-it a form request; a person answers in Discord's modal (the strict emulator, askbridge's real
-discord.py client); the assertions read what the MCP server received.
+it a form request; a person answers in Discord's or Slack's modal (the strict emulators,
+askbridge's real discord.py and slack-bolt clients) or on the web page; the assertions read
+what the MCP server received.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable
+from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ import pytest
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, ResultMessage
 
 from askbridge.bots.claude_agent import elicitation_settings
+from askbridge.bots.service import Service
 from askbridge.core.clock import ManualClock
 from askbridge.core.hooks.claude_code import CLAUDE_CODE_PATH
 from askbridge.core.models import Status
@@ -35,6 +38,10 @@ from tests.claude.scenario import (
     next_waiting,
     printed_settings,
 )
+from tests.conftest import StartService
+from tests.emulators.slack import SlackEmulator
+from tests.slack.conftest import CHANNEL, TARGET, start_bridge
+from tests.web_person import fill_on_web
 
 Claude = Callable[..., ClaudeRun]
 HERE = Path(__file__).parent
@@ -165,6 +172,76 @@ async def test_a_link_to_open_is_shown_and_done_is_accept_for_the_mcp_server(
         await run.result()
 
     assert received(log) == [{"action": "accept", "content": None}]
+
+
+async def test_a_form_filled_in_on_the_web_page_reaches_the_mcp_server_typed(
+    service: Service,
+    http: aiohttp.ClientSession,
+    sandbox: Sandbox,
+    start_fake: StartFake,
+    claude: Claude,
+) -> None:
+    config, log = mcp_config(sandbox)
+    fake = await start_fake(in_order(Turn(tools=(ToolUse(FORM_TOOL, {}),))))
+    settings = await printed_settings(sandbox, service.url, "--no-approvals")
+    run = claude(fake.url)
+    await start(run, "File the expense.", settings, config)
+
+    request = await next_waiting(service.broker, set())
+    filled: dict[str, str | list[str]] = {
+        "text.email": "ada@example.com",
+        "text.amount": "7",
+        "flag.urgent": ["false", "true"],
+        "choice.category": "meals",
+        "choices.tags": ["q3", "client"],
+    }
+    status, page = await fill_on_web(
+        http, service.url, request.request_id, {**filled, "text.amount": "900"}
+    )
+    assert status == 422
+    assert "Amount (EUR) must be at most 500, got 900." in unescape(page)
+    assert (await service.broker.get(request.request_id)).votes == ()
+    status, _ = await fill_on_web(http, service.url, request.request_id, filled)
+    assert status == 200
+    await run.result()
+
+    assert received(log) == [{"action": "accept", "content": TYPED}]
+
+
+async def test_a_form_filled_in_slacks_modal_reaches_the_mcp_server_typed(
+    start_service: StartService,
+    http: aiohttp.ClientSession,
+    sandbox: Sandbox,
+    start_fake: StartFake,
+    claude: Claude,
+) -> None:
+    config, log = mcp_config(sandbox)
+    fake = await start_fake(in_order(Turn(tools=(ToolUse(FORM_TOOL, {}),))))
+    async with SlackEmulator() as slack:
+        slack.add_user("U1", "alice")
+        slack.add_channel(CHANNEL, "general")
+        bridge = await start_bridge(slack, "socket", start_service, http)
+        flags = ("--http", "--no-approvals", "--target", TARGET)
+        settings = await printed_settings(sandbox, bridge.url, *flags)
+        run = claude(fake.url)
+        await start(run, "File the expense.", settings, config)
+
+        request = await next_waiting(bridge.service.broker, set())
+        message = slack.message(CHANNEL, request.messages[0].message_id)
+        assert form_mcp.MESSAGE in message.visible_text
+        alice = slack.person("U1")
+        (await alice.click_button(message, "Fill in…")).assert_acked()
+        modal = await slack.wait_for_view("U1", after=0)
+        typed = {"Your email": "ada@example.com", "Amount (EUR)": "900"}
+        chosen = {"Urgent": ["Yes"], "Category": ["Meals"], "Tags": ["q3", "client"]}
+        refused = await alice.submit_view(modal, text=typed, choose=chosen, client_checks=False)
+        refused.assert_sent()
+        assert list(refused.errors.values()) == ["Amount (EUR) must be at most 500, got 900."]
+        assert (await bridge.service.broker.get(request.request_id)).votes == ()
+        (await alice.submit_view(modal, text={"Amount (EUR)": "7"})).assert_sent()
+        await run.result()
+
+    assert received(log) == [{"action": "accept", "content": TYPED}]
 
 
 async def test_the_same_hook_input_twice_asks_once(
