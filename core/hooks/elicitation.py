@@ -23,6 +23,8 @@ from askbridge.core.hooks.wire import ElicitationDecision, ElicitationInput, Hoo
 
 EVENT = "Elicitation"
 NOT_CLAUDE_CODES = "the Elicitation hook input is not Claude Code's"
+MAX_SERVER_CHARS = 100
+"""The most of a server's name the context shows, so that it stays within an ask's context."""
 
 
 class Elicitation(BaseModel):
@@ -79,7 +81,10 @@ class Elicitation(BaseModel):
         text = f"Claude Code in {where}" if where else "Claude Code"
         if self.session_id:
             text = f"{text} (session {self.session_id[:8]})"
-        return f"{text}: the MCP server {self.server} asks"
+        server = self.server
+        if len(server) > MAX_SERVER_CHARS:
+            server = server[: MAX_SERVER_CHARS - 1] + "…"
+        return f"{text}: the MCP server {server} asks"
 
 
 def ask_for(elicitation: Elicitation, options: HookOptions) -> Ask:

@@ -302,3 +302,23 @@ async def test_the_agent_sdk_helper_has_people_fill_in_its_mcp_servers_forms(
 
     assert not result.is_error
     assert received(log) == [{"action": "accept", "content": TYPED}]
+
+
+async def test_a_form_askbridge_cannot_show_is_left_to_claude_code_and_a_bad_input_is_a_400(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    url = f"{service.url}{CLAUDE_CODE_PATH}?timeout=60"
+    schema = json.loads(json.dumps(form_mcp.SCHEMA))
+    schema["properties"]["note"] = {"type": "string"}
+    async with http.post(url, json={**ELICITATION_HOOK, "requested_schema": schema}) as response:
+        assert response.status == 200
+        output = await response.json()
+    assert set(output) == {"systemMessage"}
+    assert output["systemMessage"].startswith("askbridge: cannot show this form (")
+    assert "must hold 1-5 fields" in output["systemMessage"]
+    assert await service.broker.list_requests() == []
+
+    async with http.post(url, json={**ELICITATION_HOOK, "mode": "url"}) as response:
+        assert response.status == 400
+        error = await response.json()
+    assert "url mode without a url" in error["error"]

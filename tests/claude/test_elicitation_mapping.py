@@ -158,3 +158,10 @@ def test_a_form_askbridge_cannot_show_is_refused_with_the_reason() -> None:
     nested["properties"]["address"] = {"type": "object", "properties": {}}
     with pytest.raises(InvalidQuestion, match="address"):
         ask_for(Elicitation.from_hook({**ELICITATION_HOOK, "requested_schema": nested}), OPTIONS)
+
+
+def test_a_long_server_name_and_working_directory_still_fit_the_context() -> None:
+    long = {**ELICITATION_HOOK, "mcp_server_name": "s" * 500, "cwd": "/" + "d" * 900}
+    ask = ask_for(Elicitation.from_hook(long), OPTIONS)
+    assert ask.context is not None
+    assert ask.context.endswith("s" * 99 + "… asks")
