@@ -29,6 +29,7 @@ from askbridge.core.clock import Clock
 from askbridge.core.crash_points import CrashPoint, no_crash
 from askbridge.core.errors import AskbridgeError, InvalidQuestion, StartupError
 from askbridge.core.metrics import Metrics
+from askbridge.core.public_links import PublicLinks
 from askbridge.core.store import Store, open_store
 from askbridge.core.store.factory import shown_url
 from askbridge.core.surface import PlatformRuntime
@@ -76,6 +77,11 @@ class Service:
         settings = self.settings
         token = settings.api_token.get_secret_value() if settings.api_token else None
         loopback = is_loopback(settings.host)
+        if settings.public_url and not self.web_enabled:
+            raise StartupError(
+                f"ASKBRIDGE_PUBLIC_URL={settings.public_url} links to the web page, which this "
+                "server does not serve: set ASKBRIDGE_WEB_UI=on, or leave ASKBRIDGE_PUBLIC_URL out"
+            )
         if not loopback and not token:
             raise StartupError(
                 f"ASKBRIDGE_HOST={settings.host} is not a loopback address and "
@@ -132,6 +138,8 @@ class Service:
                 secret = settings.web_secret.get_secret_value() if settings.web_secret else None
                 key = await form_key(self.broker, secret)
                 add_web_routes(app, self.broker, key=key, password=None if loopback else token)
+                if settings.public_url:
+                    self.broker.links = PublicLinks(settings.public_url, key)
             for runtime in self.runtimes:
                 lines.append(await runtime.start())
                 self.broker.add_surface(runtime.surface)

@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar
+from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, BaseModel, Field, PrivateAttr, SecretStr, field_validator
 from pydantic_core import PydanticCustomError
@@ -150,6 +151,9 @@ class Settings(BaseSettings):
     default_timeout_s: float | None = Field(default=None, gt=0, le=MAX_SECONDS)
     web_ui: Literal["auto", "on", "off"] = "auto"
     web_secret: SecretStr | None = None
+    # Where people reach the web page (http(s)://host[:port][/path]); a chat message that must
+    # cut a diff or a command links there, to that request's page only.
+    public_url: str | None = None
     max_body_bytes: int = Field(default=256 * 1024, ge=1024)
     idle_timeout_s: float = Field(default=30.0, gt=0, le=3600)
     permission_grace_s: float = Field(default=60.0, ge=0, le=3600)
@@ -222,6 +226,21 @@ class Settings(BaseSettings):
             if value.lower() in ("debug", "info", "warning", "error")
             else value.lower()
         )
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.query:
+            raise ValueError(
+                "must be the web page's address, http:// or https:// with a host and no query, "
+                f"such as https://askbridge.example.com, got {value!r}"
+            )
+        if any(c.isspace() or not c.isprintable() for c in value):
+            raise ValueError(f"must not contain spaces or control characters, got {value!r}")
+        return value.rstrip("/")
 
     @field_validator("webhook_allow")
     @classmethod

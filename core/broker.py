@@ -58,6 +58,7 @@ from askbridge.core.models import (
     Ladder,
     MessageRef,
     Person,
+    Policy,
     Request,
     Selections,
     Status,
@@ -66,11 +67,12 @@ from askbridge.core.models import (
 )
 from askbridge.core.policy import Ineligible, eligibility, groups_to_ask
 from askbridge.core.posting import Posting
+from askbridge.core.public_links import PublicLinks
 from askbridge.core.questions import MAX_QUESTIONS
 from askbridge.core.store.base import EVERY_REQUEST, Click, Ending, Event, Store, VoteOutcome
 from askbridge.core.surface import GroupDirectory, Surface
 from askbridge.core.targets import parse_target
-from askbridge.core.tool_view import tool_view
+from askbridge.core.tool_view import ToolView, tool_view
 from askbridge.core.view import RequestView
 from askbridge.core.webhooks import WebhookOptions, Webhooks
 
@@ -149,6 +151,10 @@ class Broker:
         # taken from it (questions, policy, the messages it was posted in), and an ending,
         # which is final; whether it still waits is decided by the vote's own transaction.
         self._held: OrderedDict[str, Request] = OrderedDict()
+        self.links: PublicLinks | None = None
+        """Where the web page is reached and what signs its links (ASKBRIDGE_PUBLIC_URL): set
+        by the service once the page's key is read, before `start`. A tool call a message may
+        have to cut is then asked with the link to its whole view."""
 
     def add_surface(self, surface: Surface) -> None:
         self._surfaces[surface.platform] = surface
@@ -244,9 +250,7 @@ class Broker:
             expires_at=expires_at,
             policy=policy,
             remind_at=remind_at,
-            tool=None
-            if ask.tool_use is None
-            else tool_view(ask.tool_use, keep_input=policy.allow_changes),
+            tool=self._tool(request_id, ask, policy),
             form=ask.form,
         )
         draft = draft.model_copy(update={"escalate_at": due_at(draft, 0, now)})
@@ -264,6 +268,15 @@ class Broker:
             self._deadline_moved.set()
         self.hub.publish(request_id)
         return await self.get(request_id), True
+
+    def _tool(self, request_id: str, ask: Ask, policy: Policy) -> ToolView | None:
+        """The tool call as people see it, with the link to its whole view on the web page."""
+        if ask.tool_use is None:
+            return None
+        shown = tool_view(ask.tool_use, keep_input=policy.allow_changes)
+        if self.links is None:
+            return shown
+        return shown.model_copy(update={"full_view": self.links.request_page(request_id)})
 
     async def _repeated(self, stored: Request, ask: Ask, mine: bool) -> Request:
         """The request a repeated ask names, its posting finished if it was cut short."""

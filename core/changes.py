@@ -130,7 +130,7 @@ def approved_view(request: Request, name: str) -> ToolView | None:
         return None
     shown = tool_view(ToolUse(name=tool.tool, input=changed, cwd=tool.cwd))
     note = Note(text=CHANGED_BY.format(person=name))
-    return shown.model_copy(update={"parts": (note, *shown.parts)})
+    return shown.model_copy(update={"parts": (note, *shown.parts), "full_view": tool.full_view})
 
 
 def changer(request: Request) -> Person | None:

@@ -149,6 +149,9 @@ class ToolView(_Frozen):
     asked: dict[str, Any] | None = None
     """The input as asked, kept when people may change it before allowing (`core.changes`)."""
     cwd: str = ""
+    full_view: str | None = None
+    """The link to the request's page, which shows the whole call: for a message that must
+    cut it (`core.public_links`; only when ASKBRIDGE_PUBLIC_URL is set)."""
 
     @property
     def action(self) -> str:
@@ -157,6 +160,10 @@ class ToolView(_Frozen):
         if self.title == self.tool:
             return "run"
         return self.title[:1].lower() + self.title[1:]
+
+
+FULL_VIEW = "See all of it on the web page"
+"""The link a message that cut a diff or a command gives to the whole of it."""
 
 
 @dataclass(frozen=True)
@@ -189,6 +196,21 @@ def fitted(lines: Sequence[str], max_lines: int, max_chars: int, line_chars: int
         kept.append(line)
         used += len(line) + 1
     return Fitted(tuple(kept), len(lines) - len(kept))
+
+
+def is_cut(tool: ToolView, max_lines: int, max_chars: int, max_parts: int) -> bool:
+    """Whether a message that shows `max_parts` parts, each diff or command `fitted` to
+    `max_lines` and `max_chars`, leaves lines of `tool` out."""
+    for part in tool.parts[:max_parts]:
+        if isinstance(part, Diff):
+            lines = part.lines()
+        elif isinstance(part, Code):
+            lines = part.text.split("\n")
+        else:
+            continue
+        if fitted(lines, max_lines, max_chars).hidden:
+            return True
+    return False
 
 
 def tool_view(use: ToolUse, *, keep_input: bool = False) -> ToolView:

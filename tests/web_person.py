@@ -14,6 +14,8 @@ class _Form(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
         self.csrf = ""
+        self.action = ""
+        """Where the form posts to."""
         self.click = ""
         """The form's one-use id, sent with it as a browser sends every hidden field."""
         self.options: dict[str, dict[str, tuple[str, str]]] = {}
@@ -25,6 +27,8 @@ class _Form(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         found = {k: v or "" for k, v in attrs}
+        if tag == "form":
+            self.action = found.get("action", "")
         if tag == "fieldset":
             self._header = found.get("data-header", "")
             self.options[self._header] = {}
@@ -45,8 +49,11 @@ class _Form(HTMLParser):
             self._pending = None
 
 
-async def read_form(http: aiohttp.ClientSession, base: str, request_id: str) -> _Form:
-    async with http.get(f"{base}/q/{request_id}") as response:
+async def read_form(
+    http: aiohttp.ClientSession, base: str, request_id: str, link: str | None = None
+) -> _Form:
+    """The question's form, from its page (`link`: the page's path as a link gave it)."""
+    async with http.get(f"{base}{link or f'/q/{request_id}'}") as response:
         assert response.status == 200, await response.text()
         form = _Form()
         form.feed(await response.text())
@@ -63,10 +70,12 @@ async def answer_on_web(
     name: str = "Ada",
     typed: dict[str, str] | None = None,
     note: str | None = None,
+    link: str | None = None,
 ) -> tuple[int, str]:
     """Pick options by header and visible label, type words of one's own (by header) and a
-    note where the form has the fields, press Submit or Cancel; return status and page."""
-    form = await read_form(http, base, request_id)
+    note where the form has the fields, press Submit or Cancel; return status and page.
+    `link`: the page as a link opens it (its path and query), whose form posts where it says."""
+    form = await read_form(http, base, request_id, link)
     data: list[tuple[str, Any]] = [
         ("csrf", form.csrf),
         ("click", form.click),
@@ -82,7 +91,8 @@ async def answer_on_web(
     if note is not None:
         assert form.takes_a_note, "the form has no note field"
         data.append(("note", note))
-    async with http.post(f"{base}/q/{request_id}", data=data, allow_redirects=True) as response:
+    posted = f"{base}{form.action}" if link else f"{base}/q/{request_id}"
+    async with http.post(posted, data=data, allow_redirects=True) as response:
         return response.status, await response.text()
 
 

@@ -11,7 +11,17 @@ from __future__ import annotations
 import discord
 
 from askbridge.adapters.discord.text import FENCE, escape, line, shorten
-from askbridge.core.tool_view import Code, Diff, Fields, Fitted, Part, ToolView, fitted
+from askbridge.core.tool_view import (
+    FULL_VIEW,
+    Code,
+    Diff,
+    Fields,
+    Fitted,
+    Part,
+    ToolView,
+    fitted,
+    is_cut,
+)
 
 MAX_TOOL_TEXT = 1600
 """The whole call, within the message's 4000 characters: the other texts make room for it."""
@@ -26,7 +36,12 @@ def tool_text(tool: ToolView) -> str:
     """The call as one markdown text of at most MAX_TOOL_TEXT characters."""
     pieces = [f"**{shorten(line(tool.title), 300)}**"]
     pieces += [_part(part) for part in tool.parts[:MAX_PARTS]]
-    return shorten("\n".join(p for p in pieces if p), MAX_TOOL_TEXT)
+    text = "\n".join(p for p in pieces if p)
+    link = "" if tool.full_view is None else f"\n-# [{FULL_VIEW}](<{tool.full_view}>)"
+    if not link or not is_cut(tool, MAX_LINES, BLOCK_BUDGET, MAX_PARTS):
+        return shorten(text, MAX_TOOL_TEXT)
+    # The link goes after the cut, so that no cut can take it.
+    return shorten(text, MAX_TOOL_TEXT - len(link)) + link
 
 
 def _part(part: Part) -> str:

@@ -212,7 +212,13 @@ class RichEmoji(TypedDict):
     name: str
 
 
-RichInline = RichText | RichUser | RichUsergroup | RichDate | RichEmoji
+class RichLink(TypedDict):
+    type: Literal["link"]
+    url: str
+    text: str
+
+
+RichInline = RichText | RichUser | RichUsergroup | RichDate | RichEmoji | RichLink
 
 
 class RichSection(TypedDict):

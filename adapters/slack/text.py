@@ -61,7 +61,16 @@ class Emoji:
     name: str
 
 
-Part = Span | Mention | When | Emoji
+@dataclass(frozen=True)
+class Link:
+    """A link askbridge makes (to its own web page): its text and its address are askbridge's,
+    never an agent's or a person's."""
+
+    url: str
+    text: str
+
+
+Part = Span | Mention | When | Emoji | Link
 Line = list[Part]
 
 
@@ -156,6 +165,8 @@ def inline(part: Part) -> RichInline:
         return {"type": "user", "user_id": part.id}
     if isinstance(part, When):
         return date(part.at)
+    if isinstance(part, Link):
+        return {"type": "link", "url": part.url, "text": part.text}
     return {"type": "emoji", "name": part.name}
 
 
@@ -234,6 +245,8 @@ def mrkdwn(line: Line) -> str:
         elif isinstance(part, When):
             shown = date(part.at)
             out.append(f"<!date^{shown['timestamp']}^{DATE_FORMAT}|{shown['fallback']}>")
+        elif isinstance(part, Link):
+            out.append(f"<{part.url}|{inert(part.text)}>")
         else:
             out.append(f":{part.name}:")
     return "".join(out)

@@ -8,8 +8,8 @@ can ping or restyle. A long diff or command shows its first lines and says how m
 from __future__ import annotations
 
 from askbridge.adapters.slack.blockkit import RichElement
-from askbridge.adapters.slack.text import Line, Span, bullets, section, shorten, text
-from askbridge.core.tool_view import Code, Diff, Fields, Fitted, Part, ToolView, fitted
+from askbridge.adapters.slack.text import Line, Link, Span, bullets, section, shorten, text
+from askbridge.core.tool_view import FULL_VIEW, Code, Diff, Fields, Fitted, Part, ToolView, fitted
 
 MAX_LINES = 40
 BLOCK_BUDGET = 2500
@@ -24,30 +24,34 @@ def tool_parts(tool: ToolView) -> list[list[RichElement]]:
     """The call's rich text, one list of elements per rich text block (the title with the
     first part): each stays within what one block holds."""
     title = section([Span(shorten(tool.title, TITLE_BUDGET), bold=True)])
-    blocks = [_part(part) for part in tool.parts[:MAX_PARTS]] or [[]]
+    blocks = [_part(part, tool.full_view) for part in tool.parts[:MAX_PARTS]] or [[]]
     blocks[0].insert(0, title)
     return blocks
 
 
-def _part(part: Part) -> list[RichElement]:
+def _part(part: Part, full_view: str | None) -> list[RichElement]:
     if isinstance(part, Diff):
-        return _preformatted(fitted(part.lines(), MAX_LINES, BLOCK_BUDGET))
+        return _preformatted(fitted(part.lines(), MAX_LINES, BLOCK_BUDGET), full_view)
     if isinstance(part, Code):
         label = section([Span(shorten(part.label, 100), bold=True)])
-        return [label, *_preformatted(fitted(part.text.split("\n"), MAX_LINES, BLOCK_BUDGET))]
+        shown = fitted(part.text.split("\n"), MAX_LINES, BLOCK_BUDGET)
+        return [label, *_preformatted(shown, full_view)]
     if isinstance(part, Fields):
         return _fields(part)
     return [section([Span(shorten(part.text, FIELD_BUDGET), italic=True)])]
 
 
-def _preformatted(shown: Fitted) -> list[RichElement]:
+def _preformatted(shown: Fitted, full_view: str | None) -> list[RichElement]:
     # Slack refuses an empty preformatted element: an empty command shows as a dash.
     body = "\n".join(shown.lines) if any(line.strip() for line in shown.lines) else "–"
     elements: list[RichElement] = [
         {"type": "rich_text_preformatted", "elements": [text(Span(body))]}
     ]
     if shown.hidden_line is not None:
-        elements.append(section([Span(shown.hidden_line, italic=True)]))
+        line: Line = [Span(shown.hidden_line, italic=True)]
+        if full_view is not None:
+            line += [Span(" · "), Link(full_view, FULL_VIEW)]
+        elements.append(section(line))
     return elements
 
 

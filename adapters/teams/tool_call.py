@@ -8,7 +8,17 @@ shows its first lines and says how many are left.
 from __future__ import annotations
 
 from askbridge.adapters.teams.text import Element, paragraph, plain, run, words
-from askbridge.core.tool_view import Code, Diff, Fields, Fitted, Part, ToolView, fitted
+from askbridge.core.tool_view import (
+    FULL_VIEW,
+    Code,
+    Diff,
+    Fields,
+    Fitted,
+    Part,
+    ToolView,
+    fitted,
+    is_cut,
+)
 
 MAX_LINES = 40
 BLOCK_BUDGET = 3000
@@ -25,6 +35,9 @@ def tool_elements(tool: ToolView) -> list[Element]:
     elements = [plain(tool.title, bold=True, limit=300)]
     for part in tool.parts[:MAX_PARTS]:
         elements += _part(part)
+    if tool.full_view is not None and is_cut(tool, MAX_LINES, BLOCK_BUDGET, MAX_PARTS):
+        see: Element = {"type": "Action.OpenUrl", "title": FULL_VIEW, "url": tool.full_view}
+        elements.append({"type": "ActionSet", "actions": [see]})
     return elements
 
 

@@ -16,6 +16,7 @@ from askbridge.adapters.web import clicks, notes, render
 from askbridge.core.broker import REQUEST_ID_PATTERN, Broker
 from askbridge.core.errors import NotFound
 from askbridge.core.models import Request, Status
+from askbridge.core.public_links import TOKEN_PARAM, opens
 from askbridge.core.view import RequestView
 
 CHANGES_WAIT_S = 25.0
@@ -45,6 +46,16 @@ class WebPage:
         signed = request_id.encode("utf-8", "replace")
         return hmac.new(self.key, signed, hashlib.sha256).hexdigest()
 
+    def opens(self, request_id: str, given: object) -> bool:
+        """`given` is the token of `request_id`'s page (a link in a chat message)."""
+        return opens(self.key, request_id, given)
+
+    def link_token(self, request: web.Request, request_id: str) -> str | None:
+        """The token the page was opened with, when it is `request_id`'s, so that its form
+        and the pages that follow keep it."""
+        given = request.query.get(TOKEN_PARAM)
+        return given if self.opens(request_id, given) else None
+
     def signed(self, request_id: str, given: object) -> bool:
         """The form was made here for this request (`given` is its csrf field)."""
         if not isinstance(given, str):
@@ -71,9 +82,13 @@ def add_web_routes(
     app.router.add_get("/web/style.css", _asset("style.css", "text/css"))
 
 
-def _page(request: web.Request) -> WebPage:
+def _page(request: web.Request, request_id: str | None = None) -> WebPage:
+    """The page, once the person may see it: signed in, or, for `request_id`'s page only,
+    holding its link's token (`core.public_links`)."""
     web_page = request.app[WEB]
     if web_page.password is not None and not _authorized(request, web_page.password):
+        if request_id is not None and web_page.opens(request_id, request.query.get(TOKEN_PARAM)):
+            return web_page
         raise web.HTTPUnauthorized(
             headers={"WWW-Authenticate": 'Basic realm="askbridge", charset="UTF-8"'},
             text="Sign in with any user name and the API token (ASKBRIDGE_API_TOKEN).",
@@ -113,9 +128,9 @@ async def index(request: web.Request) -> web.Response:
 
 
 async def show(request: web.Request) -> web.Response:
-    web_page = _page(request)
-    broker = web_page.broker
     request_id = request.match_info["request_id"]
+    web_page = _page(request, request_id)
+    broker = web_page.broker
     try:
         view = RequestView.of(await broker.get(request_id))
     except NotFound:
@@ -125,14 +140,21 @@ async def show(request: web.Request) -> web.Response:
     token = web_page.form_token(request_id)
     name = request.cookies.get(clicks.NAME_COOKIE, "")
     click_id = clicks.new_click_id()
-    page = render.form(view, token=token, version=broker.version, click_id=click_id, name=name)
+    page = render.form(
+        view,
+        token=token,
+        version=broker.version,
+        click_id=click_id,
+        name=name,
+        link_token=web_page.link_token(request, request_id),
+    )
     return render.response(page)
 
 
 async def answer(request: web.Request) -> web.Response:
-    web_page = _page(request)
-    broker = web_page.broker
     request_id = request.match_info["request_id"]
+    web_page = _page(request, request_id)
+    broker = web_page.broker
     try:
         form = await request.post()
     except ValueError:  # not UTF-8, a multipart body without its boundary…
@@ -142,7 +164,14 @@ async def answer(request: web.Request) -> web.Response:
     click = clicks.parse(form)
     outcome = await broker.act(request_id, click.person, click.intent, click_id=click.click_id)
     token = web_page.form_token(request_id)
-    return notes.respond(outcome, click, request_id=request_id, token=token, version=broker.version)
+    return notes.respond(
+        outcome,
+        click,
+        request_id=request_id,
+        token=token,
+        version=broker.version,
+        link_token=web_page.link_token(request, request_id),
+    )
 
 
 async def changes(request: web.Request) -> web.Response:
@@ -152,8 +181,8 @@ async def changes(request: web.Request) -> web.Response:
     with its status; other requests' changes, and votes that leave it waiting, do not wake it.
     `?since=<version>`, for the list: returns once any request changed, with the new version.
     """
-    broker = _page(request).broker
     request_id = request.query.get("request")
+    broker = _page(request, request_id).broker
     if request_id is not None:
         return await _follow(broker, request_id)
     try:

@@ -20,15 +20,23 @@ from askbridge.core.view import (
 
 
 def respond(
-    outcome: Outcome, click: Click, *, request_id: str, token: str, version: int
+    outcome: Outcome,
+    click: Click,
+    *,
+    request_id: str,
+    token: str,
+    version: int,
+    link_token: str | None = None,
 ) -> web.Response:
     """The page that follows a posted form: which note it carries is `note_for`'s call; which
-    page shows it (and its status), this surface's."""
+    page shows it (and its status), this surface's. `link_token`: the page was opened from a
+    link's token, which the pages that follow keep."""
     # A form shown again is a form of its own: the one posted was a click, seen now.
     match note_for(outcome), outcome:
         case None | Note.DRAFTED, _:
             # See Other: reloading the page that follows does not post the form again.
-            reply = web.Response(status=303, headers={"Location": render.href(request_id)})
+            location = render.href(request_id, link_token)
+            reply = web.Response(status=303, headers={"Location": location})
         case Note.COUNTED, Counted(view=view, receipt=receipt):
             note = vote_note(receipt)
             reply = render.response(render.outcome(view, version=version, note=note, flash=True))
@@ -46,6 +54,7 @@ def respond(
                 their_note=submitted.note,
                 problems=outcome.problems,
                 changed=submitted.changed,
+                link_token=link_token,
             )
             return render.response(page, 422)
         case Note.BAD_VALUES, Refused(view=RequestView() as view):
@@ -68,6 +77,7 @@ def respond(
                 click_id=new_click_id(),
                 name=click.name,
                 note=note,
+                link_token=link_token,
             )
             return render.response(page, 400)
         case Note.SELF_APPROVAL, Refused(view=RequestView() as view):

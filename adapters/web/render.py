@@ -22,6 +22,7 @@ from askbridge.core.answers import MAX_TYPED_CHARS, NOTE_LABEL, NOTE_PLACEHOLDER
 from askbridge.core.changes import CHANGE_HINT, CHANGE_TITLE, MAX_CHANGE_CHARS
 from askbridge.core.forms import FieldKind, Form, FormField
 from askbridge.core.intents import CHANGED, NOTE
+from askbridge.core.public_links import TOKEN_PARAM
 from askbridge.core.view import (
     CANCEL_QUESTION,
     CANCEL_WARNING,
@@ -224,6 +225,7 @@ def form(
     changed: str | None = None,
     values: Mapping[str, object] | None = None,
     field_problems: Mapping[str, str] | None = None,
+    link_token: str | None = None,
 ) -> str:
     """The question as a form, as the person left it: `chosen` options checked, `typed` words,
     `their_note` and the `changed` input kept, `missing` questions and `problems` (question
@@ -275,7 +277,7 @@ def form(
         policy=policy_lines(view),
         votes=_tally(view),
         note=note,
-        action=href(view.request_id),
+        action=href(view.request_id, link_token),
         token=token,
         click_field=clicks.CLICK_FIELD,
         click_id=click_id,
@@ -586,9 +588,11 @@ def _notice(title: str, text: str, version: int) -> str:
     return _page("notice.html", title, version=version, text=text)
 
 
-def href(request_id: str) -> str:
-    """The question's path, whatever the id holds."""
-    return f"/q/{quote(request_id, safe='')}"
+def href(request_id: str, link_token: str | None = None) -> str:
+    """The question's path, whatever the id holds; with the token of the link it was opened
+    from (`core.public_links`), so that the page keeps opening."""
+    path = f"/q/{quote(request_id, safe='')}"
+    return path if link_token is None else f"{path}?{TOKEN_PARAM}={quote(link_token, safe='')}"
 
 
 def _when(at: datetime | None) -> str:

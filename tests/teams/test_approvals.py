@@ -7,6 +7,7 @@ import aiohttp
 
 from askbridge.bots.service import Service
 from askbridge.core.permissions import permission_questions
+from tests.conftest import StartService
 from tests.emulators.teams import TeamsEmulator
 from tests.emulators.teams.cards import markdown_texts, plain_texts
 from tests.teams.conftest import ALICE, actions
@@ -100,3 +101,38 @@ async def test_an_empty_change_is_refused_on_the_card(
     code, _ = await teams.press(bridge.url, message, ALICE, press, {"changed": "  "})
     assert code == 200
     assert (await status(http, bridge.url, "ask_empty"))["status"] == "waiting"
+
+
+async def test_a_cut_command_links_to_its_page(
+    teams: TeamsEmulator, trusted: None, start_service: StartService, http: aiohttp.ClientSession
+) -> None:
+    bridge = await start_service(**teams.settings(), public_url="https://askbridge.example.com")
+    conversation = teams.add_conversation()
+    command = "\n".join(f"echo {n} **bold** <at>Everyone</at>" for n in range(80))
+    questions = permission_questions({"tool_name": "Bash"}, always=None, shown=True)
+    await ask(
+        http,
+        bridge.url,
+        request_id="ask_long",
+        questions=questions,
+        tool={"name": "Bash"},
+        subject={"command": command},
+        target=f"teams:{conversation}",
+    )
+    message = await teams.wait_for_message(conversation)
+    request = await bridge.broker.get("ask_long")
+    assert request.tool is not None
+    link = request.tool.full_view
+    assert link is not None
+    assert link.startswith("https://askbridge.example.com/q/ask_long?token=")
+    opened = [
+        action
+        for element in message.card["body"]
+        if element["type"] == "ActionSet"
+        for action in element["actions"]
+        if action["type"] == "Action.OpenUrl"
+    ]
+    assert opened == [
+        {"type": "Action.OpenUrl", "title": "See all of it on the web page", "url": link}
+    ]
+    assert any("more lines are not shown here" in text for text in plain_texts(message.card))

@@ -54,14 +54,17 @@
   async function followRequest() {
     // A question's page follows its own request only, so that nothing else reloads it and
     // loses the person's unsubmitted choice; it reloads once the request stops waiting.
-    const feed = '/web/changes?request=' + encodeURIComponent(watching);
+    // A page opened from a link's token follows with the same token.
+    const token = new URLSearchParams(location.search).get('token');
+    const feed = '/web/changes?request=' + encodeURIComponent(watching)
+      + (token ? '&token=' + encodeURIComponent(token) : '');
     while (!leaving) {
       try {
         const reply = await fetch(feed, {cache: 'no-store'});
         const body = await reply.json();
         if (leaving || body.status === 'waiting') continue;
         // A GET of the question, not reload(): this page may be the answer to a POST.
-        location.replace(location.pathname);
+        location.replace(location.pathname + (token ? '?token=' + encodeURIComponent(token) : ''));
         return;
       } catch (error) {
         await new Promise(resume => setTimeout(resume, 3000));
