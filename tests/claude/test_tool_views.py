@@ -176,3 +176,66 @@ async def test_an_mcp_tool_names_its_server_and_lists_its_arguments_in_slack(
         await run.result()
 
     assert result_text(result_of(fake, call)) == "Opened ticket T-1: Build fails"
+
+
+async def test_a_write_shows_its_diff_or_its_new_file_and_writes_once_allowed(
+    start_service: StartService,
+    sandbox: Sandbox,
+    start_fake: StartFake,
+    claude: Claude,
+) -> None:
+    existing = sandbox.project / "config.toml"
+    existing.write_text("name = 'app'\nport = 8000\ndebug = true\n")
+    overwritten = "name = 'app'\nport = 9000  # <!here>\ndebug = true\n"
+    fresh = sandbox.project / "docs" / "NOTES.md"
+    fresh.parent.mkdir()
+    written = "# Notes\n@everyone read this\n"
+    read = ToolUse("Read", {"file_path": str(existing)})
+    overwrite = ToolUse("Write", {"file_path": str(existing), "content": overwritten})
+    create = ToolUse("Write", {"file_path": str(fresh), "content": written})
+    turns = (Turn(tools=(read,)), Turn(tools=(overwrite,)), Turn(tools=(create,)))
+    fake = await start_fake(in_order(*turns))
+    async with SlackEmulator() as slack, DiscordEmulator(bot_username="askbridge-bot") as discord:
+        slack.add_user("U1", "alice")
+        slack.add_channel(CHANNEL, "general")
+        guild = discord.add_guild("team")
+        channel = discord.add_text_channel(guild.id, "approvals")
+        bob = discord.add_user("bob", global_name="Bob")
+        discord.add_member(guild.id, bob.id)
+        connections = slack.socket.connections_total
+        service = await start_service(**slack_settings(slack, "socket"), **discord_env(discord))
+        await slack.wait_socket_connected(after=connections)
+        targets = ("--target", f"slack:{CHANNEL}", "--target", f"discord:{channel.id}")
+        settings = await printed_settings(sandbox, service.url, *targets)
+        run = claude(fake.url)
+        await run.start("Move the port, then write notes.", settings)
+
+        seen: set[str] = set()
+        approval = await next_waiting(service.broker, seen)
+        slack_ref, discord_ref = approval.messages
+        message = slack.message(CHANNEL, slack_ref.message_id)
+        # The file as it is on the agent's machine, against what the Write puts there.
+        diff = (
+            "@@ -1,3 +1,3 @@\n name = 'app'\n-port = 8000\n+port = 9000  # <!here>\n debug = true"
+        )
+        assert "*Overwrite config.toml*" in message.visible_text
+        assert f"```\n{diff}\n```" in message.visible_text
+        assert '"content"' not in message.visible_text
+        assert not message.mentions.broadcasts
+        (await slack.person("U1").click_button(message, "Allow once")).assert_acked()
+
+        approval = await next_waiting(service.broker, seen)
+        _, discord_ref = approval.messages
+        shown = discord.message(int(discord_ref.message_id))
+        assert "**Write docs/NOTES.md**" in shown.text
+        assert "**A new file**" in shown.text
+        assert "```diff\n@@ -0,0 +1,2 @@\n+# Notes\n+@\u200beveryone read this\n```" in shown.text
+        assert not shown.pings.everyone
+        await (await discord.click(int(discord_ref.message_id), bob.id, "Allow once")).response()
+        await run.result()
+        await check_discord_was_never_let_down(discord)
+
+    assert not result_of(fake, overwrite).get("is_error")
+    assert not result_of(fake, create).get("is_error")
+    assert existing.read_text() == overwritten
+    assert fresh.read_text() == written
