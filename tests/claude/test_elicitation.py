@@ -5,8 +5,7 @@ The scripted model calls a tool of a stdio MCP server on the official `mcp` SDK
 askbridge's Elicitation hook, as `askbridge hook claude-code --print-settings` prints it, makes
 it a form request; a person answers in Discord's or Slack's modal (the strict emulators,
 askbridge's real discord.py and slack-bolt clients) or on the web page in Chromium; the
-assertions read
-what the MCP server received.
+assertions read what the MCP server received.
 """
 
 from __future__ import annotations
