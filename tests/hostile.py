@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from hypothesis import strategies as st
 
+from askbridge.core.forms import (
+    FieldKind,
+    Form,
+    FormRefused,
+    check_content,
+    encode,
+    parse_form,
+    read_input,
+)
 from askbridge.core.models import (
     Person,
     Policy,
@@ -221,3 +231,216 @@ def tool_texts(tool: ToolView) -> list[str]:
         else:
             texts.append(part.text)
     return texts
+
+
+# --- typed forms ------------------------------------------------------------------------------
+
+FORM_STATES = (
+    "waiting",
+    "answered",
+    "several",
+    "timeout",
+    "declined",
+    "declined at deadline",
+    "cancelled",
+    "expired",
+    "gone",
+)
+FIELD_KINDS = (
+    "text",
+    "email",
+    "uri",
+    "date",
+    "date-time",
+    "number",
+    "integer",
+    "boolean",
+    "choice",
+    "choices",
+)
+EMAILS = ("*b*@e.example", "_i_~s~@e.example", "`c`||x||@e.example", "everyone@here.example")
+"""Email addresses a form accepts that hold markup."""
+URIS = (
+    "javascript:alert(1)",
+    "https://e.example/<!channel>",
+    "https://e.example/*b*_i_",
+    "slack://channel?team=T1&id=C1",
+    "https://e.example/)](x",
+    "mailto:<@U1>",
+)
+"""Links a form accepts (as values and defaults) that must not be live where shown."""
+
+
+def form_text(min_size: int = 1, max_parts: int = 4) -> st.SearchStrategy[str]:
+    """Hostile text as a form may hold it (`core.forms.parse_form` refuses a NUL)."""
+    return hostile_text(min_size, max_parts).map(lambda s: s.replace("\x00", ""))
+
+
+def _field_name(text: str, index: int) -> str:
+    # A field's name is 1-64 printable characters; the index keeps names apart.
+    kept = "".join(c for c in text if not (ord(c) < 32 or ord(c) == 127))
+    return f"{kept[:60]}{index}"
+
+
+@st.composite
+def _property(draw: st.DrawFn, kind: str) -> tuple[dict[str, Any], Any]:
+    """A field's property schema, its texts hostile, with a default it accepts sometimes;
+    and a value a person may give it."""
+    prop: dict[str, Any] = {}
+    if draw(st.booleans()):
+        prop["title"] = draw(form_text())[:200]
+    if draw(st.booleans()):
+        prop["description"] = draw(form_text(0))[:500]
+    value: Any
+    if kind == "text":
+        most = draw(st.sampled_from([None, 8, 3000]))
+        prop |= {"type": "string"} | ({} if most is None else {"maxLength": most})
+        # Spaces alone would leave a required field empty.
+        value = (draw(form_text())[: (most or 3000) - 1]).strip() or "x"
+    elif kind == "email":
+        prop |= {"type": "string", "format": "email"}
+        value = draw(st.sampled_from(EMAILS))
+    elif kind == "uri":
+        prop |= {"type": "string", "format": "uri"}
+        value = draw(st.sampled_from(URIS))
+    elif kind == "date":
+        prop |= {"type": "string", "format": "date"}
+        value = "2030-01-01"
+    elif kind == "date-time":
+        prop |= {"type": "string", "format": "date-time"}
+        value = "2030-01-01T12:00:00+01:00"
+    elif kind in ("number", "integer"):
+        prop |= {"type": kind, "minimum": -5, "maximum": 10**6}
+        value = 7 if kind == "integer" else 2.5
+    elif kind == "boolean":
+        prop["type"] = "boolean"
+        value = draw(st.booleans())
+    else:
+        titles = draw(st.lists(form_text(max_parts=3), min_size=1, max_size=4))
+        values = [f"{draw(form_text(max_parts=2))[:95]}{i}" for i in range(len(titles))]
+        named = [
+            {"const": v, "title": t.strip()[:75] or f"x{i}"}
+            for i, (v, t) in enumerate(zip(values, titles, strict=True))
+        ]
+        if kind == "choice":
+            prop |= {"type": "string", "oneOf": named}
+            value = values[-1]
+        else:
+            items = {"type": "string", "enum": values, "enumNames": [n["title"] for n in named]}
+            prop |= {"type": "array", "items": items}
+            value = values[:2]
+    if draw(st.booleans()):
+        prop["default"] = value
+    return prop, value
+
+
+@dataclass(frozen=True)
+class FormCase:
+    """A request asking a typed form, every text of it hostile, in some state; what a person
+    typed into it that was refused, and why (`core.forms.read_input`'s words)."""
+
+    request: Request
+    content: dict[str, Any]
+    """Values the form accepts (an answer's, a vote's, the deadline's)."""
+    typed: dict[str, object]
+    """What a person gave the form's inputs (`Fill.values`) that it refused, in part."""
+    problems: dict[str, str]
+
+    @property
+    def form(self) -> Form:
+        assert self.request.form is not None
+        return self.request.form
+
+
+@st.composite
+def form_cases(draw: st.DrawFn, platform: str | None = None) -> FormCase:
+    """A request asking a typed form (every kind of field, hostile message, names, titles,
+    descriptions, choices, defaults and values) in any state, with hostile people."""
+    kinds = draw(st.lists(st.sampled_from(FIELD_KINDS), min_size=1, max_size=5))
+    properties: dict[str, Any] = {}
+    content: dict[str, Any] = {}
+    for index, kind in enumerate(kinds):
+        prop, value = draw(_property(kind))
+        name = (
+            _field_name(draw(form_text(max_parts=2)), index) if draw(st.booleans()) else f"f{index}"
+        )
+        properties[name] = prop
+        content[name] = value
+    required = draw(st.lists(st.sampled_from(list(properties)), unique=True))
+    schema = {"type": "object", "properties": properties, "required": required}
+    message = draw(form_text())[:1999]
+    message += "" if message.strip() else "?"
+    form = parse_form({"message": message, "requested_schema": schema})
+    content = check_content(form, content)
+    other = dict(content)
+    for field in form.fields:
+        if field.kind is FieldKind.TEXT and field.name in other:
+            other[field.name] = draw(form_text())[: field.max_length].strip() or "x"
+    other = check_content(form, other)
+    # What a person types where the form takes a text: hostile text, refused where it does
+    # not fit (an address, a link, a number, a choice), quoted in the refusal.
+    typed: dict[str, object] = {}
+    for field in form.fields:
+        said = draw(form_text())
+        too_long = field.kind is FieldKind.TEXT and draw(st.booleans())
+        typed[field.name] = said + "x" * field.max_length if too_long else said
+
+    try:
+        read_input(form, typed)
+        problems: dict[str, str] = {}
+    except FormRefused as refused:
+        problems = refused.by_field()
+
+    state = draw(st.sampled_from(FORM_STATES))
+    voters = draw(st.lists(people(platform), max_size=4, unique_by=lambda p: p.key))
+    votes = tuple(
+        Vote(person=p, answers=encode(content if i % 2 == 0 else other), at=AT)
+        for i, p in enumerate(voters)
+    )
+    policy = Policy(
+        answerers=tuple(draw(st.lists(st.sampled_from(ANSWERERS), max_size=3, unique=True))),
+        quorum=draw(st.integers(1, 3)),
+        timeout_answers=encode(other) if state == "timeout" or draw(st.booleans()) else None,
+        timeout_decline=state == "declined at deadline",
+    )
+    if policy.timeout_decline:
+        policy = policy.model_copy(update={"timeout_answers": None})
+    winner = voters[0] if voters else draw(people(platform))
+    by_state: dict[str, dict[str, Any]] = {
+        "waiting": {},
+        "answered": {"answers": encode(content), "answered_by": winner},
+        "several": {"answers": encode(content), "answered_by": winner},
+        "timeout": {"answers": encode(other)},
+        "declined": {"declined_by": draw(people(platform))},
+        "declined at deadline": {},
+        "cancelled": {"cancelled_by": draw(people(platform))},
+        "expired": {},
+        "gone": {},
+    }
+    fields = by_state[state]
+    status = {
+        "waiting": Status.WAITING,
+        "answered": Status.ANSWERED,
+        "several": Status.ANSWERED,
+        "timeout": Status.ANSWERED,
+        "declined": Status.DECLINED,
+        "declined at deadline": Status.DECLINED,
+        "cancelled": Status.CANCELLED,
+        "expired": Status.EXPIRED,
+        "gone": Status.WITHDRAWN,
+    }[state]
+    request = Request(
+        request_id="form_hostile",
+        questions=(),
+        form=form,
+        targets=(Target(platform="slack", channel="C1"),),
+        context=draw(st.none() | form_text()),
+        status=status,
+        created_at=AT,
+        expires_at=AT + timedelta(hours=1) if draw(st.booleans()) else None,
+        ended_at=None if status is Status.WAITING else AT + timedelta(minutes=5),
+        policy=policy,
+        votes=votes,
+        **fields,
+    )
+    return FormCase(request=request, content=content, typed=typed, problems=problems)

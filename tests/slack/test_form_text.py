@@ -7,19 +7,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from askbridge.adapters.slack.fill import errors, modal
-from askbridge.adapters.slack.ids import FormMetadata
-from askbridge.adapters.slack.notes import note
+from askbridge.adapters.slack.forms import notice
+from askbridge.adapters.slack.ids import FormMetadata, field_block_id
+from askbridge.adapters.slack.notes import note, reminder_line
 from askbridge.adapters.slack.render import render
 from askbridge.core.forms import Choice, FieldKind, Form, FormField, encode
-from askbridge.core.intents import Refusal, Refused
+from askbridge.core.intents import Counted, Refusal, Refused
 from askbridge.core.models import Request
-from askbridge.core.view import RequestView
+from askbridge.core.view import Receipt, RequestView
 from tests.emulators.slack import mentions, validate_view
-from tests.hostile import hostile_text, requests
+from tests.hostile import FormCase, form_cases, hostile_text, nodes, requests
 from tests.slack.test_hostile_text import assert_inert, assert_note_inert
 
 EXAMPLES = settings(max_examples=60, derandomize=True, deadline=None)
@@ -107,3 +108,48 @@ def test_every_form_message_modal_and_note_is_inert(
             assert buttons[0]["url"] == form.url
     refused = Refused(Refusal.BAD_VALUES, view, field_problems=problems, values=content)
     assert_note_inert(note(refused), request)
+
+
+@settings(
+    max_examples=120,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(form_cases())
+def test_a_hostile_form_is_inert_in_every_state_its_modal_errors_and_notes(case: FormCase) -> None:
+    """Every kind of field, hostile names, titles, descriptions, choices, defaults and values,
+    in every state (waiting with votes, answered, at the deadline, declined, cancelled, ...):
+    the message, the modal with its defaults, the errors under its inputs for what a person
+    typed and the private notes."""
+    request, form = case.request, case.form
+    view = RequestView.of(request)
+    payload = render(view, "r1")
+    assert_inert(payload["text"], json.loads(json.dumps(payload["blocks"])), request)
+    if view.waiting:
+        assert_note_inert(reminder_line(view), request)
+
+    metadata = FormMetadata(request.request_id, "C1", "1700000000.000100", {"team_id": "T1"})
+    shown = json.loads(json.dumps(modal(form, metadata)))
+    assert validate_view(shown) == []
+    assert mentions(None, shown["blocks"]).none
+    assert not [n for n in nodes(shown) if n.get("type") == "mrkdwn"]
+    inputs = {b["block_id"] for b in shown["blocks"] if b["type"] == "input"}
+    under = errors(form, case.problems)
+    assert set(under) == {field_block_id(name) for name in case.problems} <= inputs
+    assert all(text.strip() for text in under.values())
+
+    refused = Refused(
+        Refusal.BAD_VALUES, view, field_problems=case.problems, values=dict(case.typed)
+    )
+    outcomes: list[Refused | Counted] = [refused]
+    outcomes += [Refused(reason, view, missing=()) for reason in Refusal]
+    outcomes += [Counted(view, Receipt(v.answers, 1, 2)) for v in request.votes]
+    outcomes.append(Counted(view, Receipt(encode(case.content), 1, 2)))
+    for outcome in outcomes:
+        line = note(outcome)
+        assert_note_inert(line, request)
+        if line is not None:
+            ended = json.loads(json.dumps(notice(line)))
+            assert validate_view(ended) == []
+            assert_inert("", ended["blocks"], request)

@@ -40,7 +40,7 @@ def own_mentions(request: Request) -> Mentions:
         elif kind == "slack-group":
             groups.add(value)
     acted = [v.person for v in request.votes]
-    acted += [p for p in (request.answered_by, request.cancelled_by) if p is not None]
+    acted += [p for p in (request.answered_by, request.cancelled_by, request.declined_by) if p]
     users.update(p.id for p in acted if p.platform == "slack")
     return Mentions(users=frozenset(users), usergroups=frozenset(groups))
 
