@@ -219,3 +219,20 @@ async def fill_on_web(
     data += [("name", name), ("action", action)]
     async with http.post(f"{base}/q/{request_id}", data=data, allow_redirects=True) as response:
         return response.status, await response.text()
+
+
+async def change_on_web(
+    http: aiohttp.ClientSession, base: str, request_id: str, changed: str, *, name: str = "Ada"
+) -> tuple[int, str]:
+    """Edit and allow: write `changed` in the page's edit field and press its button; return
+    status and page."""
+    form = await read_form(http, base, request_id)
+    data = [
+        ("csrf", form.csrf),
+        ("click", form.click),
+        ("name", name),
+        ("changed", changed),
+        ("action", "change"),
+    ]
+    async with http.post(f"{base}/q/{request_id}", data=data, allow_redirects=True) as response:
+        return response.status, await response.text()

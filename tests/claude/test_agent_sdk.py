@@ -30,7 +30,7 @@ from tests.claude.scenario import (
     next_waiting,
     result_of,
 )
-from tests.web_person import answer_on_web
+from tests.web_person import answer_on_web, change_on_web
 
 
 async def run_session(options: ClaudeAgentOptions, prompt: str) -> ResultMessage:
@@ -148,3 +148,30 @@ async def test_a_plan_reaches_the_sdk_helper_without_its_text_and_the_page_says_
 
     assert not result.is_error
     assert not result_of(fake, exit_plan).get("is_error")
+
+
+async def test_a_command_changed_before_it_is_allowed_is_the_one_the_sdk_runs(
+    service: Service,
+    http: aiohttp.ClientSession,
+    sandbox: Sandbox,
+    start_fake: StartFake,
+    claude_binary: Path,
+) -> None:
+    asked = sandbox.project / "asked.txt"
+    bash = ToolUse("Bash", {"command": f"echo asked > {asked}", "description": "Write"})
+    fake = await start_fake(in_order(Turn(tools=(bash,))))
+    options = ClaudeAgentOptions(
+        cli_path=claude_binary,
+        cwd=sandbox.project,
+        env=sandbox.env(fake.url),
+        can_use_tool=ask_people(url=service.url, target="web"),
+    )
+    session = asyncio.create_task(run_session(options, "Write the file."), name="sdk")
+    approval = await next_waiting(service.broker, set())
+    status, _ = await change_on_web(http, service.url, approval.request_id, "echo changed-by-ada")
+    assert status == 200
+    result = await asyncio.wait_for(session, 60)
+
+    assert not result.is_error
+    assert result_text(result_of(fake, bash)).strip() == "changed-by-ada"
+    assert not asked.exists()

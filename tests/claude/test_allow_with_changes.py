@@ -4,7 +4,8 @@ it, and what runs is the changed call.
 A Bash command changed in Slack's modal: the model reads the changed command's output. An Edit's
 new text changed in Discord's modal, and a Write's content changed on the web page in Chromium:
 the file holds the changed text. The messages then show the call as it was allowed, and who
-changed it; the status object and the audit trail carry the changed input and its digest.
+changed it; the status object and the audit trail carry the changed input and its digest. A
+PreToolUse approval (the HTTP hook) takes a changed command the same way.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable
 import aiohttp
 from playwright.async_api import Browser
 
+from askbridge.bots.service import Service
 from askbridge.core.audit_log import canonical
 from tests.claude.cli import ClaudeRun, Sandbox
 from tests.claude.fake_anthropic import ToolUse, Turn, in_order, result_text
@@ -24,6 +26,7 @@ from tests.discord.conftest import check_discord_was_never_let_down, discord_env
 from tests.emulators.discord import DiscordEmulator
 from tests.emulators.slack import SlackEmulator
 from tests.slack.conftest import CHANNEL, TARGET, start_bridge
+from tests.web_person import change_on_web
 
 Claude = Callable[..., ClaudeRun]
 HOSTILE = "<!channel> @everyone <https://evil.example|click>"
@@ -169,3 +172,29 @@ async def test_a_write_changed_on_the_web_page_writes_the_changed_content(
 
     assert not result_of(fake, write).get("is_error")
     assert target.read_text() == changed
+
+
+async def test_a_pre_tool_use_approval_runs_the_changed_command_through_the_http_hook(
+    service: Service,
+    http: aiohttp.ClientSession,
+    sandbox: Sandbox,
+    start_fake: StartFake,
+    claude: Claude,
+) -> None:
+    asked = sandbox.project / "asked.txt"
+    bash = ToolUse("Bash", {"command": f"echo asked > {asked}", "description": "Write"})
+    fake = await start_fake(in_order(Turn(tools=(bash,))))
+    flags = ("--pre-tool-use", "Bash", "--no-approvals")
+    settings = await printed_settings(sandbox, service.url, "--http", *flags)
+    run = claude(fake.url)
+    await run.start("Write the file.", settings)
+
+    approval = await next_waiting(service.broker, set())
+    assert approval.request_id == f"claude_{bash.id}"
+    status, _ = await change_on_web(http, service.url, approval.request_id, "echo pre-tool-use")
+    assert status == 200
+    await run.result()
+
+    assert result_text(result_of(fake, bash)).strip() == "pre-tool-use"
+    assert not asked.exists()
+    assert run.prompts("Bash") == []
