@@ -12,21 +12,24 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from askbridge.adapters.discord import forms
+from askbridge.adapters.discord.handlers import MAX_CONTENT
 from askbridge.adapters.discord.ids import BadCustomId
-from askbridge.adapters.discord.notes import note
+from askbridge.adapters.discord.notes import form_note, note
 from askbridge.adapters.discord.render import render
+from askbridge.adapters.discord.text import shorten
 from askbridge.core.errors import InvalidQuestion
 from askbridge.core.forms import Form, FormRefused, encode, parse_form, read_input
-from askbridge.core.intents import Refusal, Refused
+from askbridge.core.intents import Counted, Outcome, Refusal, Refused
 from askbridge.core.models import Person, Request, Status, Target
 from askbridge.core.problems import text_problem
-from askbridge.core.view import RequestView
+from askbridge.core.view import Receipt, RequestView
 from tests.emulators.discord import validate_message, validate_modal
 from tests.emulators.discord.components import TEXT_DISPLAY, walk
+from tests.emulators.discord.mentions import pings
 from tests.emulators.discord.modals import Given, Modal, shown, submission
-from tests.hostile import hostile_text, people
+from tests.hostile import FormCase, form_cases, hostile_text, people
 
-from .test_hostile_text import assert_shown_as_written
+from .test_hostile_text import SENT_WITH, assert_shown_as_written
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -286,3 +289,39 @@ def test_hostile_text_in_a_form_is_shown_as_written(
     text = note(refused)
     assert text is not None
     assert_shown_as_written(text, ())
+
+
+@given(form_cases())
+@settings(
+    max_examples=120,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+def test_a_hostile_form_is_shown_as_written_in_every_state_modal_and_note(case: FormCase) -> None:
+    """Every kind of field, hostile names, titles, descriptions, choices, defaults and values,
+    in every state: the message, the modal with its defaults and as it is reopened with what
+    was typed, and every private note (a refusal quoting what was typed among them)."""
+    view = RequestView.of(case.request)
+    components: list[dict[str, Any]] = render(view).to_components()  # type: ignore[no-untyped-call]
+    assert validate_message({"flags": 1 << 15, "components": components}) is None
+    for placed in walk(components):
+        if placed.component.get("type") == TEXT_DISPLAY:
+            assert_shown_as_written(placed.component["content"], view.answerers)
+    assert pings("", components, SENT_WITH).nobody
+    for given_values in (None, case.typed, case.content):
+        made = forms.fill_form(case.request.request_id, case.form, given_values).to_dict()
+        assert validate_modal(made) is None, validate_modal(made)
+    outcomes: list[Outcome] = [
+        Refused(Refusal.BAD_VALUES, view, field_problems=case.problems, values=case.typed)
+    ]
+    outcomes += [Refused(reason, view) for reason in Refusal]
+    outcomes += [Counted(view, Receipt(v.answers, 1, 2)) for v in case.request.votes]
+    outcomes.append(Counted(view, Receipt(encode(case.content), 1, 2)))
+    for outcome in outcomes:
+        for text in (note(outcome), form_note(outcome)):
+            if text is not None:
+                sent = shorten(text, MAX_CONTENT)
+                assert_shown_as_written(sent, view.answerers)
+                assert validate_message({"content": sent}) is None
+                assert pings(sent, [], SENT_WITH).nobody
