@@ -5,19 +5,26 @@ Teams' size limit are cut to fit it."""
 
 from __future__ import annotations
 
+import json
 import re
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from askbridge.adapters.teams.notes import note
-from askbridge.adapters.teams.render import render
+from askbridge.adapters.teams.render import MAX_CARD_BYTES, render
 from askbridge.core.answers import NOTE_HINT
-from askbridge.core.intents import Refusal, Refused
+from askbridge.core.intents import Counted, Refusal, Refused
 from askbridge.core.models import Request
-from askbridge.core.view import CANCEL_HINT, CANCEL_QUESTION, CANCEL_WARNING, RequestView
-from tests.emulators.teams.cards import check_card, markdown_texts, plain_texts
-from tests.hostile import hostile_text, requests
+from askbridge.core.view import (
+    CANCEL_HINT,
+    CANCEL_QUESTION,
+    CANCEL_WARNING,
+    Receipt,
+    RequestView,
+)
+from tests.emulators.teams.cards import check_card, markdown_texts, mentioned, plain_texts
+from tests.hostile import FormCase, form_cases, hostile_text, requests
 
 DYNAMIC_OWN = re.compile(r"and \d+ more|\d+ more (line is|lines are) not shown here")
 
@@ -73,3 +80,40 @@ def test_a_card_past_teams_limit_is_cut_to_fit(request: Request, size: int) -> N
     )
     view = RequestView.of(request.model_copy(update={"questions": questions, "context": long}))
     assert_inert(view, render(view))
+
+
+@settings(
+    max_examples=100,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(form_cases())
+def test_a_hostile_form_stays_plain_on_every_card(case: FormCase) -> None:
+    """Every kind of field, hostile names, titles, descriptions, choices, defaults and values,
+    in every state: the card with its inputs and defaults, the card after a refusal (what was
+    typed kept, each reason under its field, the note above), and the ended card with the
+    values given or who declined, each one Teams takes, with no mention and no Markdown of an
+    agent's or a person's text."""
+    view = RequestView.of(case.request)
+    cards = [render(view)]
+    refused = Refused(Refusal.BAD_VALUES, view, field_problems=case.problems, values=case.typed)
+    told = note(refused)
+    assert told is not None
+    if view.waiting:
+        cards.append(render(view, told, given=case.typed, problems=case.problems))
+        votes = case.request.votes
+        cards += [render(view, note(Counted(view, Receipt(v.answers, 1, 2)))) for v in votes]
+    else:
+        cards.append(render(view, note(Refused(Refusal.ALREADY_ENDED, view))))
+    for card in cards:
+        assert_inert(view, card)
+        assert mentioned(card) == []
+    shown = "\n".join(plain_texts(cards[0]))
+    if len(json.dumps(cards[0])) < MAX_CARD_BYTES // 2:
+        # Not cut to fit: every text of the form is there to read as written.
+        assert case.form.message.strip() in shown
+        for field, value in view.filled_in():
+            assert value in shown, (field.title, value)
+        if view.waiting and len(json.dumps(cards[1])) < MAX_CARD_BYTES // 2:
+            assert told in plain_texts(cards[1])
