@@ -13,6 +13,8 @@ import aiohttp
 import pytest
 
 from askbridge.bots.service import Service
+from askbridge.core.intents import Decided, Fill
+from askbridge.core.models import Person
 from askbridge.core.store.sqlite import SQLiteStore
 from tests.conftest import DEPLOY, settings_for, waiting_ids
 from tests.docs.commands import doc_command
@@ -110,7 +112,11 @@ async def test_the_quick_start_asks_and_answers_as_shown(
 ) -> None:
     name = str(document.relative_to(ROOT))
     if name == "README.md":
-        ask = doc_command("README.md", "curl -s http://127.0.0.1:8765/v1/questions -H")
+        ask = doc_command(
+            "README.md",
+            "curl -s http://127.0.0.1:8765/v1/questions -H 'Content-Type: application/json' "
+            '-d \'{ "request_id": "ask_demo"',
+        )
         read = doc_command("README.md", "curl -s 'http://127.0.0.1:8765/v1/questions/ask_demo?")
     else:
         ask = doc_command("docs/tutorials/web.md", "curl -s http://127.0.0.1:8765/v1/questions -H")
@@ -126,6 +132,28 @@ async def test_the_quick_start_asks_and_answers_as_shown(
     assert shown["status"] == "answered"
     picks = {"Database": ["PostgreSQL"], "Features": ["Caching", "Metrics"]}
     await answer_on_web(http, service.url, created["request_id"], picks, name="web user")
+    answered = json.loads(await ran(read.replace("http://127.0.0.1:8765", service.url), tmp_path))
+    assert {key: answered[key] for key in shown} == shown
+
+
+async def test_the_form_is_asked_and_answered_as_shown(
+    service: Service, http: aiohttp.ClientSession, tmp_path: Path
+) -> None:
+    ask = doc_command(
+        "README.md",
+        "curl -s http://127.0.0.1:8765/v1/questions -H 'Content-Type: application/json' "
+        '-d \'{ "request_id": "form_demo"',
+    )
+    read = doc_command("README.md", "curl -s 'http://127.0.0.1:8765/v1/questions/form_demo?")
+    created = json.loads(await ran(ask.replace("http://127.0.0.1:8765", service.url), tmp_path))
+    assert created["status"] == "waiting", created
+    shown_block = example(ROOT / "README.md", "Forms and MCP elicitation", "sh")
+    comment = " ".join(line.lstrip("# ") for line in shown_block.splitlines()[-2:])
+    shown = json.loads(comment.replace(", ...}", "}"))
+    # As the web page's inputs give them: the number typed, the checkbox left ticked.
+    person = Person(platform="web", id="local", name="web user")
+    filled = await service.broker.act("form_demo", person, Fill({"replicas": "3", "canary": True}))
+    assert isinstance(filled, Decided), filled
     answered = json.loads(await ran(read.replace("http://127.0.0.1:8765", service.url), tmp_path))
     assert {key: answered[key] for key in shown} == shown
 
