@@ -159,6 +159,13 @@ def requests(draw: st.DrawFn) -> Request:
         fields = {"answers": _answers(qs, 1)}
     elif state == "cancelled":
         fields = {"cancelled_by": draw(people())}
+    tool = tool_view_of(lambda: draw(hostile_text())) if draw(st.booleans()) else None
+    if tool is not None and state == "answered" and draw(st.booleans()):
+        # Allowed with changes: the call is shown as allowed, headed by who changed it.
+        asked = {"command": draw(hostile_text()), "description": draw(hostile_text())}
+        tool = tool.model_copy(update={"tool": "Bash", "asked": asked})
+        fields["approved_input"] = {**asked, "command": draw(hostile_text())}
+        policy = policy.model_copy(update={"allow_changes": True})
     status = {
         "waiting": Status.WAITING,
         "answered": Status.ANSWERED,
@@ -179,7 +186,7 @@ def requests(draw: st.DrawFn) -> Request:
         ended_at=None if status is Status.WAITING else AT + timedelta(minutes=5),
         policy=policy,
         votes=votes,
-        tool=tool_view_of(lambda: draw(hostile_text())) if draw(st.booleans()) else None,
+        tool=tool,
         **fields,
     )
 
@@ -418,6 +425,13 @@ def form_cases(draw: st.DrawFn, platform: str | None = None) -> FormCase:
         "gone": {},
     }
     fields = by_state[state]
+    tool = tool_view_of(lambda: draw(hostile_text())) if draw(st.booleans()) else None
+    if tool is not None and state == "answered" and draw(st.booleans()):
+        # Allowed with changes: the call is shown as allowed, headed by who changed it.
+        asked = {"command": draw(hostile_text()), "description": draw(hostile_text())}
+        tool = tool.model_copy(update={"tool": "Bash", "asked": asked})
+        fields["approved_input"] = {**asked, "command": draw(hostile_text())}
+        policy = policy.model_copy(update={"allow_changes": True})
     status = {
         "waiting": Status.WAITING,
         "answered": Status.ANSWERED,
