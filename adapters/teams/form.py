@@ -65,6 +65,8 @@ def _inputs(index: int, field: FormField, value: object) -> list[Element]:
             "valueOn": "true",
             "valueOff": "false",
         }
+        # The title is drawn beside the switch; a label would say it again above.
+        element.pop("label")
         element.pop("isRequired")
     elif kind.is_number:
         element["type"] = "Input.Number"

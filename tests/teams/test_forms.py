@@ -83,6 +83,9 @@ async def test_a_form_is_filled_in_with_teams_own_inputs(
     assert inputs["f0"]["isRequired"] is True
     assert (inputs["f1"]["min"], inputs["f1"]["max"], inputs["f1"]["value"]) == (1, 10, 3)
     assert inputs["f4"]["isMultiSelect"] is True
+    # A toggle's title is drawn beside it: a label above would name the field twice.
+    assert inputs["f2"]["title"] == "Urgent"
+    assert "label" not in inputs["f2"]
     assert [c["title"] for c in inputs["f3"]["choices"]] == ["Production", "Staging, EU"]
     assert "How many to run" in list(plain_texts(message.card))
     assert set(actions(message.card)) == {"Submit", "Decline", "Cancel question"}
