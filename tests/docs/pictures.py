@@ -3,9 +3,12 @@
 The web page is photographed in headless Chromium from a running askbridge: a question, a
 tool-permission prompt, an Edit approval (its diff), a typed form and an ended request. For
 Slack and Discord, the messages askbridge really sends (to the local emulators the tests use)
-are written to `docs/images/messages.json`; the docs turn each into a link to the platform's
-own message previewer (tests/docs/previews.py), and the README's links to its question in
-those previewers are rewritten to match.
+are written to `docs/images/messages.json`, with the modal Slack opens on a typed form's
+"Fill in…"; the docs turn each into a link to the platform's own previewer
+(tests/docs/previews.py), and the README's links to its question in those previewers are
+rewritten to match. For Teams, the Adaptive Cards askbridge posts (a question, a typed form,
+an Edit approval) are written to `docs/images/teams-*.json`, to paste into the Adaptive Cards
+Designer. tests/test_pictures.py captures them all again and fails when they differ.
 
 Run it from the repository: `python -m tests.docs.pictures` (`... pictures web-form` photographs
 only the typed form, `docs/images/web-form.png`). It needs Chromium (/usr/bin/chromium or
@@ -18,11 +21,13 @@ import asyncio
 import copy
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Awaitable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,16 +36,17 @@ from playwright.async_api import async_playwright
 
 from askbridge.bots.service import Service
 from askbridge.bots.settings import Settings
+from askbridge.core.clock import ManualClock
 from askbridge.core.permissions import permission_questions
 from tests.conftest import DATABASE, waiting_ids
-from tests.docs.previews import with_readme_links
+from tests.docs.previews import MESSAGES, TEAMS_CARDS, teams_card_path, with_readme_links
 from tests.emulators.discord import DiscordEmulator
 from tests.emulators.slack import SlackEmulator
+from tests.emulators.teams import TeamsEmulator
 from tests.web_person import RELEASE_FORM, answer_on_web
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 IMAGES = ROOT / "docs" / "images"
-MESSAGES = IMAGES / "messages.json"
 README = ROOT / "README.md"
 CONTEXT = "release-bot: setting up the new billing service"
 PROMPT = {
@@ -55,6 +61,16 @@ EDIT_FILE = (
     'DATABASE_URL = os.environ["DATABASE_URL"]\nCURRENCY = "EUR"\n'
 )
 EDIT_NEW = 'DEBUG = False\nSENTRY_DSN = os.environ.get("SENTRY_DSN", "")'
+ASKED_AT = datetime(2026, 12, 7, 9, 30, tzinfo=UTC)
+"""The time on askbridge's clock while the pictures are made: every time they show is this."""
+RANDOM_PARTS = [
+    # A Slack render's block_ids carry a fresh random revision (adapters/slack/surface.py).
+    (re.compile(r'"ab-[0-9a-f]{8}-'), '"ab-0a5b1c2d-'),
+    # The agent WebSocket's PermissionRequest is given a random request id.
+    (re.compile(r"perm_[0-9a-f-]{36}"), "perm_5f0c6a1e-8d2b-4c1f-9e3a-7b6d5c4e3f21"),
+]
+"""What differs between two runs though nothing changed, each replaced by a fixed value in
+what is written, so that a run changes no file unless what people see changed."""
 CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run"]
 Captured = dict[str, Any]
 
@@ -74,30 +90,56 @@ def main(argv: list[str]) -> int:
         sys.stderr.write("usage: python -m tests.docs.pictures [web-form]\n")
         return 2
     with tempfile.TemporaryDirectory(prefix="askbridge-pictures-") as folder:
-        messages = asyncio.run(_make(Path(folder), chromium))
-    MESSAGES.write_text(json.dumps(messages, indent=2, ensure_ascii=False) + "\n")
+        messages, cards = asyncio.run(_make(Path(folder), chromium))
+    MESSAGES.write_text(as_json(messages))
+    for name, card in cards.items():
+        teams_card_path(name).write_text(as_json(card))
     README.write_text(with_readme_links(README.read_text(), messages))
     sys.stderr.write(
-        f"wrote {IMAGES.relative_to(ROOT)}: web-*.png and {MESSAGES.name}; README's previews\n"
+        f"wrote {IMAGES.relative_to(ROOT)}: web-*.png, {MESSAGES.name} and teams-*.json;"
+        " README's previews\n"
     )
     return 0
 
 
-async def _make(folder: Path, chromium: str) -> Captured:
-    for surface in ("web", "form", "slack", "discord"):
+def as_json(captured: Any) -> str:
+    """How a capture is written to its file (and compared with it)."""
+    return json.dumps(captured, indent=2, ensure_ascii=False) + "\n"
+
+
+async def _make(folder: Path, chromium: str) -> tuple[Captured, dict[str, Captured]]:
+    for surface in ("web", "form"):
         (folder / surface).mkdir()
     async with aiohttp.ClientSession() as http:
         await _photograph_web(folder / "web", http, chromium)
         await _photograph_form(folder / "form", chromium)
+    return await capture(folder)
+
+
+async def capture(folder: Path) -> tuple[Captured, dict[str, Captured]]:
+    """What askbridge sends to Slack and Discord (messages.json's content) and the Teams cards
+    it posts (teams-*.json's, by name), from a service pointed at each emulator in turn."""
+    for surface in ("slack", "discord", "teams"):
+        (folder / surface).mkdir()
+    async with aiohttp.ClientSession() as http:
         slack = await _capture_slack(folder / "slack", http)
         discord = await _capture_discord(folder / "discord", http)
-    return {"slack": slack, "discord": discord}
+        cards = await _capture_teams(folder / "teams", http)
+    return _steady({"slack": slack, "discord": discord}), _steady(cards)
+
+
+def _steady(captured: Any) -> Any:
+    text = json.dumps(captured)
+    for pattern, fixed in RANDOM_PARTS:
+        text = pattern.sub(fixed, text)
+    return json.loads(text)
 
 
 @asynccontextmanager
 async def _serving(folder: Path, **settings: Any) -> AsyncIterator[Service]:
     values = {"host": "127.0.0.1", "port": 0, "database_url": f"sqlite:///{folder / 'a.db'}"}
-    service = Service(Settings(_env_file=None, **{**values, **settings}))
+    clock = ManualClock(ASKED_AT)
+    service = Service(Settings(_env_file=None, **{**values, **settings}), clock=clock)
     await service.start()
     try:
         yield service
@@ -132,6 +174,13 @@ def _ask(request_id: str, target: str) -> dict[str, Any]:
     body = copy.deepcopy(DATABASE)
     body.update(request_id=request_id, target=target, context=CONTEXT)
     return body
+
+
+def _form(request_id: str, target: str) -> dict[str, Any]:
+    """The typed form of web-form.png: an email, a whole number with bounds, a boolean, a
+    single choice and a multi-choice."""
+    form = copy.deepcopy(RELEASE_FORM)
+    return {"request_id": request_id, "target": target, "context": CONTEXT, "form": form}
 
 
 async def _post(http: aiohttp.ClientSession, url: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -199,8 +248,7 @@ async def _photograph_form(folder: Path, chromium: str) -> None:
         _serving(folder) as service,
         async_playwright() as playwright,
     ):
-        body = {"request_id": "ask_form", "target": "web", "context": CONTEXT, "form": RELEASE_FORM}
-        await _post(http, service.url, body)
+        await _post(http, service.url, _form("ask_form", "web"))
         browser = await playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
         page = await browser.new_page(viewport={"width": 820, "height": 120})
         await page.goto(f"{service.url}/q/ask_form")
@@ -232,6 +280,15 @@ async def _capture_slack(folder: Path, http: aiohttp.ClientSession) -> Captured:
                 }
             await _post(http, service.url, _edit("ask_edit", "slack:C0RELEASES"))
             captured["edit"] = {"blocks": await _slack_blocks(http, service, slack, "ask_edit")}
+            await _post(http, service.url, _form("ask_form", "slack:C0RELEASES"))
+            form = await _slack_message(http, service, slack, "ask_form")
+            captured["form"] = {"blocks": form.blocks}
+            await slack.person("U0ADA").click_button(form, "Fill in…")
+            view = dict((await slack.wait_for_view("U0ADA")).view)
+            # It names the message's ts, a time that differs every run; the previewer shows
+            # nothing of it.
+            del view["private_metadata"]
+            captured["form-modal"] = view
             ada = slack.person("U0ADA")
             await ada.choose_radio(question, "PostgreSQL")
             await ada.tick_checkboxes(
@@ -249,9 +306,15 @@ async def _capture_slack(folder: Path, http: aiohttp.ClientSession) -> Captured:
 async def _slack_blocks(
     http: aiohttp.ClientSession, service: Service, slack: SlackEmulator, request_id: str
 ) -> Any:
+    return (await _slack_message(http, service, slack, request_id)).blocks
+
+
+async def _slack_message(
+    http: aiohttp.ClientSession, service: Service, slack: SlackEmulator, request_id: str
+) -> Any:
     async with http.get(f"{service.url}/v1/questions/{request_id}") as response:
         (posted,) = (await response.json())["messages"]
-    return slack.message(posted["channel"], posted["message_id"]).blocks
+    return slack.message(posted["channel"], posted["message_id"])
 
 
 async def _capture_discord(folder: Path, http: aiohttp.ClientSession) -> Captured:
@@ -278,6 +341,9 @@ async def _capture_discord(folder: Path, http: aiohttp.ClientSession) -> Capture
             edit = await _post(http, service.url, _edit("ask_edit", target))
             posted_edit = emulator.message(int(edit["messages"][0]["message_id"]))
             captured["edit"] = _discord_data(posted_edit.payload)
+            form = await _post(http, service.url, _form("ask_form", target))
+            posted_form = emulator.message(int(form["messages"][0]["message_id"]))
+            captured["form"] = _discord_data(posted_form.payload)
             await _acted(emulator.click(message_id, ada.id, "PostgreSQL"))
             await _acted(emulator.choose(message_id, ada.id, ["Caching", "Metrics"]))
             await _acted(emulator.click(message_id, ada.id, "Submit"))
@@ -298,6 +364,36 @@ def _discord_data(payload: Any) -> Captured:
     return {
         key: copy.deepcopy(payload[key]) for key in keys if payload.get(key) not in (None, "", [])
     }
+
+
+async def _capture_teams(folder: Path, http: aiohttp.ClientSession) -> dict[str, Captured]:
+    """The Adaptive Card of each of TEAMS_CARDS, as askbridge posts it in a Teams channel."""
+    asks = {"question": ("ask_db", _ask), "form": ("ask_form", _form), "edit": ("ask_edit", _edit)}
+    cards: dict[str, Captured] = {}
+    async with TeamsEmulator(folder) as teams:
+        with _trusting(teams.cert):
+            async with _serving(folder, **teams.settings()) as service:
+                for name in TEAMS_CARDS:
+                    conversation = teams.add_conversation()
+                    request_id, body = asks[name]
+                    await _post(http, service.url, body(request_id, f"teams:{conversation}"))
+                    cards[name] = copy.deepcopy((await teams.wait_for_message(conversation)).card)
+    return cards
+
+
+@contextmanager
+def _trusting(cert: Path) -> Iterator[None]:
+    """MSAL (through requests) trusts the emulated token authority's certificate, as it would
+    a real authority's through the system's."""
+    before = os.environ.get("REQUESTS_CA_BUNDLE")
+    os.environ["REQUESTS_CA_BUNDLE"] = str(cert)
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["REQUESTS_CA_BUNDLE"]
+        else:
+            os.environ["REQUESTS_CA_BUNDLE"] = before
 
 
 if __name__ == "__main__":
