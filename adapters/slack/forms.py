@@ -175,9 +175,10 @@ def _changed_field(field: Changeable) -> InputBlock:
         "action_id": CHANGED_ACTION,
         "max_length": MAX_TEXT_INPUT,
         "multiline": True,
-        "initial_value": field.text,
         "focus_on_load": True,
     }
+    if field.text:
+        element["initial_value"] = field.text
     return {
         "type": "input",
         "block_id": CHANGED_BLOCK,
