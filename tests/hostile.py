@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from askbridge.core.forms import (
@@ -276,6 +277,17 @@ URIS = (
     "mailto:<@U1>",
 )
 """Links a form accepts (as values and defaults) that must not be live where shown."""
+
+
+FORM_EXAMPLES = settings(
+    max_examples=100,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    # A form case is slow to shrink: one failure, made small, says enough.
+    report_multiple_bugs=False,
+)
+"""How many `form_cases` each surface's property tries, the same on every run."""
 
 
 def form_text(min_size: int = 1, max_parts: int = 4) -> st.SearchStrategy[str]:

@@ -27,7 +27,7 @@ from tests.emulators.discord import validate_message, validate_modal
 from tests.emulators.discord.components import TEXT_DISPLAY, walk
 from tests.emulators.discord.mentions import pings
 from tests.emulators.discord.modals import Given, Modal, shown, submission
-from tests.hostile import FormCase, form_cases, hostile_text, people
+from tests.hostile import FORM_EXAMPLES, FormCase, form_cases, hostile_text, people
 
 from .test_hostile_text import SENT_WITH, assert_shown_as_written
 
@@ -292,12 +292,7 @@ def test_hostile_text_in_a_form_is_shown_as_written(
 
 
 @given(form_cases())
-@settings(
-    max_examples=120,
-    derandomize=True,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@FORM_EXAMPLES
 def test_a_hostile_form_is_shown_as_written_in_every_state_modal_and_note(case: FormCase) -> None:
     """Every kind of field, hostile names, titles, descriptions, choices, defaults and values,
     in every state: the message, the modal with its defaults and as it is reopened with what

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from askbridge.adapters.slack.fill import errors, modal
@@ -20,7 +20,7 @@ from askbridge.core.intents import Counted, Refusal, Refused
 from askbridge.core.models import Request
 from askbridge.core.view import Receipt, RequestView
 from tests.emulators.slack import mentions, validate_view
-from tests.hostile import FormCase, form_cases, hostile_text, nodes, requests
+from tests.hostile import FORM_EXAMPLES, FormCase, form_cases, hostile_text, nodes, requests
 from tests.slack.test_hostile_text import assert_inert, assert_note_inert
 
 EXAMPLES = settings(max_examples=60, derandomize=True, deadline=None)
@@ -110,12 +110,7 @@ def test_every_form_message_modal_and_note_is_inert(
     assert_note_inert(note(refused), request)
 
 
-@settings(
-    max_examples=120,
-    derandomize=True,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@FORM_EXAMPLES
 @given(form_cases())
 def test_a_hostile_form_is_inert_in_every_state_its_modal_errors_and_notes(case: FormCase) -> None:
     """Every kind of field, hostile names, titles, descriptions, choices, defaults and values,

@@ -24,7 +24,7 @@ from askbridge.core.view import (
     RequestView,
 )
 from tests.emulators.teams.cards import check_card, markdown_texts, mentioned, plain_texts
-from tests.hostile import FormCase, form_cases, hostile_text, requests
+from tests.hostile import FORM_EXAMPLES, FormCase, form_cases, hostile_text, requests
 
 DYNAMIC_OWN = re.compile(r"and \d+ more|\d+ more (line is|lines are) not shown here")
 
@@ -82,12 +82,7 @@ def test_a_card_past_teams_limit_is_cut_to_fit(request: Request, size: int) -> N
     assert_inert(view, render(view))
 
 
-@settings(
-    max_examples=100,
-    derandomize=True,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@FORM_EXAMPLES
 @given(form_cases())
 def test_a_hostile_form_stays_plain_on_every_card(case: FormCase) -> None:
     """Every kind of field, hostile names, titles, descriptions, choices, defaults and values,
