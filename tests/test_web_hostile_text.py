@@ -524,9 +524,17 @@ def form_case_pages(case: FormCase, name: str) -> dict[str, str]:
         "ended": render.outcome(view, version=7, note=end_sentence(view)),
     }
     if view.waiting:
-        at = {"token": "0" * 64, "version": 7, "click_id": "c" * 24, "name": name}
-        found["form"] = render.form(view, **at)
-        found["refused"] = render.form(view, **at, values=case.typed, field_problems=case.problems)
+        token, click = "0" * 64, "c" * 24
+        found["form"] = render.form(view, token=token, version=7, click_id=click, name=name)
+        found["refused"] = render.form(
+            view,
+            token=token,
+            version=7,
+            click_id=click,
+            name=name,
+            values=case.typed,
+            field_problems=case.problems,
+        )
         receipt = Receipt(encode(case.content), 1, max(view.quorum, 2))
         found["receipt"] = render.outcome(
             view, version=7, note=notes.vote_note(receipt), flash=True
