@@ -11,6 +11,12 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from askbridge.core.forms import (
+    MAX_CHOICE_TITLE_CHARS,
+    MAX_CHOICES,
+    MAX_DESCRIPTION_CHARS,
+    MAX_MESSAGE_CHARS,
+    MAX_TEXT_CHARS,
+    MAX_TITLE_CHARS,
     FieldKind,
     Form,
     FormRefused,
@@ -301,21 +307,28 @@ def _field_name(text: str, index: int) -> str:
     return f"{kept[:60]}{index}"
 
 
+def at_most(text: str, most: int, long: bool) -> str:
+    """`text` within `most` characters; when `long`, repeated up to them (a form's limits)."""
+    if long and text:
+        text *= -(-most // len(text))
+    return text[:most]
+
+
 @st.composite
-def _property(draw: st.DrawFn, kind: str) -> tuple[dict[str, Any], Any]:
-    """A field's property schema, its texts hostile, with a default it accepts sometimes;
-    and a value a person may give it."""
+def _property(draw: st.DrawFn, kind: str, long: bool) -> tuple[dict[str, Any], Any]:
+    """A field's property schema, its texts hostile (`long`: as long as a form takes them),
+    with a default it accepts sometimes; and a value a person may give it."""
     prop: dict[str, Any] = {}
     if draw(st.booleans()):
-        prop["title"] = draw(form_text())[:200]
+        prop["title"] = at_most(draw(form_text()), MAX_TITLE_CHARS, long)
     if draw(st.booleans()):
-        prop["description"] = draw(form_text(0))[:500]
+        prop["description"] = at_most(draw(form_text(0)), MAX_DESCRIPTION_CHARS, long)
     value: Any
     if kind == "text":
         most = draw(st.sampled_from([None, 8, 3000]))
         prop |= {"type": "string"} | ({} if most is None else {"maxLength": most})
         # Spaces alone would leave a required field empty.
-        value = (draw(form_text())[: (most or 3000) - 1]).strip() or "x"
+        value = at_most(draw(form_text()), (most or MAX_TEXT_CHARS) - 1, long).strip() or "x"
     elif kind == "email":
         prop |= {"type": "string", "format": "email"}
         value = draw(st.sampled_from(EMAILS))
@@ -335,10 +348,11 @@ def _property(draw: st.DrawFn, kind: str) -> tuple[dict[str, Any], Any]:
         prop["type"] = "boolean"
         value = draw(st.booleans())
     else:
-        titles = draw(st.lists(form_text(max_parts=3), min_size=1, max_size=4))
-        values = [f"{draw(form_text(max_parts=2))[:95]}{i}" for i in range(len(titles))]
+        count = MAX_CHOICES if long else draw(st.integers(1, 4))
+        titles = draw(st.lists(form_text(max_parts=3), min_size=count, max_size=count))
+        values = [f"{at_most(draw(form_text(max_parts=2)), 97, long)}{i}" for i in range(count)]
         named = [
-            {"const": v, "title": t.strip()[:75] or f"x{i}"}
+            {"const": v, "title": at_most(t.strip(), MAX_CHOICE_TITLE_CHARS, long) or f"x{i}"}
             for i, (v, t) in enumerate(zip(values, titles, strict=True))
         ]
         if kind == "choice":
@@ -375,11 +389,13 @@ class FormCase:
 def form_cases(draw: st.DrawFn, platform: str | None = None) -> FormCase:
     """A request asking a typed form (every kind of field, hostile message, names, titles,
     descriptions, choices, defaults and values) in any state, with hostile people."""
+    # Long: every text as long as a form takes it, to find what a surface cannot hold.
+    long = draw(st.booleans())
     kinds = draw(st.lists(st.sampled_from(FIELD_KINDS), min_size=1, max_size=5))
     properties: dict[str, Any] = {}
     content: dict[str, Any] = {}
     for index, kind in enumerate(kinds):
-        prop, value = draw(_property(kind))
+        prop, value = draw(_property(kind, long))
         name = (
             _field_name(draw(form_text(max_parts=2)), index) if draw(st.booleans()) else f"f{index}"
         )
@@ -387,20 +403,20 @@ def form_cases(draw: st.DrawFn, platform: str | None = None) -> FormCase:
         content[name] = value
     required = draw(st.lists(st.sampled_from(list(properties)), unique=True))
     schema = {"type": "object", "properties": properties, "required": required}
-    message = draw(form_text())[:1999]
+    message = at_most(draw(form_text()), MAX_MESSAGE_CHARS - 1, long)
     message += "" if message.strip() else "?"
     form = parse_form({"message": message, "requested_schema": schema})
     content = check_content(form, content)
     other = dict(content)
     for field in form.fields:
         if field.kind is FieldKind.TEXT and field.name in other:
-            other[field.name] = draw(form_text())[: field.max_length].strip() or "x"
+            other[field.name] = at_most(draw(form_text()), field.max_length, long).strip() or "x"
     other = check_content(form, other)
     # What a person types where the form takes a text: hostile text, refused where it does
     # not fit (an address, a link, a number, a choice), quoted in the refusal.
     typed: dict[str, object] = {}
     for field in form.fields:
-        said = draw(form_text())
+        said = at_most(draw(form_text()), MAX_TEXT_CHARS, long)
         too_long = field.kind is FieldKind.TEXT and draw(st.booleans())
         typed[field.name] = said + "x" * field.max_length if too_long else said
 
