@@ -33,7 +33,7 @@ from askbridge.bots.client import (
 )
 from askbridge.bots.crash_hook import crash_point_from
 from askbridge.bots.database_place import earlier_database, sqlite_path
-from askbridge.bots.logs import configure_logging
+from askbridge.bots.logs import configure_logging, lean_records
 from askbridge.bots.settings import Settings, unknown_variables
 from askbridge.bots.status_line import POLL_S as STATUS_POLL_S
 from askbridge.bots.status_line import StatusLine, on_terminal
@@ -402,6 +402,7 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
     settings = settings.model_copy(update=overrides)
     configure_logging(settings.log_level, settings.secrets(), settings.log_format)
+    lean_records()
     try:
         crash_point = crash_point_from(os.environ)
         with asyncio.Runner(loop_factory=loop_factory(settings.event_loop)) as runner:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -31,10 +32,9 @@ class RedactSecrets(logging.Filter):
         self._secrets = [s for s in secrets if len(s) >= 6]
 
     def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        cleaned = self.scrub(message)
-        if cleaned != message:
-            record.msg, record.args = cleaned, None
+        # The message is formatted once, here: the filter after this one and the formatter
+        # read it as it is left (a request's log line is on every click's path).
+        record.msg, record.args = self.scrub(record.getMessage()), None
         if record.exc_info and not record.exc_text:
             # Formatters print this cached text instead of formatting the traceback again.
             record.exc_text = self.scrub(logging.Formatter().formatException(record.exc_info))
@@ -54,9 +54,26 @@ class UnusedFeatures(logging.Filter):
 
 
 class IsoFormatter(logging.Formatter):
+    _second: tuple[int, str, str] = (-1, "", "")
+    """The whole second last written: its date and time, and its zone's offset (which changes
+    only on a whole second)."""
+
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
-        moment = datetime.fromtimestamp(record.created, UTC).astimezone()
-        return moment.isoformat(timespec="milliseconds")
+        """`record.created` as `datetime.fromtimestamp(…).astimezone().isoformat(timespec=
+        "milliseconds")` writes it, with the zone looked up once a second rather than once a
+        line (a request's log line is on every click's path)."""
+        # Rounded to the microsecond as datetime rounds a timestamp, which may carry into the
+        # next second; then cut to the millisecond, as isoformat cuts.
+        fraction, whole = math.modf(record.created)
+        second, micros = int(whole), round(fraction * 1e6)
+        if micros >= 1_000_000:
+            second, micros = second + 1, micros - 1_000_000
+        cached, day_time, offset = self._second
+        if second != cached:
+            shown = datetime.fromtimestamp(second, UTC).astimezone().isoformat()
+            day_time, offset = shown[:19], shown[19:]
+            self._second = (second, day_time, offset)
+        return f"{day_time}.{micros // 1000:03d}{offset}"
 
 
 class JsonFormatter(IsoFormatter):
@@ -71,6 +88,16 @@ class JsonFormatter(IsoFormatter):
         if record.exc_info:
             line["error"] = record.exc_text or self.formatException(record.exc_info)
         return json.dumps(line, ensure_ascii=False)
+
+
+def lean_records() -> None:
+    """Log records without what no line askbridge writes shows: the caller's file, function and
+    line, the thread and the process (the logging HOWTO's "Optimization"); finding the caller
+    walks the stack, and a request's line is on every click's path (`askbridge serve`)."""
+    logging._srcfile = None
+    logging.logThreads = False
+    logging.logProcesses = False
+    logging.logMultiprocessing = False
 
 
 def configure_logging(level: str, secrets: Iterable[str] = (), form: LogFormat = "text") -> None:

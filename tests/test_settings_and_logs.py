@@ -7,11 +7,13 @@ import json
 import logging
 import os
 import sys
-from datetime import datetime
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
 
-from askbridge.bots.logs import RedactSecrets, configure_logging
+from askbridge.bots.logs import IsoFormatter, RedactSecrets, configure_logging
 from askbridge.bots.settings import unknown_variables
 
 
@@ -85,6 +87,41 @@ def test_log_lines_carry_iso_times_and_json_carries_context(
     stamp = lines[1].split(" ", 1)[0]
     assert datetime.fromisoformat(stamp).tzinfo is not None
     assert lines[1].endswith("askbridge.test: plain")
+
+
+@pytest.fixture
+def zone() -> Iterator[None]:
+    saved = os.environ.get("TZ")
+    yield
+    if saved is None:
+        os.environ.pop("TZ", None)
+    else:
+        os.environ["TZ"] = saved
+    time.tzset()
+
+
+@pytest.mark.parametrize("name", ["UTC", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe"])
+def test_a_log_line_shows_the_time_datetime_shows(zone: None, name: str) -> None:
+    """The zone is looked up once a second: a line's time is still the one datetime writes,
+    to the millisecond, across a change of the zone's offset and where a timestamp rounds up
+    into the next second."""
+    os.environ["TZ"] = name
+    time.tzset()
+    formatter = IsoFormatter()
+    record = logging.LogRecord("askbridge.test", logging.INFO, __file__, 1, "m", None, None)
+    changes = [1772953200.0, 1793512800.0, 1775314800.0, 1791041400.0]  # New York, Lord Howe 2026
+    stamps = [
+        change + second + fraction
+        for change in changes
+        for second in (-2, -1, 0, 1)
+        for fraction in (0.0, 0.0004999, 0.0005, 0.9994999, 0.9995, 0.9999994, 0.9999995, 0.9999996)
+    ]
+    for stamp in stamps:
+        record.created = stamp
+        expected = (
+            datetime.fromtimestamp(stamp, UTC).astimezone().isoformat(timespec="milliseconds")
+        )
+        assert formatter.formatTime(record) == expected, stamp
 
 
 def test_a_mistyped_variable_is_named_with_the_closest_setting() -> None:
