@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -9,7 +10,7 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from askbridge.core.audit_log import canonical
+from askbridge.core.audit_log import canonical, plain
 
 # Text that reaches the edges: control characters, quotes and backslashes, the last BMP
 # characters (which JCS orders after astral ones) and astral characters, in keys and values.
@@ -67,3 +68,19 @@ def test_canonical_json_is_rfc_8785_for_any_value(value: Any) -> None:
 )
 def test_the_edges_of_the_quick_path_agree_with_rfc_8785(value: Any) -> None:
     assert ours(value) == jcs(value)
+
+
+@settings(max_examples=1000)
+@given(JSON)
+def test_a_plain_value_hashes_as_it_reads_back(value: Any) -> None:
+    """An event's data is hashed as it reads back from its stored JSON; a value `plain` says
+    reads back the same is hashed as it is, without the round trip."""
+    if plain(value):
+        assert ours(json.loads(json.dumps(value))) == ours(value)
+
+
+@pytest.mark.parametrize(
+    "value", [{"after_s": 60.0}, {"big": 2**53}, {1: "a"}, ("a", 1.5), {"\U0001f600": 1}]
+)
+def test_a_value_that_may_read_back_otherwise_is_not_plain(value: Any) -> None:
+    assert not plain(value)

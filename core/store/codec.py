@@ -256,8 +256,9 @@ def event_parts(event: Event) -> tuple[float, str | None, str, bytes, bytes]:
     at_read = from_epoch(at)
     assert at_read is not None
     data = json.dumps(event.data)
-    # Hashed as it reads back: the stored JSON, parsed.
-    read = json.loads(data)
+    # Hashed as it reads back: the stored JSON, parsed; which, for what JSON holds without a
+    # float, is the data as it is.
+    read = event.data if audit_log.plain(event.data) else json.loads(data)
     head, tail = audit_log.link_parts(event.request_id, at_read, event.kind, shown, read)
     return at, dump_person(actor), data, head, tail
 
