@@ -20,15 +20,20 @@ MAX_INPUT_CHARS = 1500
 
 
 def permission_questions(
-    prompt: dict[str, Any], *, always: str | None = "", shown: bool = False
+    prompt: dict[str, Any],
+    *,
+    always: str | None = "",
+    shown: bool = False,
+    agent: str | None = None,
 ) -> list[dict[str, Any]]:
     """The approval as one question. `always` is what "Always allow" does, in words (empty:
     the tool runs without asking again); None leaves that option out, for hosts that cannot
     remember an approval. `shown`: the request shows the tool call itself (`tool_use`), so
-    the question leaves its input out."""
+    the question leaves its input out. `agent`: who asks, when the action names what the tool
+    does ("Allow Claude Code to edit app.py?", not "Allow Edit to edit app.py?")."""
     tool = str(prompt.get("tool_name") or "a tool")
     action = str(prompt.get("action") or "run")
-    text = f"Allow {tool} to {action}?"
+    text = f"Allow {agent or tool} to {action}?"
     details = prompt.get("details")
     if details:
         text += f"\n{details}"

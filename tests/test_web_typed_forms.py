@@ -121,7 +121,10 @@ def test_long_text_is_a_textarea_and_labels_descriptions_and_choices_show() -> N
     assert "<p class='desc' id='f0-desc'>Who answers questions about the release</p>" in release
     assert "<option value='eu-west-1'>Europe (Ireland)</option>" in release
     assert "> Security scan</label>" in release
-    assert "<p class='hint' id='f4-hint'>Choose at least 1.</p>" in release
+    assert (
+        "<p class='hint' id='f4-hint'>Optional: leave it empty, or choose at least 1.</p>"
+        in release
+    )
     assert "<button name='action' value='decline' formnovalidate>Decline</button>" in release
     assert "data-confirm='Cancel this question? The agent will be interrupted" in release
 

@@ -37,9 +37,10 @@ def form_elements(
     values: Mapping[str, object] = form.defaults() if given is None else given
     elements: list[Element] = []
     for index, field in enumerate(form.fields):
+        # The input names the field; its description follows, as help under it.
+        elements += _inputs(index, field, values.get(field.name))
         if field.description.strip():
             elements.append(plain(field.description.strip(), subtle=True))
-        elements += _inputs(index, field, values.get(field.name))
         if problems and field.name in problems:
             elements.append(paragraph(run("⚠ "), run(problems[field.name], bold=True)))
     return elements
@@ -173,7 +174,7 @@ def read_fill(form: Form, data: Mapping[str, Any]) -> dict[str, object]:
                 for p in picks
                 if p.isdigit() and int(p) < len(field.choices)
             ]
-            if kind is FieldKind.CHOICES:
+            if kind is FieldKind.CHOICES and chosen:
                 values[field.name] = chosen
             elif chosen:
                 values[field.name] = chosen[0]

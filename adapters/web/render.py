@@ -554,6 +554,9 @@ def _items_hint(field: FormField) -> str:
     if low and high:
         return f"Choose {low}." if low == high else f"Choose {low} to {high}."
     if low:
+        # An optional field may be left with nothing chosen, whatever its least number.
+        if not field.required:
+            return f"Optional: leave it empty, or choose at least {low}."
         return f"Choose at least {low}."
     if high:
         return f"Choose at most {high}."

@@ -40,6 +40,9 @@ MAX_CONTEXT_CWD_CHARS = 300
 FILE_TOOLS = frozenset({"Edit", "MultiEdit", "Write"})
 """The tools whose change the command hook shows against the file as it is."""
 
+AGENT = "Claude Code"
+"""Who asks, as people know it."""
+
 
 class Source(enum.StrEnum):
     """What asked: a hook event, or the Agent SDK's permission callback."""
@@ -158,7 +161,7 @@ class ToolCall(BaseModel):
     def context(self) -> str:
         cwd, most = self.cwd, MAX_CONTEXT_CWD_CHARS
         where = cwd if len(cwd) <= most else "…" + cwd[1 - most :]
-        text = f"Claude Code in {where}" if where else "Claude Code"
+        text = f"{AGENT} in {where}" if where else AGENT
         return f"{text} (session {self.session_id[:8]})" if self.session_id else text
 
 
@@ -221,7 +224,7 @@ def _approval(call: ToolCall) -> list[dict[str, Any]]:
     # The tool call itself is shown apart (`Ask.tool`), as people know it.
     shown = tool_view(ToolUse(name=call.tool_name, input=call.tool_input, cwd=call.cwd))
     prompt = {"tool_name": call.tool_name, "action": shown.action, "input": call.tool_input}
-    questions = permission_questions(prompt, always=None, shown=True)
+    questions = permission_questions(prompt, always=None, shown=True, agent=AGENT)
     remember = [{"label": r.label, "description": r.description} for r in _remember(call)]
     questions[0]["options"][1:1] = remember
     return questions

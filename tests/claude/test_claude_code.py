@@ -65,7 +65,7 @@ async def test_the_command_hook_asks_on_the_web_and_a_denied_bash_never_runs(
 
     approval = await next_waiting(service.broker, seen)
     [asked] = approval.questions
-    assert asked.question == "Allow Bash to run a command?"
+    assert asked.question == "Allow Claude Code to run a command?"
     # The command as Claude Code sent it, its description and where it runs.
     assert approval.tool is not None
     assert approval.tool.parts[:2] == (

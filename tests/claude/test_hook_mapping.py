@@ -70,7 +70,7 @@ def test_a_permission_prompt_is_named_by_its_session_prompt_and_input() -> None:
     assert ask is not None
     [question] = ask.questions
     # The question names the call; the call itself is shown as people know it.
-    assert question.question == "Allow Bash to run a command?"
+    assert question.question == "Allow Claude Code to run a command?"
     assert ask.tool_use is not None
     shown = tool_view(ask.tool_use)
     assert Code(label="Command", text="npm test -- --watch=false") in shown.parts
@@ -104,7 +104,7 @@ def test_a_pre_tool_use_approval_cannot_be_remembered_and_shows_the_input() -> N
     assert ask is not None
     assert ask.request_id == "claude_toolu_02"
     [question] = ask.questions
-    assert question.question == "Allow Write to write .env?"
+    assert question.question == "Allow Claude Code to write .env?"
     assert ask.tool_use is not None
     shown = tool_view(ask.tool_use)
     diff = next(part for part in shown.parts if isinstance(part, Diff))

@@ -37,6 +37,7 @@ from playwright.async_api import async_playwright
 from askbridge.bots.service import Service
 from askbridge.bots.settings import Settings
 from askbridge.core.clock import ManualClock
+from askbridge.core.hooks.claude_code import AGENT
 from askbridge.core.permissions import permission_questions
 from tests.conftest import DATABASE, waiting_ids
 from tests.docs.previews import MESSAGES, TEAMS_CARDS, teams_card_path, with_readme_links
@@ -152,7 +153,10 @@ def _edit(request_id: str, target: str) -> dict[str, Any]:
     agent runs gives the diff its line numbers and context."""
     tool_input = {"file_path": EDIT_PATH, "old_string": "DEBUG = True", "new_string": EDIT_NEW}
     question = permission_questions(
-        {"tool_name": "Edit", "action": "edit billing/settings.py"}, always=None, shown=True
+        {"tool_name": "Edit", "action": "edit billing/settings.py"},
+        always=None,
+        shown=True,
+        agent=AGENT,
     )
     return {
         "request_id": request_id,
@@ -160,6 +164,7 @@ def _edit(request_id: str, target: str) -> dict[str, Any]:
         "context": "Claude Code in /work (session 2de254c5)",
         "questions": question,
         "allow_notes": True,
+        "allow_changes": True,
         "subject": tool_input,
         "tool": {
             "name": "Edit",
