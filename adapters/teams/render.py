@@ -28,7 +28,16 @@ from askbridge.adapters.teams.ids import (
     choice_input,
     words_input,
 )
-from askbridge.adapters.teams.text import MAX_RUN, Element, clip, paragraph, plain, run, words
+from askbridge.adapters.teams.text import (
+    MAX_RUN,
+    Element,
+    clip,
+    link,
+    paragraph,
+    plain,
+    run,
+    words,
+)
 from askbridge.adapters.teams.tool_call import tool_elements
 from askbridge.core.answers import MAX_TYPED_CHARS, NOTE_HINT, NOTE_LABEL, NOTE_PLACEHOLDER
 from askbridge.core.changes import CHANGE_ACTION, CHANGE_HINT, CHANGE_TITLE, Changeable
@@ -255,7 +264,7 @@ def _actions(view: RequestView) -> list[Element]:
         }
         opened: list[Element] = []
         if form.url is not None:
-            opened = [{"type": "Action.OpenUrl", "title": "Open the link", "url": form.url}]
+            opened = [{"type": "Action.OpenUrl", "title": "Open the link", "url": link(form.url)}]
         return [*opened, done, decline, *actions]
     # Words typed in place of an option go with Submit; a note goes with a pick too (Teams
     # sends a card's inputs with every press).

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -14,8 +15,9 @@ from hypothesis import strategies as st
 from askbridge.adapters.teams.notes import note
 from askbridge.adapters.teams.render import MAX_CARD_BYTES, render
 from askbridge.core.answers import NOTE_HINT
+from askbridge.core.forms import parse_form
 from askbridge.core.intents import Counted, Refusal, Refused
-from askbridge.core.models import Request
+from askbridge.core.models import Request, Target
 from askbridge.core.view import (
     CANCEL_HINT,
     CANCEL_QUESTION,
@@ -112,3 +114,23 @@ def test_a_hostile_form_stays_plain_on_every_card(case: FormCase) -> None:
             assert value in shown, (field.title, value)
         if view.waiting and len(json.dumps(cards[1])) < MAX_CARD_BYTES // 2:
             assert told in plain_texts(cards[1])
+
+
+def test_a_form_link_holding_what_a_uri_cannot_is_sent_percent_encoded() -> None:
+    """Found by the property above: Teams refused the whole card of a URL-mode form whose
+    link held `<` (an Action.OpenUrl takes a URI only). The button opens the same page, its
+    address encoded as a browser sends it; the card shows the link as the agent gave it."""
+    url = "https://e.example/<!channel>|%zz é#a#b"
+    form = parse_form({"message": "Sign in", "url": url.replace(" ", "")})
+    request = Request(
+        request_id="form_link",
+        questions=(),
+        form=form,
+        targets=(Target(platform="teams", channel="19:c"),),
+        created_at=datetime(2030, 1, 1, tzinfo=UTC),
+    )
+    card = render(RequestView.of(request))
+    check_card(card)
+    opened = [a for a in card["actions"] if a["type"] == "Action.OpenUrl"]
+    assert [a["url"] for a in opened] == ["https://e.example/%3C!channel%3E%7C%25zz%C3%A9#a%23b"]
+    assert url.replace(" ", "") in "\n".join(plain_texts(card))
