@@ -10,6 +10,7 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
+from askbridge.core.errors import InvalidQuestion
 from askbridge.core.forms import (
     MAX_CHOICE_TITLE_CHARS,
     MAX_CHOICES,
@@ -425,6 +426,14 @@ def form_cases(draw: st.DrawFn, platform: str | None = None) -> FormCase:
         problems: dict[str, str] = {}
     except FormRefused as refused:
         problems = refused.by_field()
+    if draw(st.integers(0, 7)) == 0:
+        # A URL-mode form: a link to open (hostile past its host), then Done: nothing typed.
+        url = "https://e.example/" + "".join(draw(form_text()).split())
+        try:
+            form = parse_form({"message": message, "url": url})
+        except InvalidQuestion:
+            form = parse_form({"message": message, "url": "https://e.example/"})
+        content, other, typed, problems = {}, {}, {}, {}
 
     state = draw(st.sampled_from(FORM_STATES))
     voters = draw(st.lists(people(platform), max_size=4, unique_by=lambda p: p.key))

@@ -49,7 +49,7 @@ HOSTILE = [
 ANSWERERS = ["discord:@4242", "discord:4343", "discord-role:77", "slack:U0123", "web:Grace"]
 OUR_SUBTEXT = (
     *("-# One click", "-# Your choices", "-# Other votes:", "-# Votes:"),
-    *("-# Fill in the form", "-# Filling in the form"),
+    *("-# Fill in the form", "-# Filling in the form", "-# Open the link"),
 )
 """The lines askbridge itself sets in small print."""
 HIDDEN_LINES = re.compile(r"-# \d+ more (line is|lines are) not shown here")
