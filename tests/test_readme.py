@@ -179,6 +179,12 @@ async def test_the_sqlite_backup_command_copies_a_live_database(
     assert kept.questions[0].header == "Deploy"
 
 
+def test_the_readme_is_a_first_screen_not_a_manual() -> None:
+    # What it does, install, the Quick start and the short paths; the rest is the docs site's.
+    lines = (ROOT / "README.md").read_text().splitlines()
+    assert len(lines) <= 300, f"README.md has {len(lines)} lines; move detail to docs/"
+
+
 def test_every_link_of_the_readme_works_on_pypi() -> None:
     # PyPI shows the README as the project's description, where a link relative to the
     # repository leads nowhere: the README links only to absolute addresses and its own

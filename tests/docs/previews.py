@@ -122,15 +122,19 @@ def _json_note(title: str, payload: Any) -> list[str]:
 
 
 README_LINKS = {
-    "slack-question": ("slack", block_kit_builder),
-    "discord-question": ("discord", discohook),
+    "slack-question": ("slack", "question", block_kit_builder),
+    "discord-question": ("discord", "question", discohook),
+    "slack-edit": ("slack", "edit", block_kit_builder),
+    "discord-edit": ("discord", "edit", discohook),
 }
-"""The README's link definitions that show its question in each platform's previewer."""
+"""The README's link definitions that show its question and its Edit approval in each
+platform's previewer."""
 
 
 def readme_links(captured: dict[str, Any]) -> dict[str, str]:
     return {
-        name: link(captured[surface]["question"]) for name, (surface, link) in README_LINKS.items()
+        name: link(captured[surface][message])
+        for name, (surface, message, link) in README_LINKS.items()
     }
 
 
