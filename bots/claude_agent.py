@@ -63,13 +63,7 @@ def ask_people(
     settings = Settings()
     server = url or settings.server_url
     secret = token or (settings.api_token.get_secret_value() if settings.api_token else None)
-    options = HookOptions(
-        target=(target,) if isinstance(target, str) else tuple(target),
-        answerers=tuple(answerers),
-        quorum=quorum,
-        timeout_s=timeout_s,
-        on_timeout=on_timeout,
-    )
+    options = _hook_options(target, answerers, quorum, timeout_s, on_timeout)
     where = str(cwd or os.getcwd())
 
     async def can_use_tool(
@@ -121,15 +115,26 @@ def elicitation_settings(
     token in ASKBRIDGE_API_TOKEN. The server gets accept with the values typed as its schema
     says, decline, or cancel; `on_timeout="deny"` declines when nobody answers in time.
     """
-    options = HookOptions(
+    options = _hook_options(target, answerers, quorum, timeout_s, on_timeout)
+    hook = command_hook(options, url or Settings().server_url)
+    return json.dumps({"hooks": {elicitation.EVENT: [{"matcher": servers, "hooks": [hook]}]}})
+
+
+def _hook_options(
+    target: str | Sequence[str],
+    answerers: Sequence[str],
+    quorum: int,
+    timeout_s: float,
+    on_timeout: Literal["ask", "deny"],
+) -> HookOptions:
+    """The hook's options of a helper's keyword arguments (one target may be given bare)."""
+    return HookOptions(
         target=(target,) if isinstance(target, str) else tuple(target),
         answerers=tuple(answerers),
         quorum=quorum,
         timeout_s=timeout_s,
         on_timeout=on_timeout,
     )
-    hook = command_hook(options, url or Settings().server_url)
-    return json.dumps({"hooks": {elicitation.EVENT: [{"matcher": servers, "hooks": [hook]}]}})
 
 
 __all__ = ["ask_people", "elicitation_settings"]

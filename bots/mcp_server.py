@@ -76,8 +76,23 @@ FORM_DESCRIPTION = (
 def build_server(
     url: str, token: str | None, progress_every_s: float = PROGRESS_EVERY_S
 ) -> MCPServer[Any]:
-    url_of_server = url
     server: MCPServer[Any] = MCPServer(name="askbridge", version=VERSION, instructions=INSTRUCTIONS)
+
+    async def ask_and_wait(fields: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        """Create the request of a tool's arguments (those given) and wait for its end,
+        reporting progress; bad arguments and server errors become the tool's error."""
+        try:
+            ask = Ask.parse(
+                {key: value for key, value in fields.items() if value is not None}, WORDS
+            )
+        except InvalidQuestion as error:
+            raise ToolError(str(error)) from error
+        async with AskbridgeClient(url, token) as client:
+            try:
+                created = await client.create(ask)
+                return await _wait_reporting(client, ask, created, ctx, progress_every_s)
+            except ClientError as error:
+                raise ToolError(str(error)) from error
 
     @server.tool(
         name="ask_user_question",
@@ -131,18 +146,7 @@ def build_server(
             "requested_by": requested_by,
             "no_self_approval": no_self_approval,
         }
-        try:
-            ask = Ask.parse(
-                {key: value for key, value in fields.items() if value is not None}, WORDS
-            )
-        except InvalidQuestion as error:
-            raise ToolError(str(error)) from error
-        async with AskbridgeClient(url, token) as client:
-            try:
-                created = await client.create(ask)
-                final = await _wait_reporting(client, ask, created, ctx, progress_every_s)
-            except ClientError as error:
-                raise ToolError(str(error)) from error
+        final = await ask_and_wait(fields, ctx)
         if final["status"] != "answered":
             raise ToolError(final.get("error") or final["status"])
         voter = final.get("answered_by") or {}
@@ -186,18 +190,7 @@ def build_server(
             "requested_by": requested_by,
             "no_self_approval": no_self_approval,
         }
-        try:
-            ask = Ask.parse(
-                {key: value for key, value in fields.items() if value is not None}, WORDS
-            )
-        except InvalidQuestion as error:
-            raise ToolError(str(error)) from error
-        async with AskbridgeClient(url_of_server, token) as client:
-            try:
-                created = await client.create(ask)
-                final = await _wait_reporting(client, ask, created, ctx, progress_every_s)
-            except ClientError as error:
-                raise ToolError(str(error)) from error
+        final = await ask_and_wait(fields, ctx)
         action = {"answered": "accept", "declined": "decline", "cancelled": "cancel"}
         if final["status"] not in action:
             raise ToolError(final.get("error") or final["status"])
