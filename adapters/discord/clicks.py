@@ -13,7 +13,7 @@ from typing import Any
 
 import discord
 
-from askbridge.adapters.discord.forms import filled
+from askbridge.adapters.discord.forms import filled, inputs
 from askbridge.adapters.discord.ids import BadCustomId, CustomId, unpack
 from askbridge.core.forms import Form
 from askbridge.core.intents import (
@@ -195,18 +195,6 @@ def parse_fill(interaction: discord.Interaction[Any], custom_id: CustomId, form:
 
 def values(data: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     """(custom_id, value) of every text input in a modal submission's data."""
-    yield from _values(data.get("components") or [])
-
-
-def _values(components: Sequence[Any]) -> Iterator[tuple[str, str]]:
-    for component in components:
-        if not isinstance(component, dict):
-            continue
-        nested = component.get("components")
-        if isinstance(nested, list):
-            yield from _values(nested)
-        single = component.get("component")
-        if isinstance(single, dict):
-            yield from _values([single])
-        if component.get("type") == discord.ComponentType.text_input.value:
-            yield str(component.get("custom_id")), str(component.get("value") or "")
+    for custom_id, value in inputs(data):
+        if isinstance(value, str):
+            yield custom_id, value

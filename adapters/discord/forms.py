@@ -69,15 +69,20 @@ def form(view: RequestView, draft: Selections) -> Modal:
             )
         )
     if policy.allow_notes:
-        note: TextInput = ui.TextInput(
-            custom_id=CustomId.note(request_id).pack(),
-            style=discord.TextStyle.paragraph,
-            placeholder=NOTE_PLACEHOLDER,
-            required=False,
-            max_length=MAX_TYPED_CHARS,
-        )
-        modal.add_item(ui.Label(text=NOTE_LABEL, description=NOTE_HINT, component=note))
+        modal.add_item(note_field(request_id))
     return modal
+
+
+def note_field(request_id: str) -> ui.Label[Modal]:
+    """The optional note people may add to their answer, last in a request's modal."""
+    note: TextInput = ui.TextInput(
+        custom_id=CustomId.note(request_id).pack(),
+        style=discord.TextStyle.paragraph,
+        placeholder=NOTE_PLACEHOLDER,
+        required=False,
+        max_length=MAX_TYPED_CHARS,
+    )
+    return ui.Label(text=NOTE_LABEL, description=NOTE_HINT, component=note)
 
 
 def change_form(view: RequestView, field: Changeable) -> Modal:
@@ -97,14 +102,7 @@ def change_form(view: RequestView, field: Changeable) -> Modal:
         ui.Label(text=clip(field.label, MAX_LABEL), description=description, component=changed)
     )
     if view.request.policy.allow_notes:
-        note: TextInput = ui.TextInput(
-            custom_id=CustomId.note(request_id).pack(),
-            style=discord.TextStyle.paragraph,
-            placeholder=NOTE_PLACEHOLDER,
-            required=False,
-            max_length=MAX_TYPED_CHARS,
-        )
-        modal.add_item(ui.Label(text=NOTE_LABEL, description=NOTE_HINT, component=note))
+        modal.add_item(note_field(request_id))
     return modal
 
 

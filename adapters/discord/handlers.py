@@ -207,6 +207,32 @@ async def tell(
         log.warning("could not tell %s: %s", interaction.user.id, text, exc_info=True)
 
 
+async def show_form(
+    interaction: discord.Interaction[Any],
+    first: First,
+    custom_id: CustomId,
+    modal: Modal | None,
+    text: str | None,
+    kind: str,
+) -> None:
+    """Answer a click on a button that opens a form with its `modal`, or with the note `text`
+    saying why there is none; `kind` names the form in the log."""
+    try:
+        if modal is not None:
+            await first.modal(modal)
+        elif text:
+            await first.note(text)
+    except discord.HTTPException:
+        log.warning("could not answer a click on %s in time", custom_id, exc_info=True)
+    log.info(
+        "discord: %s of %s %s for user %s",
+        kind,
+        custom_id.request_id,
+        "opened" if modal is not None else "refused",
+        interaction.user.id,
+    )
+
+
 async def open_form(
     broker: Broker, interaction: discord.Interaction[Any], first: First, custom_id: CustomId
 ) -> None:
@@ -234,19 +260,7 @@ async def open_form(
     except Exception:
         log.exception("opening the form of %s failed", custom_id.request_id)
         text = FAILED
-    try:
-        if modal is not None:
-            await first.modal(modal)
-        elif text:
-            await first.note(text)
-    except discord.HTTPException:
-        log.warning("could not answer a click on %s in time", custom_id, exc_info=True)
-    log.info(
-        "discord: form of %s %s for user %s",
-        custom_id.request_id,
-        "opened" if modal is not None else "refused",
-        interaction.user.id,
-    )
+    await show_form(interaction, first, custom_id, modal, text, "form")
 
 
 async def submitted(
@@ -316,19 +330,7 @@ async def open_fill(
     except Exception:
         log.exception("opening the form of %s failed", custom_id.request_id)
         text = FAILED
-    try:
-        if modal is not None:
-            await first.modal(modal)
-        elif text:
-            await first.note(text)
-    except discord.HTTPException:
-        log.warning("could not answer a click on %s in time", custom_id, exc_info=True)
-    log.info(
-        "discord: typed form of %s %s for user %s",
-        custom_id.request_id,
-        "opened" if modal is not None else "refused",
-        interaction.user.id,
-    )
+    await show_form(interaction, first, custom_id, modal, text, "typed form")
 
 
 async def fill_submitted(
