@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from email.utils import parseaddr
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from askbridge.core.errors import FORM_ASK, InvalidQuestion, Problem
 from askbridge.core.form_schema import (
@@ -424,6 +424,31 @@ def _bound(
         )
         return None
     return float(value)
+
+
+def as_uri(url: str) -> str:
+    """A URL-mode form's link (checked by `parse_form`) as a URI: each character a URI cannot
+    hold (`<`, `|`, a letter past ASCII, a second `#`...) percent-encoded as a browser sends
+    it, so that it opens the same page. A surface that links it where only a URI goes (a
+    Teams button, a Discord `<link>`) would otherwise be refused, or link elsewhere."""
+    parts = urlsplit(url)
+
+    def encoded(part: str, safe: str) -> str:
+        # A `%` that starts no escape is a character of its own.
+        return quote(re.sub(r"%(?![0-9A-Fa-f]{2})", "%25", part), safe=safe + "%")
+
+    return urlunsplit(
+        (
+            parts.scheme,
+            encoded(parts.netloc, _SUB_DELIMS + ":@[]"),
+            encoded(parts.path, _SUB_DELIMS + ":@/"),
+            encoded(parts.query, _SUB_DELIMS + ":@/?"),
+            encoded(parts.fragment, _SUB_DELIMS + ":@/?"),
+        )
+    )
+
+
+_SUB_DELIMS = "!$&'()*+,;="
 
 
 def _is_web_url(value: Any) -> bool:

@@ -24,7 +24,7 @@ from askbridge.adapters.discord.lines import (
     tally_lines,
     timestamp,
 )
-from askbridge.adapters.discord.text import clip, escape, fit, line, prose, shorten
+from askbridge.adapters.discord.text import clip, escape, fit, line, link, prose, shorten
 from askbridge.adapters.discord.tool_call import tool_text
 from askbridge.core.changes import CHANGE_ACTION, Changeable
 from askbridge.core.forms import Form, FormField
@@ -277,9 +277,8 @@ def _form_waiting_texts(view: RequestView, form: Form, fields: Fields) -> list[s
     hint]; any but the last may be empty."""
     message = fields["message",]
     if form.url is not None:
-        # A link the person is asked to open: it stays live (core took only http(s) links
-        # without spaces), and shows where it goes.
-        message += f"\n🔗 {escape(form.url)}"
+        # A link the person is asked to open: live, and opening the page the agent gave.
+        message += f"\n🔗 {link(form.url)}"
     rows = []
     for index, field in enumerate(form.fields):
         row = f"- **{shorten(escape(field_title(field)), MAX_BUTTON_LABEL)}**"

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from urllib.parse import urlsplit, urlunsplit
 
 import discord
 
+from askbridge.core.forms import as_uri
 from askbridge.core.graphemes import cut_point
 
 ELLIPSIS = "…"
@@ -140,3 +142,14 @@ def join_within(items: Iterable[str], limit: int, separator: str = ", ") -> str:
         if lengths[count] + len(tail) <= limit:
             return separator.join(items[:count]) + tail
     return shorten(f"{len(items)} people", limit) if items else ""
+
+
+def link(url: str) -> str:
+    """A URL-mode form's link, live and whole: in angle brackets Discord links everything up
+    to the `>` (a bare link ends at a `<` or a final `.`, and an escape's backslash would be
+    part of it), written as a URI (`core.forms.as_uri`), which never holds a `>` or a space.
+    An `@` past the host is percent-encoded too, as Discord finds @everyone and @here even in
+    a link."""
+    parts = urlsplit(as_uri(url))
+    path, query, fragment = (p.replace("@", "%40") for p in parts[2:])
+    return f"<{urlunsplit((parts.scheme, parts.netloc, path, query, fragment))}>"

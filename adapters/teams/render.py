@@ -32,7 +32,6 @@ from askbridge.adapters.teams.text import (
     MAX_RUN,
     Element,
     clip,
-    link,
     paragraph,
     plain,
     run,
@@ -41,6 +40,7 @@ from askbridge.adapters.teams.text import (
 from askbridge.adapters.teams.tool_call import tool_elements
 from askbridge.core.answers import MAX_TYPED_CHARS, NOTE_HINT, NOTE_LABEL, NOTE_PLACEHOLDER
 from askbridge.core.changes import CHANGE_ACTION, CHANGE_HINT, CHANGE_TITLE, Changeable
+from askbridge.core.forms import as_uri
 from askbridge.core.models import Person, UserQuestion
 from askbridge.core.view import (
     CANCEL_HINT,
@@ -264,7 +264,7 @@ def _actions(view: RequestView) -> list[Element]:
         }
         opened: list[Element] = []
         if form.url is not None:
-            opened = [{"type": "Action.OpenUrl", "title": "Open the link", "url": link(form.url)}]
+            opened = [{"type": "Action.OpenUrl", "title": "Open the link", "url": as_uri(form.url)}]
         return [*opened, done, decline, *actions]
     # Words typed in place of an option go with Submit; a note goes with a pick too (Teams
     # sends a card's inputs with every press).

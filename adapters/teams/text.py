@@ -5,9 +5,7 @@ lists) and Teams never reads as a mention. Our own fixed words may go in a `Text
 
 from __future__ import annotations
 
-import re
 from typing import Any
-from urllib.parse import quote, urlsplit, urlunsplit
 
 from askbridge.core.graphemes import cut_point
 
@@ -56,28 +54,3 @@ def words(text: str, *, subtle: bool = False, bold: bool = False) -> Element:
     if bold:
         element["weight"] = "Bolder"
     return element
-
-
-def link(url: str) -> str:
-    """An agent's http(s) link as an `Action.OpenUrl` holds it: a URI, each character a URI
-    cannot hold (`<`, `|`, a space, a second `#`, a letter past ASCII…) percent-encoded as a
-    browser sends it, so it opens the same page. Teams refuses a card whose link is not a URI,
-    and the whole card with it."""
-    parts = urlsplit(url)
-
-    def encoded(part: str, safe: str) -> str:
-        # A `%` that starts no escape is a character of its own.
-        return quote(re.sub(r"%(?![0-9A-Fa-f]{2})", "%25", part), safe=safe + "%")
-
-    return urlunsplit(
-        (
-            parts.scheme,
-            encoded(parts.netloc, _SUB_DELIMS + ":@[]"),
-            encoded(parts.path, _SUB_DELIMS + ":@/"),
-            encoded(parts.query, _SUB_DELIMS + ":@/?"),
-            encoded(parts.fragment, _SUB_DELIMS + ":@/?"),
-        )
-    )
-
-
-_SUB_DELIMS = "!$&'()*+,;="

@@ -279,7 +279,7 @@ async def test_a_form_that_is_a_link_is_done_or_declined(
     link = "https://auth.example.com/connect?state=1_2"
     body = {"request_id": "form_link", "form": {"message": "Connect your account", "url": link}}
     question = posted(emulator, await ask(http, bridge.url, body))
-    assert f"🔗 {link}" in question.text
+    assert f"🔗 <{link}>" in question.text
     assert live_markdown(question.text).masked_links == ()
     assert question.controls() == (
         "button 'Done' in row 0; button 'Decline' in row 0; button 'Cancel' in row 0"

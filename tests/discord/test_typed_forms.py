@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -321,3 +322,28 @@ def test_a_hostile_form_is_shown_as_written_in_every_state_modal_and_note(case: 
                 assert_shown_as_written(sent, view.answerers)
                 assert validate_message({"content": sent}) is None
                 assert pings(sent, [], SENT_WITH).nobody
+
+
+def test_a_form_link_is_live_and_whole() -> None:
+    """Found with the hostile form cases: a URL-mode form's link was written as a bare link,
+    escaped, so Discord linked another page (a bare link ends at a `<` or a final `.`, and an
+    escape's backslash is part of it). It is written in angle brackets as a URI now, opening
+    the page the agent gave."""
+    url = "https://e.example/<!channel>|a_b*c*~d~\\x.@here"
+    form = parse_form({"message": "Sign in", "url": url})
+    request = Request(
+        request_id="form_link",
+        questions=(),
+        targets=(Target(platform="discord", channel="1"),),
+        created_at=AT,
+        form=form,
+    )
+    components: list[dict[str, Any]] = render(RequestView.of(request)).to_components()  # type: ignore[no-untyped-call]
+    texts = [
+        p.component["content"] for p in walk(components) if p.component["type"] == TEXT_DISPLAY
+    ]
+    shown = next(text for text in texts if "🔗" in text)
+    written = "https://e.example/%3C!channel%3E%7Ca_b*c*~d~%5Cx.%40here"
+    assert f"🔗 <{written}>" in shown
+    assert unquote(written) == url
+    assert_shown_as_written(shown, ())
