@@ -241,6 +241,7 @@ async def open_form(
     the person's draft are read once (`Broker.answer_form`)."""
     person = clicks.who(interaction)
     modal: Modal | None = None
+    text: str | None = None
     try:
         opening = await broker.answer_form(custom_id.request_id, person, clicks.where(interaction))
         if isinstance(opening, Refused):
