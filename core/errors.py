@@ -67,6 +67,13 @@ class SurfaceUnavailable(AskbridgeError):
     """The platform could not be reached to post the question."""
 
 
+class MessageRefused(AskbridgeError):
+    """The platform answered and refused this one call: its message is gone, its channel
+    archived or out of the app's reach. The platform is up; trying again is the message's own
+    affair. A surface raises it only for such an answer, never for a connection error, a
+    timeout, a server error or a rate limit (`RetryLater`), which say the platform is not."""
+
+
 class RetryLater(AskbridgeError):
     """The platform asked us to wait `after_s` seconds before trying again (HTTP 429)."""
 

@@ -19,7 +19,7 @@ from tenacity import AsyncRetrying, RetryCallState
 
 from askbridge.core.clock import Clock, SystemClock
 from askbridge.core.crash_points import CrashPoint, no_crash
-from askbridge.core.errors import RetryLater
+from askbridge.core.errors import MessageRefused, RetryLater
 from askbridge.core.models import MessageRef, Request, Status
 from askbridge.core.outages import PROBE_S, Outage
 from askbridge.core.retry import HonouringRetryAfter, stepped
@@ -273,7 +273,8 @@ class MessageUpdates:
                 state.attempt_number,
                 state.upcoming_sleep,
                 error,
-                exc_info=None if isinstance(error, RetryLater) else error,
+                # The platform's answer says it all; a traceback is for what it did not say.
+                exc_info=None if isinstance(error, RetryLater | MessageRefused) else error,
             )
 
         # The first try goes without tenacity's machinery (about a tenth of a millisecond an

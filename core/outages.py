@@ -1,8 +1,9 @@
 """Catching up once a platform answers again, instead of when each message's backoff runs out.
 
-Each platform has its own `Outage`: the first call that succeeds after a failure wakes every
-update waiting on that platform, and while they wait one of them probes at least every
-`PROBE_S`. See docs/explanation/durability.md, "Work that outlives a click".
+Each platform has its own `Outage`: the first call that the platform answers after a failure
+(it succeeds, or the platform refuses that one message: `MessageRefused`) wakes every update
+waiting on that platform, and while they wait one of them probes at least every `PROBE_S`. See
+docs/explanation/durability.md, "Work that outlives a click".
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from tenacity import RetryCallState
 
 from askbridge.core.clock import Clock
-from askbridge.core.errors import RetryLater
+from askbridge.core.errors import MessageRefused, RetryLater
 
 PROBE_S = 5.0
 """While updates wait on a failing platform, one of them tries it at least this often."""
@@ -73,7 +74,11 @@ class Outage:
 
 class Waiter:
     """One update's tries on a platform: `failed` after each failure, then `pause` (tenacity's
-    `before_sleep` and `sleep`), and the platform's `succeeded` once it is through."""
+    `before_sleep` and `sleep`), and the platform's `succeeded` once it is through.
+
+    A message the platform refuses (`MessageRefused`) keeps its own backoff for the rest of its
+    tries, neither probing nor woken; the refusal itself is the platform's answer, so it wakes
+    the updates waiting on the platform as a success would."""
 
     def __init__(self, outage: Outage) -> None:
         self._outage = outage
@@ -84,6 +89,10 @@ class Waiter:
     def failed(self, state: RetryCallState) -> None:
         error = state.outcome.exception() if state.outcome else None
         self._not_before_s = error.after_s if isinstance(error, RetryLater) else 0.0
+        if isinstance(error, MessageRefused):
+            self._listening = False
+            self._outage.succeeded()
+            return
         if self._woken:
             # Woken by the platform's return, and failing still: not the platform's outage.
             self._listening = False

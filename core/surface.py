@@ -109,7 +109,9 @@ class Surface(Protocol):
         """Show the request to people; raise `SurfaceUnavailable` when the platform is down."""
 
     async def update(self, request: Request, message: MessageRef) -> None:
-        """Make a posted message show the request's current state."""
+        """Make a posted message show the request's current state. Raise `MessageRefused`
+        when the platform answers and refuses this message, `RetryLater` when it asks to
+        wait; any other failure counts as the platform's outage (`core/outages.py`)."""
 
 
 @runtime_checkable

@@ -9,9 +9,11 @@ import itertools
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from askbridge.core.ask import Ask
 from askbridge.core.broker import Broker
-from askbridge.core.errors import RetryLater
+from askbridge.core.errors import MessageRefused, RetryLater
 from askbridge.core.intents import Cancel
 from askbridge.core.message_updates import BACKOFF_S, CALLS_AT_ONCE
 from askbridge.core.models import MessageRef, Person, Request, Target
@@ -90,7 +92,8 @@ class VirtualClock:
 
 class Platform:
     """A surface whose message updates fail while `down` (a 503 storm, or 429s when it says
-    `retry_after_s`); it notes the time of each attempt and of each update shown."""
+    `retry_after_s`), and that refuses the `broken` ones while it is up; it notes the time of
+    each attempt and of each update shown."""
 
     answerer_kinds: tuple[str, ...] = ("web",)
 
@@ -107,7 +110,8 @@ class Platform:
         self.retry_after_s = retry_after_s
         self.down = False
         self.broken: set[str] = set()
-        """Messages whose updates fail whether the platform is up or not."""
+        """Messages whose updates the platform refuses whenever it answers (Slack's
+        message_not_found)."""
         self.attempts: list[tuple[float, str]] = []
         self.shown: dict[str, float] = {}
 
@@ -120,12 +124,12 @@ class Platform:
     async def update(self, request: Request, message: MessageRef) -> None:
         now = self.clock.seconds()
         self.attempts.append((now, request.request_id))
-        if request.request_id in self.broken:
-            raise ConnectionError("message_not_found")
         if self.down:
             if self.retry_after_s is not None:
                 raise RetryLater(self.retry_after_s, self.platform)
             raise ConnectionError(f"{self.platform} answered 503")
+        if request.request_id in self.broken:
+            raise MessageRefused(f"{self.platform} said message_not_found")
         self.shown[request.request_id] = now
         self.clock.poke()
 
@@ -278,6 +282,52 @@ async def test_a_message_failing_for_its_own_reason_keeps_its_backoff(store: SQL
     gaps = [b - a for a, b in itertools.pairwise([woken, *later])]
     assert len(gaps) >= 6
     assert min(gaps) >= BACKOFF_S[-1] * 0.8 - 1e-3, gaps
+
+
+class BackForOneFirst(Platform):
+    """A platform that is back from `back_s` on, first for the next try of `first`: that try
+    is the first to find it up."""
+
+    def __init__(self, platform: str, clock: VirtualClock, first: str, back_s: float) -> None:
+        super().__init__(platform, clock)
+        self.first = first
+        self.back_s = back_s
+
+    async def update(self, request: Request, message: MessageRef) -> None:
+        if request.request_id == self.first and self.clock.seconds() >= self.back_s:
+            self.down = False
+        await super().update(request, message)
+
+
+@pytest.mark.parametrize("retry_after_s", [None, 30.0])
+async def test_a_refusal_that_is_the_first_answer_after_an_outage_wakes_the_others(
+    store: SQLiteStore, retry_after_s: float | None
+) -> None:
+    clock = VirtualClock()
+    slack = BackForOneFirst("slack", clock, first="ask_slack_0", back_s=120)
+    slack.retry_after_s = retry_after_s
+    slack.broken = {"ask_slack_0"}
+    discord = Platform("discord", clock)
+    broker = await outage(store, slack, discord)
+    try:
+        await run_until(clock, 600, slack, discord)
+    finally:
+        await broker.stop(grace_s=0)  # its update is still being retried, Discord's too
+    refused = next(at for at in slack.tried_at("ask_slack_0") if at >= 120)
+    assert len(slack.shown) == MESSAGES - 1
+    # Slack refusing that one message was Slack answering: every other message was updated
+    # at once, not at the next probe, though each only after its last Retry-After.
+    for request_id, shown in slack.shown.items():
+        before = [at for at in slack.tried_at(request_id) if at < shown]
+        due = max(refused, before[-1] + (retry_after_s or 0))
+        assert shown == pytest.approx(due, abs=1e-6), (request_id, refused, before, shown)
+    # The refused message keeps its minute's backoff from then on.
+    later = [at for at in slack.tried_at("ask_slack_0") if at >= refused]
+    gaps = [b - a for a, b in itertools.pairwise(later)]
+    assert gaps
+    assert min(gaps) >= BACKOFF_S[-1] * 0.8 - 1e-3, gaps
+    # Slack's answer woke none of Discord's updates.
+    assert [at for at, _ in discord.attempts if at == refused] == []
 
 
 class Hanging(Platform):
