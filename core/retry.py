@@ -15,6 +15,15 @@ from tenacity.wait import wait_base, wait_chain, wait_exponential, wait_fixed
 
 from askbridge.core.errors import RetryLater
 
+RETRIED_STATUSES = frozenset({408, 429})
+"""The HTTP 4xx statuses that say "not now" (a timeout, a rate limit) rather than "no"."""
+
+
+def is_refusal(status: int) -> bool:
+    """Whether an HTTP status refuses the call itself: the server answered, and trying the same
+    call again gets the same answer. A 5xx or one of `RETRIED_STATUSES` says it may not."""
+    return 400 <= status < 500 and status not in RETRIED_STATUSES
+
 
 class Jittered(wait_base):
     """`inner`'s wait times a random factor between `low` and `high`: replicas, messages or

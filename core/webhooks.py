@@ -28,7 +28,7 @@ from standardwebhooks import Webhook
 from askbridge.core.callback_guard import AddressRefused, AllowList, GuardedResolver, literal
 from askbridge.core.clock import Clock
 from askbridge.core.models import Request
-from askbridge.core.retry import Backoff, doubling
+from askbridge.core.retry import Backoff, doubling, is_refusal
 from askbridge.core.store.base import Attempt, Delivery, Outbox
 from askbridge.core.version import VERSION
 
@@ -40,7 +40,6 @@ SIGNATURE_HEADER = "webhook-signature"
 SECRET_PREFIX = "whsec_"
 SECRET_BYTES = (24, 64)
 """How long the key in a secret may be (Standard Webhooks: 24 to 64 random bytes)."""
-RETRIED_STATUSES = frozenset({408, 429})
 LOOP_RETRY_S = 5.0
 RESOLVE_S = 5.0
 """How long an ask waits to learn where its callback_url's host resolves to."""
@@ -285,7 +284,7 @@ class Webhooks:
         now = self._clock.now()
         if status is not None and 200 <= status < 300:
             return Attempt(now, "delivered", status=status)
-        if status is not None and status < 500 and status not in RETRIED_STATUSES:
+        if status is not None and (status < 400 or is_refusal(status)):
             return Attempt(now, "failed", status=status)
         last = delivery.created_at + timedelta(seconds=self._options.give_up_after_s)
         if now >= last:
