@@ -15,8 +15,9 @@ from askbridge.adapters.discord.ids import BadCustomId, unpack
 from askbridge.adapters.discord.lines import DISCORD_ANSWERER, reminder
 from askbridge.adapters.discord.render import render
 from askbridge.adapters.discord.text import shorten
-from askbridge.core.errors import SurfaceUnavailable, UnknownTarget
+from askbridge.core.errors import MessageRefused, SurfaceUnavailable, UnknownTarget
 from askbridge.core.models import MessageRef, Request, Target
+from askbridge.core.retry import is_refusal
 from askbridge.core.view import RequestView
 
 log = logging.getLogger("askbridge.discord")
@@ -134,6 +135,14 @@ class DiscordSurface:
         except discord.NotFound:
             # Deleted by someone: there is nothing left to keep up to date.
             log.info("the Discord message of %s is gone; not updating it", request.request_id)
+        except discord.HTTPException as error:
+            # A 429 here is one discord.py gave up waiting out: Discord is busy.
+            if not is_refusal(error.status):
+                raise
+            raise MessageRefused(
+                f"Discord refused to edit message {message.message_id} in channel "
+                f"{message.channel}: {error.status} {error.text}"
+            ) from error
 
     async def remind(self, request: Request, message: MessageRef) -> None:
         """A reply to the question that mentions its answerers, pinging them and nobody else.
@@ -156,7 +165,8 @@ class DiscordSurface:
                 allowed_mentions=pings(view.answerers),
             )
         except discord.HTTPException as error:
-            raise SurfaceUnavailable(
+            failure = MessageRefused if is_refusal(error.status) else SurfaceUnavailable
+            raise failure(
                 f"could not remind the answerers of {request.request_id} in channel "
                 f"{message.channel}: Discord said {error.status} {error.text}"
             ) from error

@@ -23,7 +23,7 @@ from askbridge.adapters.slack.notes import reminder_line
 from askbridge.adapters.slack.refusals import explain, transient
 from askbridge.adapters.slack.render import render
 from askbridge.adapters.slack.text import Line, block, mrkdwn, section
-from askbridge.core.errors import RetryLater, SurfaceUnavailable
+from askbridge.core.errors import AskbridgeError, MessageRefused, RetryLater, SurfaceUnavailable
 from askbridge.core.models import MessageRef, Person, Request, Status, Target
 from askbridge.core.pace import Pace
 from askbridge.core.surface import Membership
@@ -190,10 +190,10 @@ class SlackSurface:
                 blocks=_json(payload),
             )
         except SlackApiError as error:
-            if error.response.status_code == 429:
-                wait = error.response.headers.get("Retry-After", "1")
-                raise RetryLater(float(wait), "Slack's chat.update") from error
-            raise
+            meaning = _for_retries(error, "chat.update", message)
+            if meaning is None:
+                raise
+            raise meaning from error
 
     async def tell(
         self, person: Person, message: MessageRef, line: Line, response_url: str | None = None
@@ -244,14 +244,35 @@ class SlackSurface:
         """A reply in the message's thread (or in the thread it was posted in) that mentions
         the people who may answer; the broker sends it once."""
         line = reminder_line(RequestView.of(request))
-        await self.client.chat_postMessage(
-            channel=message.channel,
-            thread_ts=message.data.get("thread_ts") or message.message_id,
-            text=mrkdwn(line),
-            blocks=_note_blocks(line),
-            unfurl_links=False,
-            unfurl_media=False,
-        )
+        try:
+            await self.client.chat_postMessage(
+                channel=message.channel,
+                thread_ts=message.data.get("thread_ts") or message.message_id,
+                text=mrkdwn(line),
+                blocks=_note_blocks(line),
+                unfurl_links=False,
+                unfurl_media=False,
+            )
+        except SlackApiError as error:
+            meaning = _for_retries(error, "chat.postMessage", message)
+            if meaning is None:
+                raise
+            raise meaning from error
+
+
+def _for_retries(error: SlackApiError, method: str, message: MessageRef) -> AskbridgeError | None:
+    """What Slack's error on a call about a posted message tells its retries: when to try
+    again (429), or that Slack answered and refused this one message (a deleted message, an
+    archived channel); None when Slack is busy or down, an outage."""
+    if error.response.status_code == 429:
+        wait = error.response.headers.get("Retry-After", "1")
+        return RetryLater(float(wait), f"Slack's {method}")
+    if transient(error):
+        return None
+    return MessageRefused(
+        f"Slack refused {method} for message {message.message_id} in {message.channel}: "
+        f"{explain(error)}"
+    )
 
 
 def _note_blocks(line: Line) -> list[dict[str, Any]]:

@@ -24,8 +24,9 @@ from askbridge.adapters.teams.clicks import PLATFORM
 from askbridge.adapters.teams.credentials import AppCredentials
 from askbridge.adapters.teams.mentions import reminder_card, teams_people
 from askbridge.adapters.teams.render import attachment, render
-from askbridge.core.errors import RetryLater, SurfaceUnavailable, UnknownTarget
+from askbridge.core.errors import MessageRefused, RetryLater, SurfaceUnavailable, UnknownTarget
 from askbridge.core.models import MessageRef, Request, Target
+from askbridge.core.retry import is_refusal
 from askbridge.core.view import RequestView
 
 log = logging.getLogger("askbridge.teams")
@@ -106,7 +107,8 @@ class TeamsSurface:
         )
 
     async def update(self, request: Request, message: MessageRef) -> None:
-        """Replace the card for everyone; a 429 becomes RetryLater with Teams' Retry-After."""
+        """Replace the card for everyone; a 429 becomes RetryLater with Teams' Retry-After, and
+        another 4xx MessageRefused: the Bot Connector answered, and will not take this card."""
         card = render(RequestView.of(request))
         activity = Activity(
             type=ActivityTypes.message, id=message.message_id, attachments=[attachment(card)]
@@ -125,7 +127,12 @@ class TeamsSurface:
             if error.status == 404:
                 log.info("the Teams message of %s is gone; not updating it", request.request_id)
                 return
-            raise
+            if not is_refusal(error.status):
+                raise
+            raise MessageRefused(
+                f"the Bot Connector refused to replace message {message.message_id} in "
+                f"{message.channel}: {error.status}"
+            ) from error
 
     async def remind(self, request: Request, message: MessageRef) -> None:
         """A reply to the card (in a channel, in its thread) that mentions the Teams people
@@ -162,7 +169,8 @@ class TeamsSurface:
             if error.status == 429:
                 wait = error.headers.get("Retry-After", "1") if error.headers else "1"
                 raise RetryLater(_seconds(wait), "Teams' Bot Connector") from error
-            raise SurfaceUnavailable(
+            failure = MessageRefused if is_refusal(error.status) else SurfaceUnavailable
+            raise failure(
                 f"could not remind the answerers of {request.request_id} in {message.channel}: "
                 f"the Bot Connector said {error.status}"
             ) from error

@@ -11,6 +11,7 @@ from aiohttp import web
 
 from .endpoint import Forgery, InteractionsEndpoint
 from .gateway import GUILD_MEMBERS, GUILDS, Gateway, GatewayStats
+from .httpkit import ApiError
 from .interactions import EndpointReply, InteractionHandle
 from .messages import Messenger, Rejection
 from .modals import Given
@@ -461,6 +462,24 @@ class DiscordEmulator:
         `route_pattern` and `method` are as for `rate_limit_next`.
         """
         self._rate_limits.add(method, route_pattern, times=times, status=status)
+
+    def refuse_next(
+        self,
+        method: str,
+        route_pattern: str,
+        status: int = 403,
+        code: int = 50001,
+        message: str = "Missing Access",
+        times: int = 1,
+    ) -> None:
+        """Answer the next `times` matching requests with Discord's refusal `status`/`code`
+        (by default 403 Missing Access: the bot lost sight of the channel), which discord.py
+        raises at once.
+
+        `route_pattern` and `method` are as for `rate_limit_next`.
+        """
+        refusal = ApiError(status, code, message)
+        self._rate_limits.refuse(method, route_pattern, refusal, times=times)
 
     async def drop_gateway(
         self, *, code: int | None = None, invalidate_session: bool = False

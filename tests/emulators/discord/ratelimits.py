@@ -1,5 +1,6 @@
-"""Injected HTTP 429s, shaped so discord.py waits and retries rather than giving up, and
-injected server errors (500, 502, 503...), which it retries or raises as Discord's would be."""
+"""Injected HTTP 429s, shaped so discord.py waits and retries rather than giving up; injected
+server errors (500, 502, 503...), which it retries or raises as Discord's would be; and injected
+refusals (403 Missing Access...), in Discord's error shape."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from .httpkit import json_response
+from .httpkit import ApiError, json_response
 
 
 def route_regex(pattern: str) -> re.Pattern[str]:
@@ -29,6 +30,7 @@ class _Rule:
     retry_after: float
     is_global: bool
     status: int = 429
+    refusal: ApiError | None = None
 
     def matches(self, method: str, path: str) -> bool:
         return self.method in ("*", method) and self.regex.fullmatch(path) is not None
@@ -64,6 +66,16 @@ class RateLimits:
             )
         )
 
+    def refuse(self, method: str, route_pattern: str, refusal: ApiError, *, times: int) -> None:
+        if times < 1:
+            raise ValueError(f"times must be at least 1, got {times}")
+        if not 400 <= refusal.status < 500 or refusal.status == 429:
+            raise ValueError(f"a refusal is a 4xx other than 429, got {refusal.status}")
+        regex = route_regex(route_pattern)
+        self._rules.append(
+            _Rule(method.upper(), route_pattern, regex, times, 0.0, False, refusal.status, refusal)
+        )
+
     def pending(self) -> int:
         return sum(r.remaining for r in self._rules)
 
@@ -71,6 +83,8 @@ class RateLimits:
         for rule in self._rules:
             if rule.remaining > 0 and rule.matches(method, path):
                 rule.remaining -= 1
+                if rule.refusal is not None:
+                    return rule.refusal.response()
                 return _too_many_requests(rule) if rule.status == 429 else _server_error(rule)
         return None
 

@@ -66,6 +66,9 @@ class TeamsEmulator:
         """People who added the app for themselves: the bot may start a personal chat."""
         self.updates_to_refuse: list[float] = []
         """Retry-After of each 429 the next updates get."""
+        self.updates_to_fail: list[tuple[int, str]] = []
+        """The status and error code each of the next updates gets instead (after the 429s):
+        503 ServiceUnavailable, 403 BotNotInConversationRoster..."""
         self.update_statuses: list[int] = []
         self._changed = asyncio.Condition()
         self._runners: list[web.AppRunner] = []
@@ -242,6 +245,10 @@ class TeamsEmulator:
             return web.json_response(
                 {"error": {"code": "Throttled"}}, status=429, headers={"Retry-After": f"{wait:g}"}
             )
+        if self.updates_to_fail:
+            status, code = self.updates_to_fail.pop(0)
+            self.update_statuses.append(status)
+            return web.json_response({"error": {"code": code, "message": code}}, status=status)
         message = self.posted.get(request.match_info["aid"])
         if message is None or message.conversation != request.match_info["cid"]:
             return web.json_response({"error": {"code": "ActivityNotFound"}}, status=404)
