@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
 
 from pydantic import (
     AliasChoices,
@@ -31,7 +30,15 @@ from askbridge.core.escalation import MAX_ANSWERERS, LadderSchema, read_answerer
 from askbridge.core.forms import Form, FormRefused, check_content, encode, parse_form
 from askbridge.core.models import Ladder, Policy, QuestionOption, Target, UserQuestion
 from askbridge.core.policy import ANSWERER
-from askbridge.core.problems import broken, invalid, rule, shown, text_problem
+from askbridge.core.problems import (
+    MAX_URL_CHARS,
+    broken,
+    invalid,
+    rule,
+    shown,
+    text_problem,
+    web_url_problem,
+)
 from askbridge.core.questions import (
     MAX_HEADER_CHARS,
     MAX_LABEL_WORDS,
@@ -48,7 +55,6 @@ from askbridge.core.tool_view import ToolUse
 MAX_CONTEXT_CHARS = 500
 MAX_QUORUM = 50
 MAX_SECONDS = 30 * 24 * 3600.0
-MAX_URL_CHARS = 2048
 REQUEST_ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
@@ -319,22 +325,8 @@ class Ask(BaseModel):
     @field_validator("callback_url", mode="before")
     @classmethod
     def _callback_url(cls, raw: Any) -> Any:
-        if raw is None:
-            return None
-        wanted = f"must be an http:// or https:// URL of at most {MAX_URL_CHARS} characters"
-        if not isinstance(raw, str):
-            raise rule(f"{wanted}, got {shown(raw)}")
-        if len(raw) > MAX_URL_CHARS:
-            raise rule(f"{wanted}, got {len(raw)} characters")
-        if any(c.isspace() or not c.isprintable() for c in raw):
-            raise rule(f"{wanted}, without spaces or control characters, got {shown(raw)}")
-        try:
-            parts = urlsplit(raw)
-            parts.port  # noqa: B018 (reading it checks the port)
-        except ValueError as error:
-            raise rule(f"{wanted}, got {shown(raw)} ({error})") from None
-        if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-            raise rule(f"{wanted}, got {shown(raw)}")
+        if raw is not None and (problem := web_url_problem(raw, fetched=True)) is not None:
+            raise rule(problem)
         return raw
 
     @field_validator("escalation", mode="before", json_schema_input_type=LadderSchema)

@@ -47,7 +47,7 @@ from askbridge.core.form_values import decode as decode
 from askbridge.core.form_values import encode as encode
 from askbridge.core.form_values import filled_in as filled_in
 from askbridge.core.form_values import shown_value as shown_value
-from askbridge.core.problems import shown, text_problem
+from askbridge.core.problems import shown, text_problem, web_url_problem
 
 _NAME = re.compile(r"[^\x00-\x1f\x7f]{1,64}")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -119,10 +119,8 @@ def _read_form(raw: Any, where: str, problems: list[Problem]) -> Form | None:
     url = raw.get("url")
     schema = raw.get("requested_schema", raw.get("requestedSchema"))
     if url is not None:
-        if not _is_web_url(url):
-            problems.append(
-                Problem(f"{where}.url", f"must be an https:// or http:// URL, got {shown(url)}")
-            )
+        if (problem := web_url_problem(url)) is not None:
+            problems.append(Problem(f"{where}.url", problem))
         if schema is not None:
             problems.append(
                 Problem(where, "must have either a url (a link to open) or a requested_schema")
@@ -449,16 +447,6 @@ def as_uri(url: str) -> str:
 
 
 _SUB_DELIMS = "!$&'()*+,;="
-
-
-def _is_web_url(value: Any) -> bool:
-    if not isinstance(value, str) or len(value) > 2048 or any(c.isspace() for c in value):
-        return False
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        return False
-    return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
 
 
 # Checking values ------------------------------------------------------------------------------

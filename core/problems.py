@@ -9,6 +9,7 @@ from __future__ import annotations
 import reprlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 from pydantic_core import PydanticCustomError
@@ -17,6 +18,7 @@ from askbridge.core.errors import InvalidQuestion, Problem
 
 # One 422 lists at most this many problems: a body of a thousand bad options gets a short answer.
 MAX_PROBLEMS = 20
+MAX_URL_CHARS = 2048
 
 _RULES = "askbridge_rules"
 
@@ -65,6 +67,29 @@ def text_problem(text: str) -> str | None:
             f"must be valid Unicode text, got a lone surrogate {text[error.start]!r} at "
             f"character {error.start} (half of a UTF-16 pair; send the whole character)"
         )
+    return None
+
+
+def web_url_problem(raw: Any, *, fetched: bool = False) -> str | None:
+    """Why `raw` is not an http(s) URL askbridge may keep and send a person to (a URL-mode
+    form's link), or None when it is. `fetched`: askbridge itself sends to it (an ask's
+    callback_url), so it must also hold no invisible character (a host name's encoding may drop
+    one, and the host checked would not be the host reached) and name a real port."""
+    wanted = f"must be an http:// or https:// URL of at most {MAX_URL_CHARS} characters"
+    if not isinstance(raw, str):
+        return f"{wanted}, got {shown(raw)}"
+    if len(raw) > MAX_URL_CHARS:
+        return f"{wanted}, got {len(raw)} characters"
+    if any(c.isspace() or (fetched and not c.isprintable()) for c in raw):
+        return f"{wanted}, without spaces or control characters, got {shown(raw)}"
+    try:
+        parts = urlsplit(raw)
+        if fetched:
+            parts.port  # noqa: B018 (reading it checks the port)
+    except ValueError as error:
+        return f"{wanted}, got {shown(raw)} ({error})"
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        return f"{wanted}, got {shown(raw)}"
     return None
 
 

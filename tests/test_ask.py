@@ -123,6 +123,33 @@ def test_context_holds_at_most_500_characters_and_no_nul() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    "bad",
+    ["ftp://example.com/x", "https://", "https://example.com/a b", "https://" + "x" * 2048, 42],
+)
+def test_a_forms_link_and_a_callback_url_are_refused_by_the_same_rule(bad: Any) -> None:
+    link = ask(form={"message": "Sign in", "url": bad})
+    del link["questions"]
+    [as_link] = problems(link)
+    [as_callback] = problems(ask(callback_url=bad))
+    assert as_link.startswith("form.url: must be an http:// or https:// URL")
+    assert as_link.removeprefix("form.url: ") == as_callback.removeprefix("callback_url: ")
+
+
+@pytest.mark.parametrize(
+    ("bad", "why"),
+    [
+        ("https://exa\u200bmple.com/", "without spaces or control characters"),
+        ("https://example.com:99999/", "(Port out of range 0-65535)"),
+    ],
+)
+def test_a_callback_url_names_a_host_as_reached_and_a_real_port(bad: str, why: str) -> None:
+    """askbridge sends to a callback_url itself: the host it checks must be the one it reaches."""
+    [problem] = problems(ask(callback_url=bad))
+    assert problem.startswith("callback_url: must be an http:// or https:// URL")
+    assert why in problem
+
+
 def test_at_most_ten_targets() -> None:
     assert len(Ask.parse(ask(target=["web"] * 10)).target) == 10
     assert problems(ask(target=["web"] * 20_000)) == [
