@@ -403,12 +403,8 @@ class Ask(BaseModel):
             return None
         if not isinstance(raw, str):
             raise rule(f"{wanted}, got {shown(raw)}")
-        if (problem := text_problem(raw)) is not None:
+        if (problem := text_problem(raw, allow_nul=False)) is not None:
             raise rule(problem)
-        if "\x00" in raw:
-            # Kept as a text column by the PostgreSQL store, which cannot hold NUL.
-            at = raw.index("\x00")
-            raise rule(f"must not contain NUL characters, got one at character {at}")
         if len(raw) > MAX_CONTEXT_CHARS:
             raise rule(f"{wanted}, got {len(raw)} characters")
         return raw

@@ -375,10 +375,8 @@ def _optional_text(
 
 def _text_problems(where: str, text: str, most: int | None) -> list[Problem]:
     found = []
-    if (problem := text_problem(text)) is not None:
+    if (problem := text_problem(text, allow_nul=False)) is not None:
         found.append(Problem(where, problem))
-    if "\x00" in text:
-        found.append(Problem(where, "must not contain NUL characters"))
     if most is not None and len(text) > most:
         found.append(Problem(where, f"must be at most {most} characters, got {len(text)}"))
     return found
@@ -492,8 +490,8 @@ def check_value(field: FormField, value: Any) -> Any:
 
 
 def _checked_text(field: FormField, text: str, refuse: Any) -> str:
-    if (problem := text_problem(text)) is not None or "\x00" in text:
-        raise refuse(problem or "must not contain NUL characters")
+    if (problem := text_problem(text, allow_nul=False)) is not None:
+        raise refuse(problem)
     if field.required and not text.strip() and field.min_length != 0:
         raise refuse("is required")
     if field.min_length is not None and len(text) < field.min_length:

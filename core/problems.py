@@ -58,8 +58,10 @@ def rule(message: str) -> PydanticCustomError:
     return broken(Problem("", message))
 
 
-def text_problem(text: str) -> str | None:
-    """Why a text cannot be stored and shown on every platform, or None when it can."""
+def text_problem(text: str, *, allow_nul: bool = True) -> str | None:
+    """Why a text cannot be stored and shown on every platform, or None when it can.
+    `allow_nul=False` for the texts that refuse a NUL: an ask's context (PostgreSQL keeps it
+    in a text column, which cannot hold one) and a form's texts and values."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as error:
@@ -67,6 +69,8 @@ def text_problem(text: str) -> str | None:
             f"must be valid Unicode text, got a lone surrogate {text[error.start]!r} at "
             f"character {error.start} (half of a UTF-16 pair; send the whole character)"
         )
+    if not allow_nul and (at := text.find("\x00")) >= 0:
+        return f"must not contain NUL characters, got one at character {at}"
     return None
 
 

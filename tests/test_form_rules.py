@@ -166,3 +166,19 @@ def test_every_refused_field_is_named_and_nothing_is_taken() -> None:
         "mail": "must be an email address such as name@example.com, got 'x'",
         "count": "is required",
     }
+
+
+def test_a_nul_is_refused_in_a_forms_texts_and_values_where_it_is() -> None:
+    field = {"type": "string", "title": "Ti\x00tle"}
+    assert problems(
+        {"message": "a\x00b", "requestedSchema": {"type": "object", "properties": {"x": field}}}
+    ) == [
+        "form.message: must not contain NUL characters, got one at character 1",
+        "form.requested_schema.properties.x.title: must not contain NUL characters, got one at "
+        "character 2",
+    ]
+    with pytest.raises(FormRefused) as refused:
+        read_input(form({"note": {"type": "string"}}), {"note": "ok\x00"})
+    assert refused.value.by_field() == {
+        "note": "must not contain NUL characters, got one at character 2"
+    }
