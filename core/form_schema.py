@@ -1,5 +1,5 @@
 """A typed form as the engine keeps it: its fields, read from MCP elicitation's restricted JSON
-Schema by `core.forms.parse_form`. Only models here, so that `core.models` can hold a form
+Schema by `core.form_parsing.parse_form`. Only models here, so that `core.models` can hold a form
 without importing how one is read and checked."""
 
 from __future__ import annotations

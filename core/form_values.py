@@ -1,5 +1,5 @@
 """A typed form's values as the engine keeps them and people read them: no checking here (see
-`core.forms`), so that the views every surface renders from can import it."""
+`core.form_checks`), so that the views every surface renders from can import it."""
 
 from __future__ import annotations
 
