@@ -54,6 +54,20 @@ def test_no_template_lets_text_through_unescaped(path: Path) -> None:
     assert found == [], f"{path.name}: {', '.join(found)}"
 
 
+REWORDING = re.compile(
+    r"\|\s*(lower|upper|capitalize|title|replace|trim)\b"
+    r"|\.(lower|upper|capitalize|title|replace|strip|lstrip|rstrip)\("
+)
+"""A template changing the case or the ends of a text: words a person reads are core's, written
+once in the form each surface shows them (`core.changes.CHANGE_HINT` was lowercased here)."""
+
+
+@pytest.mark.parametrize("path", TEMPLATES, ids=lambda path: path.name)
+def test_no_template_rewords_what_it_is_given(path: Path) -> None:
+    found = [match.group(0) for match in REWORDING.finditer(path.read_text())]
+    assert found == [], f"{path.name}: {', '.join(found)}"
+
+
 def test_no_module_of_the_web_adapter_marks_text_safe() -> None:
     found = []
     for path in sorted(WEB.rglob("*.py")):
