@@ -111,7 +111,9 @@ class Code(_Frozen):
     """A text shown verbatim, with its line breaks: a command, a prompt, a cell's source."""
 
     kind: Literal["code"] = "code"
-    label: str
+    label: str = ""
+    """What the text is ("Prompt", "New source"); empty when the call's title already says it
+    ("Run a command", "Approve the plan"), so that a person reads it once."""
     text: str
 
 
@@ -378,7 +380,7 @@ def _notebook(use: ToolUse) -> ToolView:
 
 def _bash(use: ToolUse) -> ToolView:
     command = _text(use.input.get("command"))
-    parts: list[Diff | Code | Fields | Note] = [Code(label="Command", text=command)]
+    parts: list[Diff | Code | Fields | Note] = [Code(text=command)]
     named = [("Description", use.input.get("description"))]
     if use.cwd:
         named.append(("Working directory", use.cwd))
@@ -410,7 +412,7 @@ def _plan(use: ToolUse) -> ToolView:
     plan = use.input.get("plan")
     parts: tuple[Diff | Code | Fields | Note, ...] = ()
     if isinstance(plan, str) and plan.strip():
-        parts = (Code(label="Plan", text=plan),)
+        parts = (Code(text=plan),)
     else:
         parts = (Note(text="Claude Code did not send the plan; it is in the session"),)
     rest = _fields(use.input, ("plan",))

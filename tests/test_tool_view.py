@@ -116,7 +116,9 @@ def test_a_command_is_shown_verbatim_with_its_description_cwd_and_background() -
     command = 'for f in *.py; do\n  ruff check "$f"\ndone'
     given = {"command": command, "description": "Lint", "run_in_background": True}
     shown = view("Bash", given)
-    assert parts(shown, Code) == [Code(label="Command", text=command)]
+    assert shown.title == "Run a command"
+    # The title says what the text is: no label says it again.
+    assert parts(shown, Code) == [Code(text=command)]
     fields = [(f.name, f.value) for f in parts(shown, Fields)[0].fields]
     assert fields == [("Description", "Lint"), ("Working directory", "/repo")]
     assert parts(shown, Note) == [Note(text="Runs in the background")]
@@ -160,7 +162,7 @@ def test_a_plan_is_shown_as_its_text_or_said_to_be_missing() -> None:
     plan = "# Plan\n\n1. Add the column\n2. Backfill it"
     shown = view("ExitPlanMode", {"plan": plan})
     assert shown.title == "Approve the plan"
-    assert parts(shown, Code) == [Code(label="Plan", text=plan)]
+    assert parts(shown, Code) == [Code(text=plan)]
     assert parts(view("ExitPlanMode", {}), Note) == [
         Note(text="Claude Code did not send the plan; it is in the session")
     ]

@@ -48,8 +48,8 @@ def _part(part: Part) -> str:
     if isinstance(part, Diff):
         return _block("diff", fitted(part.lines(), MAX_LINES, BLOCK_BUDGET))
     if isinstance(part, Code):
-        label = f"**{shorten(line(part.label), 100)}**"
-        return f"{label}\n{_block('', fitted(part.text.split(chr(10)), MAX_LINES, BLOCK_BUDGET))}"
+        block = _block("", fitted(part.text.split("\n"), MAX_LINES, BLOCK_BUDGET))
+        return f"**{shorten(line(part.label), 100)}**\n{block}" if part.label else block
     if isinstance(part, Fields):
         rows = [
             f"- **{shorten(line(f.name), 100)}**: {shorten(escape(f.value), FIELD_BUDGET)}"

@@ -33,9 +33,9 @@ def _part(part: Part, full_view: str | None) -> list[RichElement]:
     if isinstance(part, Diff):
         return _preformatted(fitted(part.lines(), MAX_LINES, BLOCK_BUDGET), full_view)
     if isinstance(part, Code):
-        label = section([Span(shorten(part.label, 100), bold=True)])
+        label = [section([Span(shorten(part.label, 100), bold=True)])] if part.label else []
         shown = fitted(part.text.split("\n"), MAX_LINES, BLOCK_BUDGET)
-        return [label, *_preformatted(shown, full_view)]
+        return [*label, *_preformatted(shown, full_view)]
     if isinstance(part, Fields):
         return _fields(part)
     return [section([Span(shorten(part.text, FIELD_BUDGET), italic=True)])]

@@ -45,8 +45,8 @@ def _part(part: Part) -> list[Element]:
     if isinstance(part, Diff):
         return _lines(fitted(part.lines(), MAX_LINES, BLOCK_BUDGET), coloured=True)
     if isinstance(part, Code):
-        label = plain(part.label, bold=True, limit=100)
-        return [label, *_lines(fitted(part.text.split("\n"), MAX_LINES, BLOCK_BUDGET))]
+        label = [plain(part.label, bold=True, limit=100)] if part.label else []
+        return [*label, *_lines(fitted(part.text.split("\n"), MAX_LINES, BLOCK_BUDGET))]
     if isinstance(part, Fields):
         rows = [
             paragraph(run(f.name, bold=True, limit=100), run(": "), run(f.value, limit=MAX_VALUE))

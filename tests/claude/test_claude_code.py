@@ -69,7 +69,7 @@ async def test_the_command_hook_asks_on_the_web_and_a_denied_bash_never_runs(
     # The command as Claude Code sent it, its description and where it runs.
     assert approval.tool is not None
     assert approval.tool.parts[:2] == (
-        Code(label="Command", text=bash.input["command"]),
+        Code(text=bash.input["command"]),
         Fields(
             fields=(
                 Named(name="Description", value="Write made.txt"),

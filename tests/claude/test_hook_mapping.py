@@ -73,7 +73,7 @@ def test_a_permission_prompt_is_named_by_its_session_prompt_and_input() -> None:
     assert question.question == "Allow Claude Code to run a command?"
     assert ask.tool_use is not None
     shown = tool_view(ask.tool_use)
-    assert Code(label="Command", text="npm test -- --watch=false") in shown.parts
+    assert Code(text="npm test -- --watch=false") in shown.parts
     assert (
         Fields(
             fields=(

@@ -108,7 +108,7 @@ async def test_an_edit_shows_as_a_diff_and_a_command_verbatim_on_every_surface(
         in_slack = slack.message(CHANNEL, slack_ref.message_id).visible_text
         in_discord = discord.message(int(discord_ref.message_id)).text
         assert f"```\n{COMMAND}\n```" in in_slack
-        assert f"**Command**\n```\n{COMMAND}\n```" in in_discord
+        assert f"**Run a command**\n```\n{COMMAND}\n```" in in_discord
         assert "Write two lines" in in_slack
         assert f"Working directory*: {sandbox.project}" in in_slack
         # Deny with a reason: the note form, Deny chosen, the reason typed.

@@ -416,7 +416,7 @@ SHOWN = (
     "**Permission** · Allow Bash to run a shell command?\nin /srv/app\n"
     "- **Allow once** — Let this one call run\n"
 )
-COMMAND = "**Run a command**\n**Command**\n```\nrm -rf build/ && make release\n```"
+COMMAND = "**Run a command**\n```\nrm -rf build/ && make release\n```"
 """The command as the agent sent it, in a code block: no JSON."""
 
 
