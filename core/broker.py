@@ -13,7 +13,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -85,6 +85,14 @@ EXPIRY_RETRY_S = 5.0
 HELD_REQUESTS = 1024
 """How many requests the broker keeps at hand for clicks (the newest it has read or written):
 a click on one of them needs no read before its vote is written."""
+
+
+@dataclass(frozen=True)
+class _Lost:
+    """A vote or an ending that another click beat to the write: refused (ALREADY_ENDED),
+    with its click recorded in that write, so that it is no delivery of itself again."""
+
+    refused: Refused
 
 
 class Broker:
@@ -461,7 +469,10 @@ class Broker:
             # Each surface's delivery ids are its own: another's can never stand for them.
             known_by = None if click_id is None else f"{person.platform}:{click_id}"
             click = Click(person, self.clock.now(), sent_at, known_by)
-        outcome = await self._act(request_id, person, intent, origin, sent_at, click)
+        acted = await self._act(request_id, person, intent, origin, sent_at, click)
+        if isinstance(acted, _Lost):
+            return acted.refused
+        outcome = acted
         if (
             click is not None
             and isinstance(outcome, Refused)
@@ -483,7 +494,7 @@ class Broker:
         origin: MessageRef | None,
         sent_at: datetime | None,
         click: Click | None,
-    ) -> Outcome:
+    ) -> Outcome | _Lost:
         held = self._held.get(request_id)
         asked = MAX_QUESTIONS if held is None else len(held.questions)
         # A submit that leaves a question out takes it from the person's draft.
@@ -612,7 +623,7 @@ class Broker:
         submitted: Intent,
         sent_at: datetime | None,
         click: Click | None,
-    ) -> Outcome:
+    ) -> Outcome | _Lost:
         """One transaction: still waiting? then the vote, and the ending when it decides. The
         waiters are woken right after it commits, before any platform hears of it."""
         typed, note = (
@@ -649,7 +660,7 @@ class Broker:
         values: Mapping[str, object],
         sent_at: datetime | None,
         click: Click | None,
-    ) -> Outcome:
+    ) -> Outcome | _Lost:
         """A typed form's values, read and checked once: a vote with them as answers (each
         value's canonical JSON, so equal values agree), or BAD_VALUES and nothing recorded."""
         form = view.request.form
@@ -674,7 +685,7 @@ class Broker:
         sent_at: datetime | None,
         click: Click | None,
         changed: dict[str, Any] | None = None,
-    ) -> Outcome:
+    ) -> Outcome | _Lost:
         request_id = view.request_id
         voted, outcome = await self.store.vote(
             request_id,
@@ -689,7 +700,9 @@ class Broker:
         )
         self._hold(voted)
         if outcome is VoteOutcome.CLOSED:
-            return Refused(Refusal.ALREADY_ENDED, RequestView.of(voted))
+            lost = Refused(Refusal.ALREADY_ENDED, RequestView.of(voted))
+            # A click known by its delivery's id was recorded with the vote it tried.
+            return lost if click is None or click.click_id is None else _Lost(lost)
         if outcome is VoteOutcome.REPLAYED:
             log.info(
                 "ignored a replayed click by %s on %s",
@@ -715,7 +728,9 @@ class Broker:
             return Decided(now)
         return Counted(now, receipt)
 
-    async def _decide(self, held: RequestView, ending: Ending, click: Click | None) -> Outcome:
+    async def _decide(
+        self, held: RequestView, ending: Ending, click: Click | None
+    ) -> Outcome | _Lost:
         """End the request for a click; the click, when it can be known again, is recorded in
         the same write, so that a crash before it leaves the click still to be delivered."""
         request_id = held.request_id
@@ -730,7 +745,8 @@ class Broker:
         self._hold(request)
         view = RequestView.of(request)
         if not won:
-            return Refused(Refusal.ALREADY_ENDED, view)
+            lost = Refused(Refusal.ALREADY_ENDED, view)
+            return lost if click is None else _Lost(lost)
         self._crash("finish.recorded")
         self._finished(request)
         return Decided(view)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import copy
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
@@ -13,7 +15,7 @@ from askbridge.adapters.web import WebSurface
 from askbridge.bots.service import Service
 from askbridge.core.ask import Ask
 from askbridge.core.broker import Broker
-from askbridge.core.intents import Decided, Refusal, Refused, Submit
+from askbridge.core.intents import Cancel, Decided, Outcome, Refusal, Refused, Submit
 from askbridge.core.models import Person, Status
 from askbridge.core.store.base import Ending
 from askbridge.core.store.sqlite import SQLiteStore
@@ -66,6 +68,43 @@ async def test_many_submissions_at_once_on_the_broker(service: Service) -> None:
     assert all(loser.view and loser.view.request.answered_by == winner for loser in losers)
     events = await broker.store.events("ask_many")
     assert [e.kind for e in events].count("answered") == 1
+
+
+@pytest.mark.parametrize("known_by", ["click_id", "sent_at"])
+async def test_clicks_that_lose_the_race_are_told_and_known_again(
+    service: Service, known_by: str
+) -> None:
+    """A click known again by its delivery's id (a Teams press, a form) or by when the
+    platform says it was made (a Slack or Discord Cancel) is recorded with the vote or the
+    ending it tries: one that loses the race is told who won, not taken for a delivery of
+    itself again; delivered again, it is."""
+    broker = service.broker
+    request_id = f"ask_{known_by}"
+    await broker.ask(Ask.parse({**copy.deepcopy(DATABASE), "request_id": request_id}))
+    people = [Person(platform="web", id=f"p{i}", name=f"P{i}") for i in range(20)]
+    intents: list[Submit | Cancel] = [Submit({0: (i % 2,), 1: (0,)}) for i in range(19)]
+    intents.append(Cancel())
+    made = broker.clock.now()
+
+    def click(i: int) -> dict[str, Any]:
+        if known_by == "click_id":
+            return {"click_id": f"click-{i}"}
+        return {"sent_at": made - timedelta(seconds=i)}
+
+    async def everyone() -> list[Outcome]:
+        return await asyncio.gather(
+            *(
+                broker.act(request_id, p, intent, **click(i))
+                for i, (p, intent) in enumerate(zip(people, intents, strict=True))
+            )
+        )
+
+    results = await everyone()
+    winners = [r for r in results if isinstance(r, Decided)]
+    losers = [r for r in results if isinstance(r, Refused) and r.reason is Refusal.ALREADY_ENDED]
+    assert (len(winners), len(losers)) == (1, 19), [type(r).__name__ for r in results]
+    again = await everyone()
+    assert all(isinstance(r, Refused) and r.reason is Refusal.REPLAYED for r in again), again
 
 
 @pytest.mark.parametrize("rounds", [5])
