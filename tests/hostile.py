@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from typing import Any
 
 from hypothesis import HealthCheck, settings
@@ -97,6 +98,9 @@ STATES = ("waiting", "answered", "several", "timeout", "cancelled", "expired", "
 ANSWERERS = ("slack:U1", "slack-group:S1", "discord:@1", "discord-role:2", "web:x")
 
 
+# One strategy object per set of arguments: hypothesis checks each new one before its first
+# draw, which cost more than drawing the examples (the same examples either way).
+@cache
 def hostile_text(min_size: int = 1, max_parts: int = 4) -> st.SearchStrategy[str]:
     part = st.sampled_from(HOSTILE) | st.text(
         st.characters(exclude_categories=["Cs"]), min_size=1, max_size=8
@@ -297,6 +301,7 @@ FORM_EXAMPLES = settings(
 """How many `form_cases` each surface's property tries, the same on every run."""
 
 
+@cache  # as hostile_text
 def form_text(min_size: int = 1, max_parts: int = 4) -> st.SearchStrategy[str]:
     """Hostile text as a form may hold it (`core.forms.parse_form` refuses a NUL)."""
     return hostile_text(min_size, max_parts).map(lambda s: s.replace("\x00", ""))
