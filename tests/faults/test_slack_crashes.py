@@ -22,6 +22,8 @@ from tests.slack.conftest import CHANNEL, TARGET, Mode
 from .conftest import Crashable, MakeCrashable, ask, outcome, recorded
 
 APPROVED = {"Deploy": "Approve"}
+RESTART_S = 60.0
+"""How long the agent keeps asking while the server is down and starting again."""
 
 
 def deploy(request_id: str, **policy: Any) -> dict[str, Any]:
@@ -32,11 +34,13 @@ def deploy(request_id: str, **policy: Any) -> dict[str, Any]:
 
 def agent(server: Crashable, request_id: str) -> asyncio.Task[dict[str, Any]]:
     """The agent asks with the client, which asks again when the server goes away before it
-    answers, and long-polls until the request ends: the status object it ends with."""
+    answers, and long-polls until the request ends: the status object it ends with. It rides
+    out the whole restart, however long a busy machine takes to start Python again: the
+    client's default patience with a create (a few seconds) would make the test a race."""
 
     async def asking() -> dict[str, Any]:
         body = deploy(request_id)
-        async with AskbridgeClient(server.url) as client:
+        async with AskbridgeClient(server.url, create_patience_s=RESTART_S) as client:
             await client.create(body["questions"], target=TARGET, request_id=request_id)
             return await client.wait(request_id, recreate=body)
 
