@@ -17,8 +17,14 @@ lint: $(VENV)/.installed-dev
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy
 
+# The tests run on PYTEST_WORKERS processes (pytest-xdist; 0 runs them in this one), then the
+# ones marked serial alone: their assertions need a machine not busy with other tests.
+# PYTEST_ARGS narrows both runs; a run it leaves without a test (pytest's exit code 5) passes.
+PYTEST_WORKERS ?= 2
+
 unit: $(VENV)/.installed-dev
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(PYTEST_WORKERS) -m "not serial" $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	$(BIN)/pytest -m serial $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 # The documentation site (docs/, mkdocs.yml): `make docs` serves it on http://127.0.0.1:8000 and
 # rebuilds as pages change; `make site` builds it into site/ with --strict, as `make test` does,
@@ -58,12 +64,14 @@ $(BIN)/python:
 # adapters/, bots/ or askbridge/, and a .pth file names that folder, which mypy and pyright in
 # another project follow (they cannot follow the default mode's import hook). A file added or
 # removed needs new links: $(VENV)/.files lists the package's files and changes only with them.
+# Each make writes its own list first (.files.<pid>): the tests run `make run` in the checkout
+# several at a time, and a shared temporary file would be cut short or removed under another.
 EDITABLE := --config-settings editable_mode=strict
 
 $(VENV)/.files: FORCE $(BIN)/python
 	@find askbridge core adapters bots -type f ! -path '*/__pycache__/*' ! -name '.*' ! -name '*~' \
-		| sort > $@.new
-	@if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
+		| sort > $@.$$$$; \
+	if cmp -s $@.$$$$ $@; then rm $@.$$$$; else mv $@.$$$$ $@; fi
 
 $(VENV)/.installed: $(BIN)/python pyproject.toml setup.py $(VENV)/.files
 	$(BIN)/python -m pip install --quiet $(EDITABLE) -e .

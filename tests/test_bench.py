@@ -67,6 +67,7 @@ def assert_compared(compared: dict[str, Any], options: dict[str, Any]) -> None:
     assert burst["ratio"] > 0
 
 
+@pytest.mark.serial
 @pytest.mark.timeout(300)
 def test_the_quick_benchmark_runs_every_phase_and_writes_json(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
@@ -239,6 +240,7 @@ async def test_interleaved_rounds_take_turns_click_by_click_in_abba_order() -> N
     assert "".join(control.clicked) == "FFAA"
 
 
+@pytest.mark.serial
 @pytest.mark.timeout(300)
 def test_stages_show_where_each_interleaved_click_goes(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"

@@ -186,6 +186,7 @@ async def postgres_url() -> AsyncIterator[str]:
         yield url
 
 
+@pytest.mark.serial
 async def test_a_click_the_store_holds_up_is_acknowledged_in_time_and_still_counts(
     postgres_url: str,
     slack: SlackEmulator,

@@ -21,6 +21,7 @@ calls that left on time but arrive a little early or bunched are still taken."""
 MESSAGES = SLACK_BURST + 10
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize(("paced", "refused"), [(str(PER_MINUTE), False), ("0", True)])
 async def test_a_burst_of_answers_keeps_under_slacks_edit_limit(
     slack: SlackEmulator,
