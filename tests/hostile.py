@@ -163,7 +163,7 @@ def requests(draw: st.DrawFn) -> Request:
     policy = Policy(answerers=tuple(entries), quorum=quorum, timeout_answers=timeout_answers)
     voters = draw(st.lists(people(), max_size=4, unique_by=lambda p: p.key))
     votes = tuple(Vote(person=p, answers=_answers(qs, i % 2), at=AT) for i, p in enumerate(voters))
-    fields: dict[str, object] = {}
+    fields: dict[str, Any] = {}
     winner = voters[0] if voters else draw(people())
     if state == "answered" or state == "several":
         fields = {"answers": _answers(qs, 0), "answered_by": winner}
@@ -171,13 +171,7 @@ def requests(draw: st.DrawFn) -> Request:
         fields = {"answers": _answers(qs, 1)}
     elif state == "cancelled":
         fields = {"cancelled_by": draw(people())}
-    tool = tool_view_of(lambda: draw(hostile_text())) if draw(st.booleans()) else None
-    if tool is not None and state == "answered" and draw(st.booleans()):
-        # Allowed with changes: the call is shown as allowed, headed by who changed it.
-        asked = {"command": draw(hostile_text()), "description": draw(hostile_text())}
-        tool = tool.model_copy(update={"tool": "Bash", "asked": asked})
-        fields["approved_input"] = {**asked, "command": draw(hostile_text())}
-        policy = policy.model_copy(update={"allow_changes": True})
+    tool, policy = _tool_call(draw, state, fields, policy)
     status = {
         "waiting": Status.WAITING,
         "answered": Status.ANSWERED,
@@ -212,6 +206,21 @@ def nodes(tree: Any) -> Iterator[dict[str, Any]]:
     elif isinstance(tree, list):
         for value in tree:
             yield from nodes(value)
+
+
+def _tool_call(
+    draw: st.DrawFn, state: str, fields: dict[str, Any], policy: Policy
+) -> tuple[ToolView | None, Policy]:
+    """A tool call to show with a request, or none, and the request's policy: an answered
+    call may have been allowed with changes (`fields` gains the input that was approved)."""
+    tool = tool_view_of(lambda: draw(hostile_text())) if draw(st.booleans()) else None
+    if tool is not None and state == "answered" and draw(st.booleans()):
+        # Allowed with changes: the call is shown as allowed, headed by who changed it.
+        asked = {"command": draw(hostile_text()), "description": draw(hostile_text())}
+        tool = tool.model_copy(update={"tool": "Bash", "asked": asked})
+        fields["approved_input"] = {**asked, "command": draw(hostile_text())}
+        policy = policy.model_copy(update={"allow_changes": True})
+    return tool, policy
 
 
 def tool_view_of(text: Callable[[], str]) -> ToolView:
@@ -467,13 +476,6 @@ def form_cases(draw: st.DrawFn, platform: str | None = None) -> FormCase:
         "gone": {},
     }
     fields = by_state[state]
-    tool = tool_view_of(lambda: draw(hostile_text())) if draw(st.booleans()) else None
-    if tool is not None and state == "answered" and draw(st.booleans()):
-        # Allowed with changes: the call is shown as allowed, headed by who changed it.
-        asked = {"command": draw(hostile_text()), "description": draw(hostile_text())}
-        tool = tool.model_copy(update={"tool": "Bash", "asked": asked})
-        fields["approved_input"] = {**asked, "command": draw(hostile_text())}
-        policy = policy.model_copy(update={"allow_changes": True})
     status = {
         "waiting": Status.WAITING,
         "answered": Status.ANSWERED,
