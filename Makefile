@@ -19,12 +19,17 @@ typecheck: $(VENV)/.installed-dev
 
 # The tests run on PYTEST_WORKERS processes (pytest-xdist; 0 runs them in this one), then the
 # ones marked serial alone: their assertions need a machine not busy with other tests.
-# PYTEST_ARGS narrows both runs; a run it leaves without a test (pytest's exit code 5) passes.
+# PYTEST_ARGS narrows both runs; one of them left without a test (pytest's exit code 5) passes,
+# but both fails: PYTEST_ARGS that match no test must not look like a green run.
 PYTEST_WORKERS ?= 2
 
 unit: $(VENV)/.installed-dev
-	$(BIN)/pytest -n $(PYTEST_WORKERS) -m "not serial" $(PYTEST_ARGS) || [ $$? -eq 5 ]
-	$(BIN)/pytest -m serial $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	$(BIN)/pytest -n $(PYTEST_WORKERS) -m "not serial" $(PYTEST_ARGS); parallel=$$?; \
+	[ $$parallel -eq 0 ] || [ $$parallel -eq 5 ] || exit $$parallel; \
+	$(BIN)/pytest -m serial $(PYTEST_ARGS); serial=$$?; \
+	[ $$serial -eq 0 ] || [ $$serial -eq 5 ] || exit $$serial; \
+	if [ $$parallel -eq 5 ] && [ $$serial -eq 5 ]; then \
+		echo "make unit: no test matches PYTEST_ARGS=$(PYTEST_ARGS)" >&2; exit 5; fi
 
 # The documentation site (docs/, mkdocs.yml): `make docs` serves it on http://127.0.0.1:8000 and
 # rebuilds as pages change; `make site` builds it into site/ with --strict, as `make test` does,
