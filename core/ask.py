@@ -325,7 +325,7 @@ class Ask(BaseModel):
     @field_validator("callback_url", mode="before")
     @classmethod
     def _callback_url(cls, raw: Any) -> Any:
-        if raw is not None and (problem := web_url_problem(raw)) is not None:
+        if raw is not None and (problem := web_url_problem(raw, fetched=True)) is not None:
             raise rule(problem)
         return raw
 

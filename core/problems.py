@@ -74,21 +74,22 @@ def text_problem(text: str, *, allow_nul: bool = True) -> str | None:
     return None
 
 
-def web_url_problem(raw: Any) -> str | None:
-    """Why `raw` is not an http(s) URL askbridge may keep, send a person to (a URL-mode form's
-    link) or send to itself (an ask's callback_url), or None when it is. It holds no invisible
-    character, because a host name's encoding may drop one and the host shown or checked would
-    not be the host reached, and it names a real port, because a link to none opens nothing."""
+def web_url_problem(raw: Any, *, fetched: bool = False) -> str | None:
+    """Why `raw` is not an http(s) URL askbridge may keep and send a person to (a URL-mode
+    form's link), or None when it is. `fetched`: askbridge itself sends to it (an ask's
+    callback_url), so it must also hold no invisible character (a host name's encoding may drop
+    one, and the host checked would not be the host reached) and name a real port."""
     wanted = f"must be an http:// or https:// URL of at most {MAX_URL_CHARS} characters"
     if not isinstance(raw, str):
         return f"{wanted}, got {shown(raw)}"
     if len(raw) > MAX_URL_CHARS:
         return f"{wanted}, got {len(raw)} characters"
-    if any(c.isspace() or not c.isprintable() for c in raw):
+    if any(c.isspace() or (fetched and not c.isprintable()) for c in raw):
         return f"{wanted}, without spaces or control characters, got {shown(raw)}"
     try:
         parts = urlsplit(raw)
-        parts.port  # noqa: B018 (reading it checks the port)
+        if fetched:
+            parts.port  # noqa: B018 (reading it checks the port)
     except ValueError as error:
         return f"{wanted}, got {shown(raw)} ({error})"
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
