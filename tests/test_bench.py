@@ -60,6 +60,8 @@ def assert_compared(compared: dict[str, Any], options: dict[str, Any]) -> None:
         # Each server's own CPU time is read from /proc: a burst costs it something.
         assert burst[side]["cpu_ms_per_click"] > 0
         assert latency[side]["cpu_ms_per_click"] >= 0
+        # The server's share of a core in a burst: all its threads, so at most every core.
+        assert 0 < burst[side]["server_busy"] <= (os.cpu_count() or 1)
         assert len(burst[side]["rounds"]) == options["burst_rounds"]
         assert_latency(burst[side]["rounds"][0], options["burst"])
     assert set(latency["ratio"]) == {"p50", "p90", "p99", "max"}

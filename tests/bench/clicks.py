@@ -49,6 +49,12 @@ class RoundResult:
     def cpu_ms_per_click(self) -> float:
         return 1000 * self.cpu_s / max(1, len(self.latencies_s))
 
+    @property
+    def busy(self) -> float:
+        """The side's server's CPU while the clicks were timed, in cores: near 1.0 in a burst
+        says its event loop's one thread was what held the answers back."""
+        return self.cpu_s / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
 
 async def create_all(side: Side, keys: list[str]) -> list[Target]:
     """Ask for every key, a few at a time; in order."""

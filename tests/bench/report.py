@@ -110,6 +110,11 @@ def _times(value: Any) -> str:
     return f"{value:7.2f}×" if isinstance(value, int | float) else f"{'-':>8}"
 
 
+def _busy(cores: Any) -> str:
+    """The server's CPU during bursts, as a share of one core (a run from before it: `-`)."""
+    return f"{100 * cores:5.0f} %" if isinstance(cores, int | float) else f"{'-':>7}"
+
+
 def _rows(compared: Json, labels: list[str]) -> list[str]:
     """A side's line each and the ratio's, for one way of measuring; `labels` down the left."""
     lines: list[str] = []
@@ -119,7 +124,8 @@ def _rows(compared: Json, labels: list[str]) -> list[str]:
         burst = compared["burst"][side]["answers_per_s"]
         cells = " ".join(_ms(latency[f"{p}_ms"]) for p in ("p50", "p90", "p99", "max"))
         spent = compared["burst"][side].get("cpu_ms_per_click", 0.0)
-        lines.append(f"{next(column):30}{side:>10}{cells} | {burst:9.0f} | {spent:12.2f}")
+        busy = _busy(compared["burst"][side].get("server_busy"))
+        lines.append(f"{next(column):30}{side:>10}{cells} | {burst:9.0f} | {spent:12.2f} | {busy}")
     ratios = compared["latency"]["ratio"]
     cells = " ".join(_times(ratios[p]) for p in ("p50", "p90", "p99", "max"))
     burst_ratio = compared["burst"]["ratio"]
@@ -225,7 +231,7 @@ def table(document: Json) -> str:
     lines.append("")
     header = (
         f"{'':40}{'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} {'max ms':>8} | {'burst/s':>9}"
-        f" | {'CPU ms/click':>12}"
+        f" | {'CPU ms/click':>12} | {'busy':>7}"
     )
     lines.append(header)
     lines.append("-" * len(header))

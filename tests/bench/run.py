@@ -169,10 +169,12 @@ def burst_figures(
         found[name] = {
             "answers_per_s": round(statistics.median(clicks / r.elapsed_s for r in results), 1),
             "cpu_ms_per_click": round(statistics.median(r.cpu_ms_per_click for r in results), 3),
+            "server_busy": round(statistics.median(r.busy for r in results), 2),
             "rounds": [
                 {
                     "answers_per_s": round(clicks / r.elapsed_s, 1),
                     "cpu_ms_per_click": round(r.cpu_ms_per_click, 3),
+                    "server_busy": round(r.busy, 2),
                     **latency_summary(r.latencies_s),
                 }
                 for r in results
