@@ -7,6 +7,7 @@ where pydantic's errors, ours and its own, become the `InvalidQuestion` an agent
 from __future__ import annotations
 
 import reprlib
+import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
@@ -74,27 +75,43 @@ def text_problem(text: str, *, allow_nul: bool = True) -> str | None:
     return None
 
 
+DIRECTION_MARKS = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
+"""Characters that reorder the text around them: an address holding one reads otherwise than
+it opens (`.../\u202egpj.exe` shows as `.../exe.jpg`)."""
+
+
 def web_url_problem(raw: Any, *, fetched: bool = False) -> str | None:
     """Why `raw` is not an http(s) URL askbridge may keep and send a person to (a URL-mode
-    form's link), or None when it is. `fetched`: askbridge itself sends to it (an ask's
-    callback_url), so it must also hold no invisible character (a host name's encoding may drop
-    one, and the host checked would not be the host reached) and name a real port."""
+    form's link), or None when it is. It must read as it opens and open somewhere: no control
+    character or direction mark anywhere, nothing invisible in its host (a host name's encoding
+    may drop it, and the host read would not be the host reached) and a real port. `fetched`:
+    askbridge itself sends to it (an ask's callback_url), so nothing invisible anywhere."""
     wanted = f"must be an http:// or https:// URL of at most {MAX_URL_CHARS} characters"
     if not isinstance(raw, str):
         return f"{wanted}, got {shown(raw)}"
     if len(raw) > MAX_URL_CHARS:
         return f"{wanted}, got {len(raw)} characters"
-    if any(c.isspace() or (fetched and not c.isprintable()) for c in raw):
-        return f"{wanted}, without spaces or control characters, got {shown(raw)}"
+    if any(c.isspace() or _unread(c, fetched) for c in raw):
+        return f"{wanted}, without spaces, control characters or direction marks, got {shown(raw)}"
     try:
         parts = urlsplit(raw)
-        if fetched:
-            parts.port  # noqa: B018 (reading it checks the port)
+        parts.port  # noqa: B018 (reading it checks the port)
     except ValueError as error:
         return f"{wanted}, got {shown(raw)} ({error})"
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         return f"{wanted}, got {shown(raw)}"
+    if not parts.netloc.isprintable():
+        return f"{wanted}, without invisible characters in its host, got {shown(raw)}"
     return None
+
+
+def _unread(char: str, fetched: bool) -> bool:
+    """Whether `char` makes an address read otherwise than it opens (`fetched`: or is invisible)."""
+    if fetched:
+        return not char.isprintable()
+    return unicodedata.category(char) == "Cc" or char in DIRECTION_MARKS
 
 
 def texts(where: str, **named: str) -> Iterator[Problem]:

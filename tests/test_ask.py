@@ -139,15 +139,46 @@ def test_a_forms_link_and_a_callback_url_are_refused_by_the_same_rule(bad: Any) 
 @pytest.mark.parametrize(
     ("bad", "why"),
     [
-        ("https://exa\u200bmple.com/", "without spaces or control characters"),
+        ("https://exa\u200bmple.com/", "without spaces, control characters or direction marks"),
+        ("https://e.example/\U0001f469\u200d\U0001f467", "without spaces, control characters"),
         ("https://example.com:99999/", "(Port out of range 0-65535)"),
     ],
 )
 def test_a_callback_url_names_a_host_as_reached_and_a_real_port(bad: str, why: str) -> None:
-    """askbridge sends to a callback_url itself: the host it checks must be the one it reaches."""
+    """askbridge sends to a callback_url itself: the host it checks must be the one it reaches,
+    and nothing invisible anywhere."""
     [problem] = problems(ask(callback_url=bad))
     assert problem.startswith("callback_url: must be an http:// or https:// URL")
     assert why in problem
+
+
+def form_link(url: str) -> dict[str, Any]:
+    asked = ask(form={"message": "Sign in", "url": url})
+    del asked["questions"]
+    return asked
+
+
+@pytest.mark.parametrize(
+    ("link", "why"),
+    [
+        ("https://e.example/a\x07b", "without spaces, control characters or direction marks"),
+        ("https://e.example/\u202egpj.exe", "without spaces, control characters or direction"),
+        ("https://exa\u200bmple.com/", "without invisible characters in its host"),
+        ("https://e.example:99999/", "(Port out of range 0-65535)"),
+    ],
+)
+def test_a_forms_link_reads_as_it_opens_and_opens_somewhere(link: str, why: str) -> None:
+    """A person is sent where a form's link points: what they read must be where it goes."""
+    [problem] = problems(form_link(link))
+    assert problem.startswith("form.url: must be an http:// or https:// URL")
+    assert why in problem
+
+
+def test_a_forms_link_may_hold_any_other_text_past_its_host() -> None:
+    link = "https://e.example/\U0001f469\u200d\U0001f467/<!channel>?q=\u00e9&x=%zz#a#b"
+    form = Ask.parse(form_link(link)).form
+    assert form is not None
+    assert form.url == link
 
 
 def test_at_most_ten_targets() -> None:

@@ -35,7 +35,14 @@ from askbridge.core.models import (
     Vote,
 )
 from askbridge.core.view import Receipt, RequestView, end_sentence
-from tests.hostile import FORM_EXAMPLES, FormCase, form_cases, tool_texts, tool_view_of
+from tests.hostile import (
+    FORM_EXAMPLES,
+    FormCase,
+    form_cases,
+    link_path,
+    tool_texts,
+    tool_view_of,
+)
 from tests.hostile import HOSTILE as SHARED_HOSTILE
 from tests.web_person import typed_form
 
@@ -470,7 +477,7 @@ def test_hostile_text_in_a_typed_form_stays_text(
     harmless_schema = typed_schema(kinds, harmless)
     link = ""
     if url:
-        link = "https://e.example/" + re.sub(r"\s", "", data.draw(HOSTILE_TEXT))
+        link = "https://e.example/" + link_path(data.draw(HOSTILE_TEXT))
         schema = {"message": schema["message"], "url": link}
         harmless_schema = {"message": harmless_schema["message"], "url": "https://e.example/t"}
     name = data.draw(HOSTILE_TEXT) + "n"
