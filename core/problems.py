@@ -79,7 +79,7 @@ DIRECTION_MARKS = frozenset(
     "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 )
 """Characters that reorder the text around them: an address holding one reads otherwise than
-it opens (`.../\u202egpj.exe` shows as `.../exe.jpg`)."""
+it opens (`.../\\u202egpj.exe` shows as `.../exe.jpg`)."""
 
 
 def web_url_problem(raw: Any, *, fetched: bool = False) -> str | None:
@@ -93,8 +93,11 @@ def web_url_problem(raw: Any, *, fetched: bool = False) -> str | None:
         return f"{wanted}, got {shown(raw)}"
     if len(raw) > MAX_URL_CHARS:
         return f"{wanted}, got {len(raw)} characters"
-    if any(c.isspace() or _unread(c, fetched) for c in raw):
-        return f"{wanted}, without spaces, control characters or direction marks, got {shown(raw)}"
+    if any(c.isspace() for c in raw):
+        return f"{wanted}, without spaces, got {shown(raw)}"
+    if any(_unread(c, fetched) for c in raw):
+        unread = "invisible characters" if fetched else "control characters or direction marks"
+        return f"{wanted}, without {unread}, got {shown(raw)}"
     try:
         parts = urlsplit(raw)
         parts.port  # noqa: B018 (reading it checks the port)

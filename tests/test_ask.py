@@ -139,8 +139,8 @@ def test_a_forms_link_and_a_callback_url_are_refused_by_the_same_rule(bad: Any) 
 @pytest.mark.parametrize(
     ("bad", "why"),
     [
-        ("https://exa\u200bmple.com/", "without spaces, control characters or direction marks"),
-        ("https://e.example/\U0001f469\u200d\U0001f467", "without spaces, control characters"),
+        ("https://exa\u200bmple.com/", "without invisible characters"),
+        ("https://e.example/\U0001f469\u200d\U0001f467", "without invisible characters"),
         ("https://example.com:99999/", "(Port out of range 0-65535)"),
     ],
 )
@@ -161,8 +161,11 @@ def form_link(url: str) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("link", "why"),
     [
-        ("https://e.example/a\x07b", "without spaces, control characters or direction marks"),
-        ("https://e.example/\u202egpj.exe", "without spaces, control characters or direction"),
+        ("https://e.example/a\x07b", "without control characters or direction marks"),
+        (
+            "https://e.example/\u202egpj.exe",
+            "without control characters or direction marks",
+        ),
         ("https://exa\u200bmple.com/", "without invisible characters in its host"),
         ("https://e.example:99999/", "(Port out of range 0-65535)"),
     ],
