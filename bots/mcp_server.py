@@ -59,7 +59,8 @@ class FormResult(BaseModel):
 
 FORM_DESCRIPTION = (
     "Ask people to fill in a typed form and wait: MCP elicitation's message and "
-    "requested_schema, a flat object of at most 5 properties: string (title, description, "
+    "requested_schema, a flat object of at most 10 properties (fewer where a target shows "
+    "fewer: the refusal says how many): string (title, description, "
     "minLength, maxLength, format: email|uri|date|date-time, default), number or integer "
     "(minimum, maximum, default), boolean (default), a single choice (enum + enumNames, or "
     "oneOf of {const, title}) or a multi-choice (type array, items an enum, minItems, "

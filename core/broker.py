@@ -33,7 +33,7 @@ from askbridge.core.errors import (
     UnknownTarget,
 )
 from askbridge.core.escalation import due_at
-from askbridge.core.forms import FormRefused, encode, read_input
+from askbridge.core.forms import Form, FormRefused, encode, read_input
 from askbridge.core.hub import Hub
 from askbridge.core.intents import (
     CHANGED,
@@ -70,7 +70,7 @@ from askbridge.core.posting import Posting
 from askbridge.core.public_links import PublicLinks
 from askbridge.core.questions import MAX_QUESTIONS
 from askbridge.core.store.base import EVERY_REQUEST, Click, Ending, Event, Store, VoteOutcome
-from askbridge.core.surface import GroupDirectory, Surface
+from askbridge.core.surface import GroupDirectory, Surface, form_fields_of
 from askbridge.core.targets import parse_target
 from askbridge.core.tool_view import ToolView, tool_view
 from askbridge.core.view import RequestView
@@ -242,6 +242,7 @@ class Broker:
         if policy.escalation is None and policy.remind_after_s is None:
             policy = policy.model_copy(update={"escalation": self.default_escalation})
         self.check_ladder(policy.escalation)
+        self._check_form_fits(ask.form, targets, policy.escalation)
         now = self.clock.now()
         expires_at = None if timeout_s is None else now + timedelta(seconds=timeout_s)
         remind_at = None
@@ -859,6 +860,33 @@ class Broker:
             )
         surface.check_target(target)
         return target
+
+    def _check_form_fits(
+        self, form: Form | None, targets: Sequence[Target], ladder: Ladder | None
+    ) -> None:
+        """Every surface the form may be shown on, its targets' and its escalation's, shows all
+        of its fields in one form."""
+        count = 0 if form is None else len(form.fields)
+        shown = [(f"target {str(t)!r}", t) for t in targets]
+        for index, step in enumerate(ladder.steps if ladder else ()):
+            if step.target is not None:
+                target = parse_target(step.target)
+                shown.append((f"escalation[{index}].target {str(target)!r}", target))
+        problems = []
+        for where, target in shown:
+            most = form_fields_of(self._surfaces[target.platform])
+            if count > most:
+                wider = [p for p, s in sorted(self._surfaces.items()) if form_fields_of(s) >= count]
+                instead = f", or target {' or '.join(wider)}" if wider else ""
+                problems.append(
+                    Problem(
+                        "form.requested_schema.properties",
+                        f"holds {count} fields, and {where} shows at most {most} in one form: "
+                        f"ask with at most {most} fields{instead}",
+                    )
+                )
+        if problems:
+            raise InvalidQuestion(problems)
 
     def check_ladder(self, ladder: Ladder | None) -> None:
         """Each step's answerers and target must work here, as the ask's own must."""

@@ -118,8 +118,7 @@ def _read_schema(raw: Any, where: str, problems: list[Problem]) -> tuple[FormFie
         problems.append(
             Problem(
                 f"{where}.properties",
-                f"must hold 1-{MAX_FIELDS} fields (a chat modal holds {MAX_FIELDS} inputs), "
-                f"got {count}",
+                f"must hold 1-{MAX_FIELDS} fields, got {count}",
             )
         )
         return ()

@@ -9,9 +9,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-MAX_FIELDS = 5
-"""The most fields a form holds: a Discord modal holds five inputs, and a form must fit in one
-modal on every surface."""
+MAX_FIELDS = 10
+"""The most fields a form holds anywhere: Slack's modal and the web page show ten at once, with
+room to spare under their limits for the longest of every text."""
+FEW_FIELDS = 5
+"""The most a surface shows in one form unless it says it shows more (`form_fields`, read by
+`core.surface.form_fields_of`): a Discord modal holds five inputs, and a Teams card five of the
+largest fields within Teams' size limit."""
 MAX_MESSAGE_CHARS = 2000
 MAX_NAME_CHARS = 64
 MAX_TITLE_CHARS = 200

@@ -26,6 +26,7 @@ from askbridge.core.form_checks import read_input as read_input
 from askbridge.core.form_checks import read_text as read_text
 from askbridge.core.form_parsing import as_uri as as_uri
 from askbridge.core.form_parsing import parse_form as parse_form
+from askbridge.core.form_schema import FEW_FIELDS as FEW_FIELDS
 from askbridge.core.form_schema import (
     MAX_CHOICE_TITLE_CHARS as MAX_CHOICE_TITLE_CHARS,
 )

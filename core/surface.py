@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from askbridge.core.form_schema import FEW_FIELDS
 from askbridge.core.models import MessageRef, Person, Request, Target
 from askbridge.core.pace import Pace
 
@@ -126,6 +127,13 @@ class Paced(Protocol):
     turns (`update_pace`), and a burst of them goes out over the following minutes."""
 
     update_pace: Pace | None
+
+
+def form_fields_of(surface: object) -> int:
+    """How many fields a form shown on `surface` may have: its `form_fields` where it says,
+    else `FEW_FIELDS`, which every surface shows. Read as an attribute, as `pace_of` reads."""
+    fields = getattr(surface, "form_fields", FEW_FIELDS)
+    return fields if isinstance(fields, int) else FEW_FIELDS
 
 
 def pace_of(surface: Surface) -> Pace | None:

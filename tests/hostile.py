@@ -12,10 +12,13 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from askbridge.core.forms import (
+    FEW_FIELDS,
     MAX_CHOICE_TITLE_CHARS,
+    MAX_CHOICE_VALUE_CHARS,
     MAX_CHOICES,
     MAX_DESCRIPTION_CHARS,
     MAX_MESSAGE_CHARS,
+    MAX_NAME_CHARS,
     MAX_TEXT_CHARS,
     MAX_TITLE_CHARS,
     FieldKind,
@@ -388,6 +391,30 @@ def _property(draw: st.DrawFn, kind: str, long: bool) -> tuple[dict[str, Any], A
     return prop, value
 
 
+def largest_form(fields: int) -> dict[str, Any]:
+    """A form of `fields` fields as large as a form takes: each a multi-choice with its name,
+    title and description at their longest and 25 choices whose values and titles are too,
+    after a message at its longest."""
+    choices = [
+        {
+            "const": f"{'v' * (MAX_CHOICE_VALUE_CHARS - 2)}{c:02d}",
+            "title": f"{'c' * (MAX_CHOICE_TITLE_CHARS - 2)}{c:02d}",
+        }
+        for c in range(MAX_CHOICES)
+    ]
+    properties = {
+        f"{'n' * (MAX_NAME_CHARS - 2)}{i:02d}": {
+            "type": "array",
+            "title": "T" * MAX_TITLE_CHARS,
+            "description": "D" * MAX_DESCRIPTION_CHARS,
+            "items": {"type": "string", "oneOf": choices},
+        }
+        for i in range(fields)
+    }
+    schema = {"type": "object", "properties": properties, "required": list(properties)}
+    return {"message": "M" * MAX_MESSAGE_CHARS, "requested_schema": schema}
+
+
 @dataclass(frozen=True)
 class FormCase:
     """A request asking a typed form, every text of it hostile, in some state; what a person
@@ -407,12 +434,14 @@ class FormCase:
 
 
 @st.composite
-def form_cases(draw: st.DrawFn, platform: str | None = None) -> FormCase:
-    """A request asking a typed form (every kind of field, hostile message, names, titles,
-    descriptions, choices, defaults and values) in any state, with hostile people."""
-    # Long: every text as long as a form takes it, to find what a surface cannot hold.
+def form_cases(draw: st.DrawFn, platform: str | None = None, fields: int = FEW_FIELDS) -> FormCase:
+    """A request asking a typed form of up to `fields` fields (every kind, hostile message,
+    names, titles, descriptions, choices, defaults and values) in any state, with hostile
+    people."""
+    # Long: every text as long as a form takes it, to find what a surface cannot hold (the
+    # largest form of all is `largest_form`'s).
     long = draw(st.booleans())
-    kinds = draw(st.lists(st.sampled_from(FIELD_KINDS), min_size=1, max_size=5))
+    kinds = draw(st.lists(st.sampled_from(FIELD_KINDS), min_size=1, max_size=fields))
     properties: dict[str, Any] = {}
     content: dict[str, Any] = {}
     for index, kind in enumerate(kinds):
@@ -478,7 +507,7 @@ def form_cases(draw: st.DrawFn, platform: str | None = None) -> FormCase:
         "expired": {},
         "gone": {},
     }
-    fields = by_state[state]
+    ending = by_state[state]
     status = {
         "waiting": Status.WAITING,
         "answered": Status.ANSWERED,
@@ -502,6 +531,6 @@ def form_cases(draw: st.DrawFn, platform: str | None = None) -> FormCase:
         ended_at=None if status is Status.WAITING else AT + timedelta(minutes=5),
         policy=policy,
         votes=votes,
-        **fields,
+        **ending,
     )
     return FormCase(request=request, content=content, typed=typed, problems=problems)

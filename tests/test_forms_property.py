@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
 from askbridge.bots.service import Service
+from askbridge.core.forms import MAX_FIELDS
 from tests.conftest import waiting_ids
 from tests.test_ask_paths import brief, receive, withdraw_all
 
@@ -119,7 +120,7 @@ def _spoil(draw: st.DrawFn, schema: dict[str, Any]) -> dict[str, Any]:
 @st.composite
 def forms(draw: st.DrawFn) -> tuple[dict[str, Any], Any]:
     """A form, perhaps spoiled, and a deadline's on_timeout for it (perhaps absent)."""
-    fields = draw(st.dictionaries(names, properties(), min_size=1, max_size=5))
+    fields = draw(st.dictionaries(names, properties(), min_size=1, max_size=MAX_FIELDS + 1))
     schema: dict[str, Any] = {"type": "object", "properties": fields}
     if draw(st.booleans()):
         schema["required"] = draw(st.lists(st.sampled_from(list(fields)), unique=True))

@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from askbridge.adapters.web import notes, render
+from askbridge.adapters.web.surface import WebSurface
 from askbridge.core.answers import to_answers
 from askbridge.core.forms import FieldKind, encode, parse_form
 from askbridge.core.models import (
@@ -550,7 +551,7 @@ def form_case_pages(case: FormCase, name: str) -> dict[str, str]:
 
 
 @FORM_EXAMPLES
-@given(case=form_cases("web"), name=HOSTILE_TEXT)
+@given(case=form_cases("web", WebSurface.form_fields), name=HOSTILE_TEXT)
 def test_a_hostile_form_stays_text_in_every_state(case: FormCase, name: str) -> None:
     """The shared typed-form cases (every kind of field, hostile names, titles, descriptions,
     choices, defaults, values typed and given, people; waiting with votes, answered, at the

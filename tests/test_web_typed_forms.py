@@ -4,6 +4,7 @@ refused value marked at its field with everything typed kept; a URL-mode form's 
 
 from __future__ import annotations
 
+import copy
 from datetime import UTC, datetime
 from html import unescape
 from typing import Any
@@ -348,3 +349,30 @@ async def test_a_form_posted_to_the_other_kind_of_request_counts_for_nothing(
         assert response.status == 400
     for request_id in ("ask_release", "ask_deploy"):
         assert await votes(http, service.url, request_id) == 0
+
+
+async def test_a_form_of_ten_fields_is_shown_whole_and_filled_in(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    form = copy.deepcopy(RELEASE_FORM)
+    properties = form["requested_schema"]["properties"]
+    for number in range(1, 6):
+        properties[f"step{number}"] = {"type": "string", "title": f"Step {number}"}
+    await ask(http, service.url, "ask_ten", form=form)
+    async with http.get(f"{service.url}/q/ask_ten") as response:
+        shown = typed_form(await response.text())
+    names = [f"text.step{n}" for n in range(1, 6)]
+    assert set(names) <= {name for name, _ in shown.data}
+    steps: dict[str, str | list[str]] = {name: f"do {name[-1]}" for name in names}
+    status, _ = await fill_on_web(http, service.url, "ask_ten", FILLED | steps)
+    assert status == 200
+    async with http.get(f"{service.url}/v1/questions/ask_ten") as response:
+        found = await response.json()
+    assert found["content"] == {
+        "contact": "ops@example.com",
+        "replicas": 7,
+        "canary": True,
+        "region": "eu-west-1",
+        "checks": ["smoke", "security"],
+        **{f"step{n}": f"do {n}" for n in range(1, 6)},
+    }

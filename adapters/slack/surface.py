@@ -24,6 +24,7 @@ from askbridge.adapters.slack.refusals import explain, transient
 from askbridge.adapters.slack.render import render
 from askbridge.adapters.slack.text import Line, block, mrkdwn, section
 from askbridge.core.errors import AskbridgeError, MessageRefused, RetryLater, SurfaceUnavailable
+from askbridge.core.forms import MAX_FIELDS
 from askbridge.core.models import MessageRef, Person, Request, Status, Target
 from askbridge.core.pace import Pace
 from askbridge.core.surface import Membership
@@ -55,6 +56,7 @@ class Install:
 class SlackSurface:
     platform = PLATFORM
     answerer_kinds: tuple[str, ...] = ("slack", "slack-group")
+    form_fields = MAX_FIELDS
 
     def __init__(self, client: AsyncWebClient, update_pace: Pace | None = None) -> None:
         self.client = client

@@ -10,14 +10,12 @@ a multi-select's picks come back joined with commas, which a value may hold.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from askbridge.adapters.teams.text import Element, clip, paragraph, plain, run
 from askbridge.core.forms import FieldKind, Form, FormField
 
-FIELD_INPUT = re.compile(r"f(?P<index>[0-9])(?P<time>t?)")
 MAX_LABEL = 200
 MAX_CHOICE_TITLE = 200
 EXPANDED_UP_TO = 5

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from askbridge.core.errors import UnknownTarget
+from askbridge.core.forms import MAX_FIELDS
 from askbridge.core.models import MessageRef, Request, Target
 
 
 class WebSurface:
     platform = "web"
     answerer_kinds: tuple[str, ...] = ("web",)
+    form_fields = MAX_FIELDS
 
     def check_target(self, target: Target) -> None:
         if target.channel or target.thread:

@@ -319,13 +319,13 @@ async def test_a_form_askbridge_cannot_show_is_left_to_claude_code_and_a_bad_inp
 ) -> None:
     url = f"{service.url}{CLAUDE_CODE_PATH}?timeout=60"
     schema = json.loads(json.dumps(form_mcp.SCHEMA))
-    schema["properties"]["note"] = {"type": "string"}
+    schema["properties"] |= {f"note{n}": {"type": "string"} for n in range(11)}
     async with http.post(url, json={**ELICITATION_HOOK, "requested_schema": schema}) as response:
         assert response.status == 200
         output = await response.json()
     assert set(output) == {"systemMessage"}
     assert output["systemMessage"].startswith("askbridge: cannot show this form (")
-    assert "must hold 1-5 fields" in output["systemMessage"]
+    assert "must hold 1-10 fields" in output["systemMessage"]
     assert await service.broker.list_requests() == []
 
     async with http.post(url, json={**ELICITATION_HOOK, "mode": "url"}) as response:

@@ -321,3 +321,35 @@ async def test_two_matching_forms_decide_and_a_stranger_gets_no_form(
         "env": "staging",
     }
     assert [v["content"] for v in final["votes"]] == [final["content"]] * 2
+
+
+async def test_a_form_longer_than_a_modal_is_refused_for_discord_and_shown_on_the_web_page(
+    bridge: Service, world: World, http: aiohttp.ClientSession
+) -> None:
+    """Discord's modal holds five inputs: a form of seven is refused where it would be shown
+    there, as a target or an escalation's, naming the surfaces that show it whole."""
+    seven = {f"f{i}": {"type": "string", "title": f"Field {i}"} for i in range(7)}
+    form = {"message": "Seven things", "requested_schema": {"type": "object", "properties": seven}}
+    channel = f"discord:{world.channel.id}"
+    rule = "holds 7 fields, and {where} shows at most 5 in one form: ask with at most 5 fields"
+    refusals = [
+        ({}, f"target {channel!r}"),
+        ({"target": "web", "escalation": [{"after_s": 60, "target": channel}]}, ""),
+    ]
+    for number, (extra, where) in enumerate(refusals):
+        body = {"request_id": f"long_{number}", "form": form, **extra}
+        async with http.post(f"{bridge.url}/v1/questions", json=body) as response:
+            assert response.status == 422
+            refused = await response.json()
+        where = where or f"escalation[0].target {channel!r}"
+        assert refused["details"] == [
+            {
+                "location": "form.requested_schema.properties",
+                "message": rule.format(where=where) + ", or target web",
+            }
+        ]
+
+    shown = await ask(http, bridge.url, {"request_id": "long_web", "form": form, "target": "web"})
+    assert shown["status"] == "waiting"
+    assert [f"f{i}" for i in range(7)] == list(shown["form"]["requested_schema"]["properties"])
+    assert world.emulator.messages(world.channel.id) == []

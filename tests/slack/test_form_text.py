@@ -15,12 +15,22 @@ from askbridge.adapters.slack.forms import notice
 from askbridge.adapters.slack.ids import FormMetadata, field_block_id
 from askbridge.adapters.slack.notes import note, reminder_line
 from askbridge.adapters.slack.render import render
-from askbridge.core.forms import Choice, FieldKind, Form, FormField, encode
+from askbridge.adapters.slack.surface import SlackSurface
+from askbridge.core.forms import Choice, FieldKind, Form, FormField, encode, parse_form
 from askbridge.core.intents import Counted, Refusal, Refused
-from askbridge.core.models import Request
+from askbridge.core.models import Request, Target
 from askbridge.core.view import Receipt, RequestView
-from tests.emulators.slack import mentions, validate_view
-from tests.hostile import FORM_EXAMPLES, FormCase, form_cases, hostile_text, nodes, requests
+from tests.emulators.slack import mentions, validate_blocks, validate_view
+from tests.hostile import (
+    AT,
+    FORM_EXAMPLES,
+    FormCase,
+    form_cases,
+    hostile_text,
+    largest_form,
+    nodes,
+    requests,
+)
 from tests.slack.test_hostile_text import assert_inert, assert_note_inert
 
 EXAMPLES = settings(max_examples=60, derandomize=True, deadline=None)
@@ -111,7 +121,7 @@ def test_every_form_message_modal_and_note_is_inert(
 
 
 @FORM_EXAMPLES
-@given(form_cases())
+@given(form_cases(fields=SlackSurface.form_fields))
 def test_a_hostile_form_is_inert_in_every_state_its_modal_errors_and_notes(case: FormCase) -> None:
     """Every kind of field, hostile names, titles, descriptions, choices, defaults and values,
     in every state (waiting with votes, answered, at the deadline, declined, cancelled, ...):
@@ -148,3 +158,24 @@ def test_a_hostile_form_is_inert_in_every_state_its_modal_errors_and_notes(case:
             ended = json.loads(json.dumps(notice(line)))
             assert validate_view(ended) == []
             assert_inert("", ended["blocks"], request)
+
+
+def test_the_largest_form_fits_in_slacks_message_and_modal() -> None:
+    """As many fields as Slack shows, each as large as a form takes: the message and the modal
+    keep within Slack's limits, one input per field."""
+    form = parse_form(largest_form(SlackSurface.form_fields))
+    request = Request(
+        request_id="r1",
+        questions=(),
+        targets=(Target(platform="slack", channel="C1"),),
+        created_at=AT,
+        form=form,
+    )
+    payload = render(RequestView.of(request), "r1")
+    assert validate_blocks(json.loads(json.dumps(payload["blocks"]))) == []
+    metadata = FormMetadata("r1", "C1", "1700000000.000100", {"team_id": "T1"})
+    shown = json.loads(json.dumps(modal(form, metadata)))
+    assert validate_view(shown) == []
+    inputs = [b["block_id"] for b in shown["blocks"] if b["type"] == "input"]
+    assert inputs == [field_block_id(f.name) for f in form.fields]
+    assert len(inputs) == SlackSurface.form_fields

@@ -344,3 +344,38 @@ async def test_fill_in_on_a_request_without_a_form_is_foreign(bridge: Bridge) ->
     await slack.wait_for_ephemeral("U1", contains="does not belong to this question")
     assert slack.open_views("U1") == []
     assert (await bridge.status("ask_no_form"))["status"] == "waiting"
+
+
+async def test_a_form_of_ten_fields_is_shown_whole_and_filled_in(bridge: Bridge) -> None:
+    """Slack's modal shows ten inputs (Discord's five): every field has its input, in order,
+    and every value reaches the agent."""
+    schema = copy.deepcopy(SCHEMA)
+    for number in range(1, 6):
+        schema["properties"][f"step{number}"] = {"type": "string", "title": f"Step {number}"}
+    schema["required"].append("step5")
+    message = await bridge.ask(form_body("form_ten", schema))
+    assert validate_blocks(message.blocks) == []
+    assert all(f"*Step {n}*" in message.visible_text for n in range(1, 6))
+
+    modal = await fill_in(bridge, "U1", message)
+    assert validate_view(modal.view) == []
+    inputs = [b["block_id"] for b in modal.view["blocks"] if b["type"] == "input"]
+    assert inputs == [field_block_id(name) for name in schema["properties"]]
+    steps = {f"Step {n}": f"do {n}" for n in range(1, 6)}
+    sent = await bridge.slack.person("U1").submit_view(
+        modal,
+        text={"Contact": "ops@example.com", "Replicas": "2", **steps},
+        choose={"Region": ["Europe"], "Checks": ["smoke", "chaos"]},
+    )
+    sent.assert_sent()
+
+    outcome = await bridge.outcome("form_ten")
+    assert outcome["action"] == "accept"
+    assert outcome["content"] == {
+        "contact": "ops@example.com",
+        "replicas": 2,
+        "confirm": False,
+        "region": "eu",
+        "checks": ["smoke", "chaos"],
+        **{f"step{n}": f"do {n}" for n in range(1, 6)},
+    }

@@ -14,10 +14,12 @@ from hypothesis import strategies as st
 
 from askbridge.adapters.teams.notes import note
 from askbridge.adapters.teams.render import MAX_CARD_BYTES, render
+from askbridge.adapters.teams.surface import TeamsSurface
 from askbridge.core.answers import NOTE_HINT
 from askbridge.core.forms import parse_form
 from askbridge.core.intents import Counted, Refusal, Refused
 from askbridge.core.models import Request, Target
+from askbridge.core.surface import form_fields_of
 from askbridge.core.view import (
     CANCEL_HINT,
     CANCEL_QUESTION,
@@ -25,8 +27,21 @@ from askbridge.core.view import (
     Receipt,
     RequestView,
 )
-from tests.emulators.teams.cards import check_card, markdown_texts, mentioned, plain_texts
-from tests.hostile import FORM_EXAMPLES, FormCase, form_cases, hostile_text, requests
+from tests.emulators.teams.cards import (
+    card_inputs,
+    check_card,
+    markdown_texts,
+    mentioned,
+    plain_texts,
+)
+from tests.hostile import (
+    FORM_EXAMPLES,
+    FormCase,
+    form_cases,
+    hostile_text,
+    largest_form,
+    requests,
+)
 
 DYNAMIC_OWN = re.compile(r"and \d+ more|\d+ more (line is|lines are) not shown here")
 
@@ -134,3 +149,21 @@ def test_a_form_link_holding_what_a_uri_cannot_is_sent_percent_encoded() -> None
     opened = [a for a in card["actions"] if a["type"] == "Action.OpenUrl"]
     assert [a["url"] for a in opened] == ["https://e.example/%3C!channel%3E%7C%25zz%C3%A9#a%23b"]
     assert url.replace(" ", "") in "\n".join(plain_texts(card))
+
+
+def test_the_largest_form_teams_shows_fits_in_a_card() -> None:
+    """As many fields as a Teams card is given, each as large as a form takes: the card keeps
+    within Teams' size limit with every choice on it (a choice's title is not cut to fit)."""
+    form = parse_form(largest_form(form_fields_of(TeamsSurface)))
+    request = Request(
+        request_id="r1",
+        questions=(),
+        targets=(Target(platform="teams", channel="c1"),),
+        created_at=datetime(2026, 1, 1, tzinfo=UTC),
+        form=form,
+    )
+    card = render(RequestView.of(request))
+    check_card(card)
+    inputs = card_inputs(card).values()
+    choices = [c["title"] for i in inputs if i["type"] == "Input.ChoiceSet" for c in i["choices"]]
+    assert choices == [c.title for f in form.fields for c in f.choices]
