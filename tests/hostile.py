@@ -391,6 +391,17 @@ def _property(draw: st.DrawFn, kind: str, long: bool) -> tuple[dict[str, Any], A
     return prop, value
 
 
+def form_request(form: Form, platform: str, channel: str = "c1") -> Request:
+    """A request waiting on `form`, asked in `platform`'s `channel`."""
+    return Request(
+        request_id="r1",
+        questions=(),
+        targets=(Target(platform=platform, channel=channel),),
+        created_at=AT,
+        form=form,
+    )
+
+
 def largest_form(fields: int) -> dict[str, Any]:
     """A form of `fields` fields as large as a form takes: each a multi-choice with its name,
     title and description at their longest and 25 choices whose values and titles are too,

@@ -18,14 +18,14 @@ from askbridge.adapters.slack.render import render
 from askbridge.adapters.slack.surface import SlackSurface
 from askbridge.core.forms import Choice, FieldKind, Form, FormField, encode, parse_form
 from askbridge.core.intents import Counted, Refusal, Refused
-from askbridge.core.models import Request, Target
+from askbridge.core.models import Request
 from askbridge.core.view import Receipt, RequestView
 from tests.emulators.slack import mentions, validate_blocks, validate_view
 from tests.hostile import (
-    AT,
     FORM_EXAMPLES,
     FormCase,
     form_cases,
+    form_request,
     hostile_text,
     largest_form,
     nodes,
@@ -164,14 +164,7 @@ def test_the_largest_form_fits_in_slacks_message_and_modal() -> None:
     """As many fields as Slack shows, each as large as a form takes: the message and the modal
     keep within Slack's limits, one input per field."""
     form = parse_form(largest_form(SlackSurface.form_fields))
-    request = Request(
-        request_id="r1",
-        questions=(),
-        targets=(Target(platform="slack", channel="C1"),),
-        created_at=AT,
-        form=form,
-    )
-    payload = render(RequestView.of(request), "r1")
+    payload = render(RequestView.of(form_request(form, "slack", "C1")), "r1")
     assert validate_blocks(json.loads(json.dumps(payload["blocks"]))) == []
     metadata = FormMetadata("r1", "C1", "1700000000.000100", {"team_id": "T1"})
     shown = json.loads(json.dumps(modal(form, metadata)))

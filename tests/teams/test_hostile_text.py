@@ -38,6 +38,7 @@ from tests.hostile import (
     FORM_EXAMPLES,
     FormCase,
     form_cases,
+    form_request,
     hostile_text,
     largest_form,
     requests,
@@ -155,14 +156,7 @@ def test_the_largest_form_teams_shows_fits_in_a_card() -> None:
     """As many fields as a Teams card is given, each as large as a form takes: the card keeps
     within Teams' size limit with every choice on it (a choice's title is not cut to fit)."""
     form = parse_form(largest_form(form_fields_of(TeamsSurface)))
-    request = Request(
-        request_id="r1",
-        questions=(),
-        targets=(Target(platform="teams", channel="c1"),),
-        created_at=datetime(2026, 1, 1, tzinfo=UTC),
-        form=form,
-    )
-    card = render(RequestView.of(request))
+    card = render(RequestView.of(form_request(form, "teams")))
     check_card(card)
     inputs = card_inputs(card).values()
     choices = [c["title"] for i in inputs if i["type"] == "Input.ChoiceSet" for c in i["choices"]]
