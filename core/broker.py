@@ -25,6 +25,7 @@ from askbridge.core.changes import ChangeRefused, changeable, changed_input
 from askbridge.core.clock import Clock, SystemClock
 from askbridge.core.crash_points import CrashPoint, no_crash
 from askbridge.core.errors import (
+    FORM_ASK,
     AlreadyEnded,
     Conflict,
     InvalidQuestion,
@@ -866,18 +867,20 @@ class Broker:
     ) -> None:
         """Every surface the form may be shown on, its targets' and its escalation's, shows all
         of its fields in one form."""
-        count = 0 if form is None else len(form.fields)
+        if form is None or not form.fields:
+            return
+        count = len(form.fields)
         shown = [(f"target {str(t)!r}", t) for t in targets]
         for index, step in enumerate(ladder.steps if ladder else ()):
             if step.target is not None:
                 target = parse_target(step.target)
                 shown.append((f"escalation[{index}].target {str(target)!r}", target))
+        wider = [p for p, s in sorted(self._surfaces.items()) if form_fields_of(s) >= count]
+        instead = f", or target {' or '.join(wider)}" if wider else ""
         problems = []
         for where, target in shown:
             most = form_fields_of(self._surfaces[target.platform])
             if count > most:
-                wider = [p for p, s in sorted(self._surfaces.items()) if form_fields_of(s) >= count]
-                instead = f", or target {' or '.join(wider)}" if wider else ""
                 problems.append(
                     Problem(
                         "form.requested_schema.properties",
@@ -886,7 +889,7 @@ class Broker:
                     )
                 )
         if problems:
-            raise InvalidQuestion(problems)
+            raise InvalidQuestion(problems, FORM_ASK)
 
     def check_ladder(self, ladder: Ladder | None) -> None:
         """Each step's answerers and target must work here, as the ask's own must."""

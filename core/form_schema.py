@@ -10,12 +10,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 MAX_FIELDS = 10
-"""The most fields a form holds anywhere: Slack's modal and the web page show ten at once, with
-room to spare under their limits for the longest of every text."""
+"""The most fields a form holds anywhere; each surface says how many it shows in one form
+(`form_fields`, read by `core.surface.form_fields_of`)."""
 FEW_FIELDS = 5
-"""The most a surface shows in one form unless it says it shows more (`form_fields`, read by
-`core.surface.form_fields_of`): a Discord modal holds five inputs, and a Teams card five of the
-largest fields within Teams' size limit."""
+"""The most a surface shows in one form when it does not say."""
 MAX_MESSAGE_CHARS = 2000
 MAX_NAME_CHARS = 64
 MAX_TITLE_CHARS = 200

@@ -16,6 +16,7 @@ from askbridge.adapters.discord.lines import DISCORD_ANSWERER, reminder
 from askbridge.adapters.discord.render import render
 from askbridge.adapters.discord.text import shorten
 from askbridge.core.errors import MessageRefused, SurfaceUnavailable, UnknownTarget
+from askbridge.core.forms import FEW_FIELDS
 from askbridge.core.models import MessageRef, Request, Target
 from askbridge.core.retry import is_refusal
 from askbridge.core.view import RequestView
@@ -70,6 +71,8 @@ def destination(target: Target) -> Destination:
 class DiscordSurface:
     platform = "discord"
     answerer_kinds: tuple[str, ...] = ("discord", "discord-role")
+    form_fields = FEW_FIELDS
+    """A modal holds five inputs."""
 
     def __init__(self, client: discord.Client) -> None:
         self._client = client

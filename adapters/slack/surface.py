@@ -57,6 +57,7 @@ class SlackSurface:
     platform = PLATFORM
     answerer_kinds: tuple[str, ...] = ("slack", "slack-group")
     form_fields = MAX_FIELDS
+    """Ten of the largest fields a form takes fit in a modal (11 of its 100 blocks)."""
 
     def __init__(self, client: AsyncWebClient, update_pace: Pace | None = None) -> None:
         self.client = client

@@ -25,6 +25,7 @@ from askbridge.adapters.teams.credentials import AppCredentials
 from askbridge.adapters.teams.mentions import reminder_card, teams_people
 from askbridge.adapters.teams.render import attachment, render
 from askbridge.core.errors import MessageRefused, RetryLater, SurfaceUnavailable, UnknownTarget
+from askbridge.core.forms import FEW_FIELDS
 from askbridge.core.models import MessageRef, Request, Target
 from askbridge.core.retry import is_refusal
 from askbridge.core.view import RequestView
@@ -47,6 +48,9 @@ SERVICE_URL = "service_url"
 class TeamsSurface:
     platform = PLATFORM
     answerer_kinds: tuple[str, ...] = (PLATFORM,)
+    form_fields = FEW_FIELDS
+    """Five of the largest fields a form takes (25 long choices each) make a card of about 21 KB;
+    ten would exceed Teams' 28 KB, and a choice's title is not cut to fit."""
 
     def __init__(
         self,

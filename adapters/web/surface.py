@@ -11,6 +11,7 @@ class WebSurface:
     platform = "web"
     answerer_kinds: tuple[str, ...] = ("web",)
     form_fields = MAX_FIELDS
+    """A page has no limit of its own."""
 
     def check_target(self, target: Target) -> None:
         if target.channel or target.thread:
