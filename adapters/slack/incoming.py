@@ -38,7 +38,9 @@ def interaction_payload(raw: str, content_type: str) -> str | None:
     (the last one, when there are several); None when bolt should parse the body itself."""
     if content_type != FORM or raw.startswith("{") or "payload" not in raw or not _plain(raw):
         return None
-    found = URL("http://slack.invalid/?" + raw).query.getall("payload", [])
+    # `encoded`: the form is percent-encoded already; yarl would otherwise encode it once more
+    # before decoding it, a second pass over the whole message (about half of this call).
+    found = URL("http://slack.invalid/?" + raw, encoded=True).query.getall("payload", [])
     return found[-1] if found else None
 
 

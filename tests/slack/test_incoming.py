@@ -36,6 +36,8 @@ def test_a_form_as_slack_sends_it_reads_as_bolt_reads_it(
 PIECES = (
     *("payload", "=", "&", ";", "+", " ", "%", "%2", "%2B", "%26", "%3D", "%C3", "%A9", "%zz"),
     *("%F0%9F%98%80", "é", "😀", "x", "\n", "{", "#", "?", "/"),
+    # Characters a form should not hold unescaped, and escapes of "%" itself.
+    *("%%", "%25", "%ff", "%00", "\\", "|", "`", "'", '"', "<", "[", "~"),
 )
 fragments = st.lists(st.sampled_from(PIECES), max_size=12).map("".join)
 
