@@ -242,8 +242,8 @@ class Broker:
         policy = ask.policy
         if policy.escalation is None and policy.remind_after_s is None:
             policy = policy.model_copy(update={"escalation": self.default_escalation})
-        self.check_ladder(policy.escalation)
-        self._check_form_fits(ask.form, targets, policy.escalation)
+        steps = self.check_ladder(policy.escalation)
+        self._check_form_fits(ask.form, targets, steps)
         now = self.clock.now()
         expires_at = None if timeout_s is None else now + timedelta(seconds=timeout_s)
         remind_at = None
@@ -863,40 +863,42 @@ class Broker:
         return target
 
     def _check_form_fits(
-        self, form: Form | None, targets: Sequence[Target], ladder: Ladder | None
+        self, form: Form | None, targets: Sequence[Target], steps: Mapping[int, Target]
     ) -> None:
-        """Every surface the form may be shown on, its targets' and its escalation's, shows all
-        of its fields in one form."""
+        """Every surface the form may be shown on, its targets' and its escalation steps'
+        (`check_ladder`'s), shows all of its fields in one form."""
         if form is None or not form.fields:
             return
         count = len(form.fields)
         shown = [(f"target {str(t)!r}", t) for t in targets]
-        for index, step in enumerate(ladder.steps if ladder else ()):
-            if step.target is not None:
-                target = parse_target(step.target)
-                shown.append((f"escalation[{index}].target {str(target)!r}", target))
+        shown += [(f"escalation[{i}].target {str(t)!r}", t) for i, t in steps.items()]
+        narrow = [
+            (where, most)
+            for where, target in shown
+            if count > (most := form_fields_of(self._surfaces[target.platform]))
+        ]
+        if not narrow:
+            return
         wider = [p for p, s in sorted(self._surfaces.items()) if form_fields_of(s) >= count]
         instead = f", or target {' or '.join(wider)}" if wider else ""
-        problems = []
-        for where, target in shown:
-            most = form_fields_of(self._surfaces[target.platform])
-            if count > most:
-                problems.append(
-                    Problem(
-                        "form.requested_schema.properties",
-                        f"holds {count} fields, and {where} shows at most {most} in one form: "
-                        f"ask with at most {most} fields{instead}",
-                    )
-                )
-        if problems:
-            raise InvalidQuestion(problems, FORM_ASK)
+        problems = [
+            Problem(
+                "form.requested_schema.properties",
+                f"holds {count} fields, and {where} shows at most {most} in one form: "
+                f"ask with at most {most} fields{instead}",
+            )
+            for where, most in narrow
+        ]
+        raise InvalidQuestion(problems, FORM_ASK)
 
-    def check_ladder(self, ladder: Ladder | None) -> None:
-        """Each step's answerers and target must work here, as the ask's own must."""
+    def check_ladder(self, ladder: Ladder | None) -> dict[int, Target]:
+        """Each step's answerers and target must work here, as the ask's own must; the steps'
+        targets, by step."""
+        targets: dict[int, Target] = {}
         for index, step in enumerate(ladder.steps if ladder else ()):
             if step.target is not None:
                 try:
-                    self._target(step.target)
+                    targets[index] = self._target(step.target)
                 except UnknownTarget as error:
                     problem = Problem(f"escalation[{index}].target", str(error))
                     raise InvalidQuestion([problem]) from None
@@ -907,6 +909,7 @@ class Broker:
                 raise InvalidQuestion(
                     [Problem(f"{where}.{p.location}", p.message) for p in error.problems]
                 ) from None
+        return targets
 
     def _check_answerers(self, answerers: Sequence[str]) -> None:
         """Every answerer must be of a kind a configured surface knows, or nobody could ever
