@@ -28,8 +28,8 @@ _MARKUP = re.compile(
     r"(?P<url>https?://[^\s<>`\\*|\[\]]+)"
     # Inline markup, mentions and masked links (`<@1>`, `[x](…)`) need one of these.
     r"|(?P<char>[\\*_~|`<>\[\]])"
-    # A heading, subtext or list item at the start of a line.
-    r"|^(?P<lead>[ \t]*)(?P<start>#|-(?=[ \t#]))",
+    # A heading, subtext or list item at the start of a line; a numbered item's dot.
+    r"|^(?P<lead>[ \t]*)(?:(?P<start>#|-(?=[ \t#]))|(?P<number>\d{1,9})\.(?=[ \t]))",
     re.MULTILINE,
 )
 
@@ -47,6 +47,8 @@ def _escaped(match: re.Match[str]) -> str:
         return match["url"]
     if match["char"] is not None:
         return "\\" + match["char"]
+    if match["number"] is not None:
+        return f"{match['lead']}{match['number']}\\."
     return f"{match['lead']}\\{match['start']}"
 
 

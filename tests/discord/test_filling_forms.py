@@ -231,9 +231,9 @@ async def test_cancel_is_confirmed_then_interrupts_the_agent(
     assert "Cancelled by **Alice**" in edited.text
 
 
-OURS = ("-# Fill in the form", "-# Filling in the form")
-"""The small print askbridge itself sets under a form."""
-HOSTILE = "@everyone <@&1> <@1> [x](https://e.example) **b** `c` ```\n# h\n-# s"
+OURS = ("-# Fill in the form", "-# Filling in the form", "- **")
+"""The small print askbridge itself sets under a form, and its list of the form's fields."""
+HOSTILE = "@everyone <@&1> <@1> [x](https://e.example) **b** `c` ```\n# h\n-# s\n1. n\n- l"
 
 
 async def test_hostile_text_is_inert_in_everything_discord_received(

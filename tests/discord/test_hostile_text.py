@@ -54,6 +54,10 @@ OUR_SUBTEXT = (
 """The lines askbridge itself sets in small print."""
 HIDDEN_LINES = re.compile(r"-# \d+ more (line is|lines are) not shown here")
 """What a cut diff or command says in small print below its code block."""
+OUR_ITEMS = re.compile(r"- ")
+"""askbridge's own list items (options, tally rows, fields), whole or cut short: an agent's or
+a person's `- ` at the start of a line is escaped, so only a numbered item or one of these
+could be theirs."""
 
 hostile = st.lists(st.sampled_from(HOSTILE), min_size=1, max_size=8).map("".join)
 long_hostile = st.tuples(hostile, st.integers(min_value=1, max_value=120)).map(
@@ -82,7 +86,8 @@ def assert_shown_as_written(text: str, answerers: tuple[str, ...]) -> None:
     assert not found.open_fence, text
     assert all(e.startswith("**") and e.endswith("**") for e in found.emphasis), found.emphasis
     assert all(
-        line.startswith(OUR_SUBTEXT) or HIDDEN_LINES.fullmatch(line) for line in found.line_markup
+        line.startswith(OUR_SUBTEXT) or HIDDEN_LINES.fullmatch(line) or OUR_ITEMS.match(line)
+        for line in found.line_markup
     ), found.line_markup
     entries = {f"`{a}`" for a in answerers}
     assert all(c.startswith("```") or c in entries for c in found.code), found.code

@@ -27,7 +27,7 @@ EMPHASIS = (
     re.compile(r"~~[\s\S]+?~~"),
     re.compile(r"\|\|[\s\S]+?\|\|"),
 )
-LINE_MARKUP = re.compile(r"^(?:#{1,3} |-# |>>> |> )\s*\S.*$", re.MULTILINE)
+LINE_MARKUP = re.compile(r"^[ \t]*(?:#{1,3} |-# |>>> |> |[-*] |\d{1,9}\. )\s*\S.*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,8 @@ class LiveMarkdown:
     code: tuple[str, ...] = ()
     """Inline code spans and closed ``` blocks."""
     line_markup: tuple[str, ...] = ()
-    """Lines that become headings (`# `), subtext (`-# `) or block quotes (`> `)."""
+    """Lines that become headings (`# `), subtext (`-# `), block quotes (`> `) or list items
+    (`- `, `* `, `1. `)."""
     open_fence: bool = False
     """A ``` with no partner in this text: next to another text it would open a code block."""
 
