@@ -76,6 +76,25 @@ class IsoFormatter(logging.Formatter):
         return f"{day_time}.{micros // 1000:03d}{offset}"
 
 
+LINE_BREAKS = re.compile(r"[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+"""What ends a line, to a terminal or to a tool that reads a log line by line."""
+
+
+class TextFormatter(IsoFormatter):
+    """One line per message: a line break in it (a name, an id, anything a person or an agent
+    wrote) is written as its escape, so no text can add a line that looks like the server's
+    own. A traceback follows on lines of its own, as always."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        if LINE_BREAKS.search(record.message):
+            record.message = LINE_BREAKS.sub(_escape, record.message)
+        return super().formatMessage(record)
+
+
+def _escape(match: re.Match[str]) -> str:
+    return repr(match.group())[1:-1]
+
+
 class JsonFormatter(IsoFormatter):
     def format(self, record: logging.LogRecord) -> str:
         line = {
@@ -105,7 +124,7 @@ def configure_logging(level: str, secrets: Iterable[str] = (), form: LogFormat =
     if form == "json":
         handler.setFormatter(JsonFormatter())
     else:
-        handler.setFormatter(IsoFormatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s"))
+        handler.setFormatter(TextFormatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s"))
     handler.addFilter(RedactSecrets(secrets))
     handler.addFilter(UnusedFeatures())
     root = logging.getLogger()

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from askbridge.core.errors import MissingAnswers
 from askbridge.core.models import Policy, Selections, UserQuestion
+from askbridge.core.problems import reordering_problem
 
 # Multi-select answers join the chosen labels with this, so no such label may contain it.
 MULTI_SELECT_SEPARATOR = ", "
@@ -79,6 +80,8 @@ def typed_problem(text: str) -> str | None:
         return f"Please keep it to {MAX_TYPED_CHARS} characters (this is {len(shown)})."
     if any((ord(c) < 32 and c != "\n") or 127 <= ord(c) < 160 for c in shown):
         return "Please remove the control characters."
+    if reordering_problem(shown) is not None:
+        return "Please remove the characters that change the direction of the text."
     return None
 
 

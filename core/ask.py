@@ -34,6 +34,7 @@ from askbridge.core.problems import (
     MAX_URL_CHARS,
     broken,
     invalid,
+    reordering_problem,
     rule,
     shown,
     text_problem,
@@ -403,7 +404,7 @@ class Ask(BaseModel):
             return None
         if not isinstance(raw, str):
             raise rule(f"{wanted}, got {shown(raw)}")
-        if (problem := text_problem(raw, allow_nul=False)) is not None:
+        if (problem := text_problem(raw, allow_nul=False) or reordering_problem(raw)) is not None:
             raise rule(problem)
         if len(raw) > MAX_CONTEXT_CHARS:
             raise rule(f"{wanted}, got {len(raw)} characters")

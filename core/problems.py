@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from pydantic_core import PydanticCustomError
 
 from askbridge.core.errors import InvalidQuestion, Problem
+from askbridge.core.text_direction import REORDERING
 
 # One 422 lists at most this many problems: a body of a thousand bad options gets a short answer.
 MAX_PROBLEMS = 20
@@ -82,6 +83,18 @@ DIRECTION_MARKS = frozenset(
 it opens (`.../\\u202egpj.exe` shows as `.../exe.jpg`)."""
 
 
+def reordering_problem(text: str) -> str | None:
+    """Why `text` cannot be shown to people as it is: it holds a character that reorders it
+    (`REORDERING`); None when it holds none."""
+    if REORDERING.isdisjoint(text):
+        return None
+    at, char = next((i, c) for i, c in enumerate(text) if c in REORDERING)
+    return (
+        f"must not contain {unicodedata.name(char)} (U+{ord(char):04X}, at character {at}): "
+        "it reorders what people read; write the text in the order it is read"
+    )
+
+
 def web_url_problem(raw: Any, *, fetched: bool = False) -> str | None:
     """Why `raw` is not an http(s) URL askbridge may keep and send a person to (a URL-mode
     form's link), or None when it is. It must read as it opens and open somewhere: no control
@@ -121,4 +134,12 @@ def texts(where: str, **named: str) -> Iterator[Problem]:
     """A problem for each of the named texts that is not valid Unicode."""
     for name, text in named.items():
         if (problem := text_problem(text)) is not None:
+            yield Problem(f"{where}.{name}", problem)
+
+
+def shown_texts(where: str, **named: str) -> Iterator[Problem]:
+    """A problem for each of the named texts, which people read, that is not valid Unicode or
+    would not read as the agent wrote it."""
+    for name, text in named.items():
+        if (problem := text_problem(text) or reordering_problem(text)) is not None:
             yield Problem(f"{where}.{name}", problem)

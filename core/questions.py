@@ -11,7 +11,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, TypeAdapter, Valida
 from askbridge.core.answers import MULTI_SELECT_SEPARATOR
 from askbridge.core.errors import Problem
 from askbridge.core.models import UserQuestion
-from askbridge.core.problems import broken, invalid, rule, shown, texts
+from askbridge.core.problems import broken, invalid, rule, shown, shown_texts
 
 MIN_QUESTIONS, MAX_QUESTIONS = 1, 4
 MIN_OPTIONS, MAX_OPTIONS = 2, 4
@@ -41,7 +41,7 @@ def _question_problems(questions: tuple[UserQuestion, ...]) -> Iterator[Problem]
     seen_headers: dict[str, int] = {}
     for q_index, question in enumerate(questions):
         where = f"[{q_index}]"
-        yield from texts(where, question=question.question, header=question.header)
+        yield from shown_texts(where, question=question.question, header=question.header)
         if not question.question.strip():
             yield Problem(f"{where}.question", "must be a non-empty question text")
         header = question.header
@@ -73,7 +73,7 @@ def _option_problems(where: str, question: UserQuestion) -> Iterator[Problem]:
         )
     seen_labels: dict[str, int] = {}
     for o_index, option in enumerate(options):
-        yield from texts(
+        yield from shown_texts(
             f"{where}.options[{o_index}]", label=option.label, description=option.description
         )
         at = f"{where}.options[{o_index}].label"

@@ -17,6 +17,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from askbridge.core.text_direction import REORDERING
+
 MAX_FILE_CHARS = 200_000
 """The most of a file's text an ask may carry."""
 MAX_FILE_BYTES = 64 * 1024
@@ -218,10 +220,32 @@ def is_cut(tool: ToolView, max_lines: int, max_chars: int, max_parts: int) -> bo
 def tool_view(use: ToolUse, *, keep_input: bool = False) -> ToolView:
     """The call as people know it; a tool askbridge does not know shows its input as fields.
     `keep_input`: the view keeps the input and working directory, for people to change."""
-    shown = _shown(use)
+    shown = _readable(_shown(use))
     if keep_input:
         return shown.model_copy(update={"asked": dict(use.input), "cwd": use.cwd})
     return shown
+
+
+_CODE_POINTS = {ord(c): f"<U+{ord(c):04X}>" for c in REORDERING}
+
+
+def _readable(view: ToolView) -> ToolView:
+    """`view` with each character that would reorder what people read (`REORDERING`) written as
+    its code point, `<U+202E>`, and a note saying so: an approver sees the call in the order it
+    runs (a command holding U+202E shows its end first). The call itself keeps them."""
+    shown = view.model_dump_json()
+    if REORDERING.isdisjoint(shown):
+        return view
+    count = sum(shown.count(c) for c in REORDERING)
+    first = _CODE_POINTS[ord(next(c for c in shown if c in REORDERING))]
+    what = (
+        "an invisible character that reorders the text around it"
+        if count == 1
+        else f"{count} invisible characters that reorder the text around them"
+    )
+    note = Note(text=f"Holds {what}, shown here by code point ({first})")
+    readable = ToolView.model_validate_json(shown.translate(_CODE_POINTS))
+    return readable.model_copy(update={"parts": (*readable.parts, note)})
 
 
 def _shown(use: ToolUse) -> ToolView:

@@ -62,6 +62,12 @@ def test_typed_words_are_checked() -> None:
     assert typed_problem("x" * 2001) is not None
     assert typed_problem("x" * 1990 + "      ") is None
     assert typed_problem("bell\a") is not None
+    assert typed_problem("No \u202eseY") == (
+        "Please remove the characters that change the direction of the text."
+    )
+    assert typed_problem("\u2067\u05e9\u05dc\u05d5\u05dd\u2069 then") is not None
+    mixed = "C++ \u200f(\u05e2\u05d1\u05e8\u05d9\u05ea)"
+    assert typed_problem(mixed) is None, "a mark is let through"
 
 
 async def test_own_words_and_a_note_come_back_to_the_agent(broker: Broker) -> None:

@@ -72,6 +72,29 @@ async def test_the_waiting_gauge_counts_the_database_through_restarts_and_replic
         await second.stop()
 
 
+async def test_a_name_typed_on_the_web_writes_no_line_of_its_own(
+    tmp_path: Path, http: aiohttp.ClientSession
+) -> None:
+    server = ServerProcess(tmp_path / "askbridge.db", env={"ASKBRIDGE_LOG_LEVEL": "INFO"})
+    url = await server.start()
+    forged = "2026-12-07T20:30:00.000+00:00 ERROR askbridge: FORGED"
+    try:
+        await ask(http, url, "ask_named")
+        name = f"bob\r\n{forged}\u2028\x1b[2J mallory\u202e"
+        status, _ = await answer_on_web(http, url, "ask_named", {"Deploy": ["Approve"]}, name=name)
+        assert status == 200
+        async with http.get(f"{url}/v1/questions/ask_named") as response:
+            answered_by = (await response.json())["answered_by"]
+    finally:
+        assert await server.stop() == 0
+    # One line, no control character, nothing that turns the page's or the log's text around.
+    kept = f"bob {forged} [2J mallory"
+    assert answered_by == {"platform": "web", "id": kept, "name": kept}
+    lines = "".join(server.log).splitlines()
+    assert not [line for line in lines if line.startswith(forged)], lines
+    assert any(f"request ask_named answered on web by web:{kept}" in line for line in lines)
+
+
 async def test_a_request_posted_to_two_surfaces_waits_on_each(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "two.db")
     await store.open()

@@ -135,3 +135,28 @@ def test_a_mistyped_variable_is_named_with_the_closest_setting() -> None:
         "ASKBRIDGE_SLACK_UPDATES_PER_MINUT is not a setting askbridge reads; did you mean "
         "ASKBRIDGE_SLACK_UPDATES_PER_MINUTE?"
     ]
+
+
+def test_a_line_break_in_a_message_cannot_start_a_line_of_its_own(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    root = logging.getLogger()
+    saved = (root.handlers[:], root.level)
+    forged = "bob\n2026-12-07T20:30:00.000+00:00 ERROR   askbridge: FORGED\r\u2028end"
+    try:
+        configure_logging("info", form="text")
+        logging.getLogger("askbridge.requests").info("request ask_1 answered by web:%s", forged)
+        try:
+            raise ValueError("the traceback keeps its lines")
+        except ValueError:
+            logging.getLogger("askbridge.test").exception("failed for %s", "a\nb")
+    finally:
+        root.handlers[:], root.level = saved
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].endswith(
+        "askbridge.requests: request ask_1 answered by web:bob\\n2026-12-07T20:30:00.000+00:00 "
+        "ERROR   askbridge: FORGED\\r\\u2028end"
+    ), lines
+    assert lines[1].endswith("askbridge.test: failed for a\\nb"), lines
+    assert lines[2:3] == ["Traceback (most recent call last):"], lines
+    assert lines[-1] == "ValueError: the traceback keeps its lines", lines

@@ -166,3 +166,20 @@ def test_a_plan_is_shown_as_its_text_or_said_to_be_missing() -> None:
     assert parts(view("ExitPlanMode", {}), Note) == [
         Note(text="Claude Code did not send the plan; it is in the session")
     ]
+
+
+def test_characters_that_reorder_a_call_are_shown_by_code_point() -> None:
+    # Shown as it is, this command reads "echo ok # rm -rf ~/.ssh".
+    command = "echo ok #\u202ehss./~ fr- mr\u202c; rm -rf ~/.ssh"
+    shown = view("Bash", {"command": command, "description": "tidy \u2067up\u2069"})
+    assert parts(shown, Code) == [
+        Code(text="echo ok #<U+202E>hss./~ fr- mr<U+202C>; rm -rf ~/.ssh")
+    ]
+    assert parts(shown, Fields)[0].fields[0].value == "tidy <U+2067>up<U+2069>"
+    assert parts(shown, Note)[-1] == Note(
+        text="Holds 4 invisible characters that reorder the text around them, shown here by "
+        "code point (<U+202E>)"
+    )
+    kept = tool_view(ToolUse(name="Bash", input={"command": command}), keep_input=True)
+    assert kept.asked == {"command": command}, "what runs, and what people may change, is kept"
+    assert parts(view("Bash", {"command": "ls \u200f"}), Note) == [], "a mark is let through"

@@ -86,6 +86,29 @@ def test_label_is_one_to_five_words() -> None:
     assert problems(raw) == ["questions[0].options[1].label: must be 1-5 words, got ' ' (0 words)"]
 
 
+def test_a_text_people_read_must_read_as_the_agent_wrote_it() -> None:
+    raw = questions()
+    raw[0]["options"][1]["label"] = "No \u202eseY"
+    raw[0]["question"] = "Ship build \u20669871\u2069 now?"
+    raw[1]["options"][0]["description"] = "\u202bcached\u202c"
+    raw[1]["header"] = "Fea\u202dtures"
+    assert problems(raw) == [
+        "questions[0].question: must not contain LEFT-TO-RIGHT ISOLATE (U+2066, at character "
+        "11): it reorders what people read; write the text in the order it is read",
+        "questions[0].options[1].label: must not contain RIGHT-TO-LEFT OVERRIDE (U+202E, at "
+        "character 3): it reorders what people read; write the text in the order it is read",
+        "questions[1].header: must not contain LEFT-TO-RIGHT OVERRIDE (U+202D, at character 3): "
+        "it reorders what people read; write the text in the order it is read",
+        "questions[1].options[0].description: must not contain RIGHT-TO-LEFT EMBEDDING (U+202B, "
+        "at character 0): it reorders what people read; write the text in the order it is read",
+    ]
+    # Right-to-left text needs none of them, and the marks mixed text uses are let through.
+    raw = questions()
+    raw[0]["options"][1]["label"] = "\u05e9\u05dc\u05d5\u05dd"
+    raw[0]["question"] = "Use C++ \u200f(\u05e2\u05d1\u05e8\u05d9\u05ea)?"
+    assert parse_questions(raw)[0].options[1].label == "\u05e9\u05dc\u05d5\u05dd"
+
+
 def test_question_text_must_not_be_empty() -> None:
     raw = questions()
     raw[1]["question"] = ""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import unicodedata
 from dataclasses import dataclass
 
 from aiohttp import web
@@ -23,6 +24,7 @@ from askbridge.core.intents import (
     allow_with_changes,
 )
 from askbridge.core.models import Person
+from askbridge.core.text_direction import REORDERING
 
 NAME_COOKIE = "askbridge_name"
 MAX_NAME_CHARS = 80
@@ -72,13 +74,23 @@ def new_click_id() -> str:
     return secrets.token_urlsafe(18)
 
 
+def person_name(typed: str) -> str:
+    """A typed name as askbridge keeps it: on one line, without control characters or any that
+    reorder the text around it, at most MAX_NAME_CHARS. It is the person's id on the web, and
+    the log and every page show it: a line break in it would write a line of its own into the
+    log, an override would turn "Answered by …" around."""
+    one_line = " ".join(typed.split())
+    kept = "".join(c for c in one_line if c not in REORDERING and unicodedata.category(c) != "Cc")
+    return kept.strip()[:MAX_NAME_CHARS]
+
+
 def parse(form: Form) -> Click:
     """Cancel; Edit and allow (`action=change`) with the changed text (`changed`) and the note;
     on a typed form's page Decline, or Fill with its inputs' values (`fill`); or Submit with
     the options checked (`q<question>=<option>`), the words typed for a question
     (`q<question>_own`) and the note (`note`); the form's one-use id."""
-    name = form.get("name")
-    name = name.strip()[:MAX_NAME_CHARS] if isinstance(name, str) else ""
+    given_name = form.get("name")
+    name = person_name(given_name) if isinstance(given_name, str) else ""
     given = form.get(CLICK_FIELD)
     click_id = given if isinstance(given, str) and CLICK_ID.fullmatch(given) else None
     if form.get("action") == "cancel":
