@@ -9,11 +9,12 @@ from __future__ import annotations
 import enum
 import json
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field
 
 from askbridge.core.form_schema import Form
+from askbridge.core.text_direction import REORDERING
 from askbridge.core.tool_view import ToolView
 
 
@@ -60,12 +61,20 @@ class Status(enum.StrEnum):
         return self is not Status.WAITING
 
 
+def _shown_name(name: str) -> str:
+    """A display name without the characters that would turn the text after it around: every
+    surface shows names inside its own sentences ("Answered by mallory\u202e · 20:19")."""
+    if REORDERING.isdisjoint(name):
+        return name
+    return "".join(c for c in name if c not in REORDERING)
+
+
 class Person(_Wire):
     """Someone who acted on a request, as the surface they acted on knows them."""
 
     platform: str
     id: str
-    name: str = ""
+    name: Annotated[str, AfterValidator(_shown_name)] = ""
     # Groups the surface found this person in, as answerer entries ("<platform>-<kind>:<id>",
     # such as "chat-team:T0123"), so the broker can check eligibility without asking the platform.
     groups: tuple[str, ...] = ()

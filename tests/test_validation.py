@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from askbridge.core.answers import to_answers, to_selections
 from askbridge.core.errors import InvalidQuestion, MissingAnswers
-from askbridge.core.models import AskUserQuestion, UserQuestion, UserQuestionResponse
+from askbridge.core.models import AskUserQuestion, Person, UserQuestion, UserQuestionResponse
 from askbridge.core.questions import parse_questions
 from askbridge.core.wire import ask_frame, parse_frame, question_response
 from tests.conftest import DATABASE
@@ -107,6 +107,15 @@ def test_a_text_people_read_must_read_as_the_agent_wrote_it() -> None:
     raw[0]["options"][1]["label"] = "\u05e9\u05dc\u05d5\u05dd"
     raw[0]["question"] = "Use C++ \u200f(\u05e2\u05d1\u05e8\u05d9\u05ea)?"
     assert parse_questions(raw)[0].options[1].label == "\u05e9\u05dc\u05d5\u05dd"
+
+
+def test_a_display_name_cannot_turn_the_sentence_around_it() -> None:
+    person = Person(platform="slack", id="U1", name="mallory\u202e\u2066 (admin)\u2069")
+    assert person.name == "mallory (admin)"
+    assert Person.model_validate_json(person.model_dump_json()).name == "mallory (admin)"
+    assert Person(platform="slack", id="U2", name="\u05e9\u05dc\u05d5\u05dd\u200f").name == (
+        "\u05e9\u05dc\u05d5\u05dd\u200f"
+    ), "a mark is let through"
 
 
 def test_question_text_must_not_be_empty() -> None:
