@@ -34,7 +34,7 @@ from askbridge.bots.client import (
 from askbridge.bots.crash_hook import crash_point_from
 from askbridge.bots.database_place import earlier_database, sqlite_path
 from askbridge.bots.logs import configure_logging, lean_records
-from askbridge.bots.settings import Settings, unknown_variables
+from askbridge.bots.settings import Settings, given_names, unknown_variables
 from askbridge.bots.status_line import POLL_S as STATUS_POLL_S
 from askbridge.bots.status_line import StatusLine, on_terminal
 from askbridge.bots.surfaces import SURFACES, SetupCommand, surface_words
@@ -98,7 +98,7 @@ def _main(argv: list[str] | None) -> int:
     except ValidationError as error:
         sys.stderr.write(f"askbridge: invalid settings:\n{_settings_errors(error)}\n")
         return EXIT_USAGE
-    for warning in unknown_variables(os.environ):
+    for warning in unknown_variables(given_names(os.environ)):
         sys.stderr.write(f"askbridge: warning: {warning}\n")
     if args.command == "serve":
         return _serve(settings, args)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
+from dotenv import dotenv_values
 from pydantic import AliasChoices, BaseModel, Field, PrivateAttr, SecretStr, field_validator
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -332,8 +333,17 @@ def _registered_words() -> SurfaceWords:
     return surface_words()
 
 
+def given_names(environ: Mapping[str, str], env_file: EnvFile = ENV_FILE) -> set[str]:
+    """The names of the variables set in the environment and in `env_file`: the settings are
+    read from both, so a typo in either would otherwise be ignored in silence."""
+    names = set(environ)
+    if env_file is not None and Path(env_file).is_file():
+        names.update(dotenv_values(env_file, encoding="utf-8"))
+    return names
+
+
 def unknown_variables(
-    environ: Mapping[str, str], platforms: Iterable[type[PlatformSettings]] | None = None
+    names: Iterable[str], platforms: Iterable[type[PlatformSettings]] | None = None
 ) -> list[str]:
     """A warning for each ASKBRIDGE_* variable askbridge does not read, naming the closest
     one it does: a typo would otherwise be ignored in silence."""
@@ -345,7 +355,7 @@ def unknown_variables(
     models: list[type[BaseSettings]] = [Settings, *platforms]
     known = [name for model in models for name in variables(model)]
     warnings = []
-    for name in sorted(environ):
+    for name in sorted(set(names)):
         if not name.startswith(prefix) or name in known or name.startswith(f"{prefix}TEST_"):
             continue
         close = difflib.get_close_matches(name, known, n=1)

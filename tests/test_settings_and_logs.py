@@ -15,6 +15,7 @@ import pytest
 
 from askbridge.bots.logs import IsoFormatter, RedactSecrets, configure_logging
 from askbridge.bots.settings import unknown_variables
+from tests.server_process import ServerProcess
 
 
 def test_log_lines_are_scrubbed_of_tokens(caplog: pytest.LogCaptureFixture) -> None:
@@ -160,3 +161,14 @@ def test_a_line_break_in_a_message_cannot_start_a_line_of_its_own(
     assert lines[1].endswith("askbridge.test: failed for a\\nb"), lines
     assert lines[2:3] == ["Traceback (most recent call last):"], lines
     assert lines[-1] == "ValueError: the traceback keeps its lines", lines
+
+
+async def test_a_mistyped_variable_in_env_file_is_named_at_start_up(server: ServerProcess) -> None:
+    # The server runs in the folder of its database, where it reads `.env`.
+    (server.cwd / ".env").write_text("ASKBRIDGE_WEBHOOK_ALOW=127.0.0.1\n")
+    await server.start()
+    assert any(
+        "ASKBRIDGE_WEBHOOK_ALOW is not a setting askbridge reads; did you mean "
+        "ASKBRIDGE_WEBHOOK_ALLOW?" in line
+        for line in server.log
+    ), server.log
