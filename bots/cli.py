@@ -693,7 +693,7 @@ def _export(
         sys.stderr.write(f"askbridge audit: {file} is incomplete: the server did not finish it\n")
         return EXIT_ERROR
     events = max(lines - 2, 0)
-    sys.stderr.write(f"askbridge audit: exported {events} events to {file}\n")
+    sys.stderr.write(f"askbridge audit: exported {_count(events, 'event')} to {file}\n")
     return EXIT_ANSWERED
 
 
@@ -719,8 +719,8 @@ def _verify(file: Path) -> int:
         else ""
     )
     sys.stdout.write(
-        f"{file}: OK, {found.events} events of {found.requests} requests, every hash chain "
-        f"holds{partial}{earlier}\n"
+        f"{file}: OK, {_count(found.events, 'event')} of {_count(found.requests, 'request')}, "
+        f"every hash chain holds{partial}{earlier}\n"
     )
     return EXIT_ANSWERED
 
@@ -763,7 +763,7 @@ def _prune(settings: Settings, args: argparse.Namespace) -> int:
         sys.stderr.write(f"askbridge prune: {error}\n")
         return EXIT_ERROR
     sys.stderr.write(
-        f"askbridge prune: deleted {pruned} requests that ended more than "
+        f"askbridge prune: deleted {_count(pruned, 'request')} that ended more than "
         f"{args.older_than.strip()} ago\n"
     )
     return EXIT_ANSWERED
@@ -789,6 +789,10 @@ def _missing_database(settings: Settings) -> str | None:
     if earlier is not None:
         problem += f" (an earlier askbridge's may be sqlite:///{earlier})"
     return problem
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def _print_json(value: Any) -> None:

@@ -81,7 +81,7 @@ async def test_prune_finds_the_default_database_from_any_directory(
         assert await store.get("ask_done") is not None
         code, err = await askbridge(tmp_path, "prune", "--older-than", "0", "--yes")
         assert code == 0, err
-        assert "deleted 1 requests" in err
+        assert "deleted 1 request that" in err
         assert await store.get("ask_done") is None
     finally:
         await store.close()

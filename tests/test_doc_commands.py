@@ -277,7 +277,7 @@ async def test_the_audit_export_and_its_verification(
     verify = doc_command("docs/how-to/audit.md", "askbridge audit --verify audit.jsonl")
     await ran(left_out(export), tmp_path, ASKBRIDGE_URL=url)
     checked = await ran(verify, tmp_path)
-    assert checked.startswith("audit.jsonl: OK, 4 events of 1 requests"), checked
+    assert checked.startswith("audit.jsonl: OK, 4 events of 1 request, every"), checked
     # With every option the synopsis shows: a window of its own, which still verifies.
     await ran(given(export).replace(" ID", " ask_audited"), tmp_path, ASKBRIDGE_URL=url)
     checked = await ran(verify, tmp_path)

@@ -107,7 +107,7 @@ async def test_askbridge_prune_works_on_the_configured_database(tmp_path: Path) 
             )
             _, err = await process.communicate()
             assert process.returncode == code, err
-        assert b"deleted 1 requests" in err
+        assert b"deleted 1 request that" in err
         assert await store.get("ask_done") is None
         await store.close()
 
