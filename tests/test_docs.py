@@ -17,6 +17,7 @@ import yaml
 
 from askbridge.bots.cli import _parser
 from askbridge.core.api.openapi import openapi_document
+from askbridge.core.form_schema import FEW_FIELDS, MAX_FIELDS
 from tests.docs.api_reference import api_page
 from tests.docs.cli_reference import cli_page, commands
 from tests.docs.hooks import PROJECT_FILES, project_links
@@ -133,3 +134,9 @@ def test_the_files_people_look_for_are_in_the_site(name: str) -> None:
     ]
     assert name in PROJECT_FILES.values()
     assert next(page for page, file in PROJECT_FILES.items() if file == name) in pages
+
+
+def test_the_mcp_guide_gives_the_form_sizes_askbridge_takes() -> None:
+    guide = (ROOT / "docs" / "how-to" / "mcp.md").read_text()
+    assert f"1–{MAX_FIELDS} fields" in guide
+    assert f"at most {FEW_FIELDS}" in guide.replace("five", "5")
