@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -140,3 +141,14 @@ def test_the_mcp_guide_gives_the_form_sizes_askbridge_takes() -> None:
     guide = (ROOT / "docs" / "how-to" / "mcp.md").read_text()
     assert f"1–{MAX_FIELDS} fields" in guide
     assert f"at most {FEW_FIELDS}" in guide.replace("five", "5")
+
+
+def test_the_command_line_reference_links_the_approval_flags_it_mentions() -> None:
+    page = (ROOT / "docs" / "reference" / "cli.md").read_text()
+    approvals = (ROOT / "docs" / "how-to" / "approvals.md").read_text()
+    rows = "\n".join(line for line in approvals.splitlines() if line.startswith("| `"))
+    flags = set(re.findall(r"\(`(--[a-z-]+)", rows))
+    assert {"--answerer", "--quorum", "--no-self-approval"} <= flags
+    assert "[approval flags](../how-to/approvals.md)" in page
+    for flag in flags:
+        assert flag in page, flag
