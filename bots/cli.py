@@ -65,6 +65,18 @@ EXIT_DECLINED = 7
 """Someone declined the typed form."""
 
 
+EXIT_STATUSES = (
+    (EXIT_ANSWERED, "answered"),
+    (EXIT_USAGE, "invalid question or usage"),
+    (EXIT_CANCELLED, "cancelled"),
+    (EXIT_EXPIRED, "expired"),
+    (EXIT_WITHDRAWN, "withdrawn"),
+    (EXIT_AUTH, "the API token was refused"),
+    (EXIT_DECLINED, "a typed form was declined"),
+    (EXIT_ERROR, "other errors (e.g. server unreachable)"),
+)
+"""What each exit status of `askbridge ask` means, as its help says."""
+
 EXIT_CLOSED_PIPE = 141
 """What a shell reports for a command whose reader went away (128 + SIGPIPE)."""
 
@@ -131,10 +143,10 @@ def _parser() -> argparse.ArgumentParser:
     ask = commands.add_parser(
         "ask",
         help="ask one question through a running server and print the answers as JSON",
-        description="Exit status: 0 answered, 2 invalid question or usage, 3 cancelled, "
-        "4 expired, 5 withdrawn, 6 the API token was refused, 1 other errors (e.g. server "
-        "unreachable). Progress (the request id, where to answer, an unreachable server) goes "
-        "to stderr unless --quiet.",
+        description="Exit status: "
+        + ", ".join(f"{code} {meaning}" for code, meaning in EXIT_STATUSES)
+        + ". Progress (the request id, where to answer, an unreachable server) goes to stderr "
+        "unless --quiet.",
     )
     ask.add_argument("--target", help=f"where to ask: {WORDS.targets()}")
     ask.add_argument("--question", help="the question text")
@@ -147,7 +159,11 @@ def _parser() -> argparse.ArgumentParser:
         help="an option; give 2-4 of them",
     )
     ask.add_argument("--multi", action="store_true", help="allow several options")
-    ask.add_argument("--file", type=Path, help="a JSON file with {'questions': [...], ...}")
+    ask.add_argument(
+        "--file",
+        type=Path,
+        help="a JSON file with {'questions': [...], ...} or {'form': {...}, ...}",
+    )
     ask.add_argument("--timeout", type=float, help="give up after this many seconds")
     ask.add_argument("--context", help="a short line shown above the question")
     ask.add_argument("--request-id", help="an id of your own; asking again with it is safe")
@@ -195,7 +211,7 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("--quiet", action="store_true", help="print nothing but the answers")
 
     mcp = commands.add_parser(
-        "mcp", help="serve the ask_user_question tool to an MCP client over stdio"
+        "mcp", help="serve the ask_user_question and ask_form tools to an MCP client over stdio"
     )
     mcp.add_argument("--url", help="the server (ASKBRIDGE_URL, else ASKBRIDGE_HOST:PORT)")
     mcp.add_argument(

@@ -380,3 +380,24 @@ def test_a_reader_that_goes_away_gets_no_traceback() -> None:
     os.close(write)
     assert done.stderr.decode() == ""
     assert done.returncode == 141
+
+
+def test_the_help_of_ask_gives_every_exit_status_and_both_kinds_of_file(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["ask", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    for code in (0, 1, 2, 3, 4, 5, 6):
+        assert f" {code} " in shown
+    assert "7 a typed form was declined" in shown
+    assert "{'form': {...}, ...}" in shown
+
+
+def test_the_help_names_both_tools_the_mcp_server_serves(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "serve the ask_user_question and ask_form tools to an MCP client" in shown
