@@ -20,6 +20,7 @@ from urllib.parse import urlencode
 
 from askbridge.bots.client import AskbridgeClient, ClientError
 from askbridge.bots.host_process import ended, host_pid
+from askbridge.bots.settings import with_where_to_set
 from askbridge.core.ask import Ask
 from askbridge.core.errors import AskbridgeError
 from askbridge.core.hooks.claude_code import CLAUDE_CODE_PATH, HookOptions, ToolCall, changed_file
@@ -42,20 +43,20 @@ class ClientAsking:
         try:
             return await self.client.create(ask)
         except ClientError as error:
-            raise Unavailable(str(error)) from error
+            raise Unavailable(with_where_to_set(error)) from error
 
     async def wait(self, request_id: str, seconds: float) -> dict[str, Any]:
         try:
             return await self.client.get(request_id, max(0.001, min(seconds, POLL_S)))
         except ClientError as error:
-            raise Unavailable(str(error)) from error
+            raise Unavailable(with_where_to_set(error)) from error
 
     async def withdraw(self, request_id: str) -> None:
         try:
             await self.client.withdraw(request_id)
         except ClientError as error:
             if error.status != 409:
-                raise Unavailable(str(error)) from error
+                raise Unavailable(with_where_to_set(error)) from error
 
 
 async def answer_hook(

@@ -34,7 +34,12 @@ from askbridge.bots.client import (
 from askbridge.bots.crash_hook import crash_point_from
 from askbridge.bots.database_place import earlier_database, sqlite_path
 from askbridge.bots.logs import configure_logging, lean_records
-from askbridge.bots.settings import Settings, given_names, unknown_variables
+from askbridge.bots.settings import (
+    Settings,
+    given_names,
+    unknown_variables,
+    with_where_to_set,
+)
 from askbridge.bots.status_line import POLL_S as STATUS_POLL_S
 from askbridge.bots.status_line import StatusLine, on_terminal
 from askbridge.bots.surfaces import SURFACES, SetupCommand, surface_words
@@ -490,7 +495,7 @@ def _ask(settings: Settings, args: argparse.Namespace) -> int:
         sys.stderr.write(f"askbridge: {error}\n")
         return EXIT_WITHDRAWN
     except ClientError as error:
-        sys.stderr.write(f"askbridge: {error}\n")
+        sys.stderr.write(f"askbridge: {with_where_to_set(error)}\n")
         if error.status == 401:
             return EXIT_AUTH
         return EXIT_USAGE if 400 <= error.status < 500 else EXIT_ERROR
@@ -668,7 +673,7 @@ def _audit(settings: Settings, args: argparse.Namespace) -> int:
     try:
         events = asyncio.run(fetch())
     except ClientError as error:
-        sys.stderr.write(f"askbridge: {error}\n")
+        sys.stderr.write(f"askbridge: {with_where_to_set(error)}\n")
         return EXIT_USAGE if 400 <= error.status < 500 else EXIT_ERROR
     for event in events:
         _print_json(event)
@@ -700,7 +705,7 @@ def _export(
         sys.stderr.write(f"askbridge audit: cannot write {file}: {error}\n")
         return EXIT_ERROR
     except ClientError as error:
-        sys.stderr.write(f"askbridge: {error}\n")
+        sys.stderr.write(f"askbridge: {with_where_to_set(error)}\n")
         return EXIT_USAGE if 400 <= error.status < 500 else EXIT_ERROR
     except aiohttp.ClientError as error:
         last = b""

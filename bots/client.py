@@ -44,6 +44,10 @@ class ClientError(Exception):
         self.body = body or {}
 
 
+class Unreachable(ClientError):
+    """askbridge could not be reached at the client's URL for as long as the client waits."""
+
+
 class InvalidRequest(ClientError):
     """The question was rejected (HTTP 422); `str(error)` says how to fix it."""
 
@@ -304,9 +308,9 @@ class AskbridgeClient:
                 with attempt:
                     return await self._call_once(method, path, **kwargs)
         except (aiohttp.ClientConnectionError, TimeoutError) as error:
-            raise ClientError(
-                f"askbridge at {self.url} is unreachable ({error}); is `askbridge "
-                "serve` running there? Set ASKBRIDGE_URL (or --url) to where it is."
+            raise Unreachable(
+                f"askbridge at {self.url} is unreachable ({error}); is `askbridge serve` running "
+                "there?"
             ) from error
         raise AssertionError("retrying ends in a return or an error")
 

@@ -17,6 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from askbridge.bots.client import AskbridgeClient, ClientError
+from askbridge.bots.settings import with_where_to_set
 from askbridge.bots.surfaces import surface_words
 from askbridge.core.ask import Ask, TimeoutAnswers
 from askbridge.core.errors import InvalidQuestion
@@ -93,7 +94,7 @@ def build_server(
                 created = await client.create(ask)
                 return await _wait_reporting(client, ask, created, ctx, progress_every_s)
             except ClientError as error:
-                raise ToolError(str(error)) from error
+                raise ToolError(with_where_to_set(error)) from error
 
     @server.tool(
         name="ask_user_question",

@@ -19,6 +19,7 @@ from pydantic import AliasChoices, BaseModel, Field, PrivateAttr, SecretStr, fie
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from askbridge.bots.client import ClientError, Unreachable
 from askbridge.bots.database_place import default_database_url
 from askbridge.bots.event_loop import EventLoop
 from askbridge.core.ask import MAX_SECONDS
@@ -331,6 +332,14 @@ def _registered_words() -> SurfaceWords:
     from askbridge.bots.surfaces import surface_words
 
     return surface_words()
+
+
+def with_where_to_set(error: ClientError) -> str:
+    """A client's error as a command that reads ASKBRIDGE_URL and --url tells it: when the
+    server is unreachable, which setting says where it is (the client itself reads neither)."""
+    if isinstance(error, Unreachable):
+        return f"{error} Set ASKBRIDGE_URL (or --url) to where it is"
+    return str(error)
 
 
 def given_names(environ: Mapping[str, str], env_file: EnvFile = ENV_FILE) -> set[str]:

@@ -14,6 +14,7 @@ import aiohttp
 import pytest
 
 from askbridge.bots.cli import _parser, main
+from askbridge.bots.client import AskbridgeClient, Unreachable
 from askbridge.core.version import VERSION
 from tests.conftest import DATABASE, EXPECTED, waiting_ids
 from tests.docs.cli_reference import commands
@@ -198,6 +199,17 @@ async def test_no_server_exits_1_naming_the_setting() -> None:
     _, err = await asyncio.wait_for(ask.communicate(), 60)
     assert ask.returncode == 1
     assert "is `askbridge serve` running there? Set ASKBRIDGE_URL" in err.decode()
+
+
+async def test_the_client_library_names_the_url_it_was_given_and_no_setting() -> None:
+    async with AskbridgeClient("http://127.0.0.1:9", reconnect_for_s=0) as client:
+        with pytest.raises(Unreachable) as unreachable:
+            await client.events(None, None)
+    said = str(unreachable.value)
+    assert said.startswith("askbridge at http://127.0.0.1:9 is unreachable (")
+    assert said.endswith("; is `askbridge serve` running there?")
+    assert "ASKBRIDGE_URL" not in said
+    assert "--url" not in said
 
 
 async def run_audit(url: str, *args: str) -> tuple[int, list[dict[str, object]], str]:

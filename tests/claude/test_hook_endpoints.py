@@ -197,6 +197,7 @@ async def test_the_command_hook_without_a_server_says_why_in_one_line() -> None:
     assert code == 0
     [line] = errors
     assert line.startswith("askbridge: could not ask: askbridge at http://127.0.0.1:9 is ")
+    assert line.endswith("running there? Set ASKBRIDGE_URL (or --url) to where it is")
     assert output == {"systemMessage": f"{line}; answer here"}
 
 
