@@ -75,7 +75,7 @@ EXIT_STATUSES = (
     (EXIT_USAGE, "invalid question or usage"),
     (EXIT_CANCELLED, "cancelled"),
     (EXIT_EXPIRED, "expired"),
-    (EXIT_WITHDRAWN, "withdrawn"),
+    (EXIT_WITHDRAWN, "withdrawn (Ctrl-C or SIGTERM withdraws it)"),
     (EXIT_AUTH, "the API token was refused"),
     (EXIT_DECLINED, "a typed form was declined"),
     (EXIT_ERROR, "other errors (e.g. server unreachable)"),
@@ -471,7 +471,8 @@ def _ask(settings: Settings, args: argparse.Namespace) -> int:
     tell = _quiet if args.quiet else _tell if line is None else _above(line)
     try:
         answers = asyncio.run(_ask_and_wait(url, token, body, tell, line))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        # Ctrl-C, or SIGTERM (how a CI runner cancels a job): _ask_and_wait withdrew it.
         sys.stderr.write("askbridge: interrupted; the question was withdrawn\n")
         return EXIT_WITHDRAWN
     except InvalidRequest as error:
@@ -536,6 +537,10 @@ async def _ask_and_wait(
     line: StatusLine | None = None,
 ) -> dict[str, Any]:
     ask = checked(body)  # refused here, with the server's words, before anything is sent
+    # SIGTERM ends the wait as Ctrl-C does, so the question does not outlive the command.
+    task = asyncio.current_task()
+    assert task is not None
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
     async with AskbridgeClient(url, token, notice=tell) as client:
         created = await client.create(ask)
         request_id = created["request_id"]
@@ -552,7 +557,7 @@ async def _ask_and_wait(
                     request_id, recreate=ask.body(), poll_s=STATUS_POLL_S, seen=line.show
                 )
         except asyncio.CancelledError:
-            # Ctrl-C: take the question back so nobody answers into the void.
+            # Ctrl-C or SIGTERM: take the question back so nobody answers into the void.
             with contextlib.suppress(ClientError):
                 await asyncio.shield(client.withdraw(request_id))
             raise

@@ -101,6 +101,21 @@ async def test_expired_exits_4(started: ServerProcess) -> None:
     assert json.loads(out)["status"] == "expired"
 
 
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+async def test_a_signal_withdraws_the_question_and_exits_5(
+    started: ServerProcess, http: aiohttp.ClientSession, signum: int
+) -> None:
+    # A CI runner cancels a job with SIGTERM; a person at a terminal presses Ctrl-C.
+    ask = await run_ask(started.url, *DEPLOY_FLAGS, "--request-id", "ask_stopped")
+    await stderr_line(ask, "asked ask_stopped")
+    ask.send_signal(signum)
+    _, err = await asyncio.wait_for(ask.communicate(), 30)
+    assert ask.returncode == 5, err.decode()
+    assert "the question was withdrawn" in err.decode()
+    async with http.get(f"{started.url}/v1/questions/ask_stopped") as response:
+        assert (await response.json())["status"] == "withdrawn"
+
+
 async def test_invalid_question_exits_2_with_the_reason(started: ServerProcess) -> None:
     ask = await run_ask(
         started.url, "--question", "Go?", "--header", "A very long header", "--option", "Yes="
