@@ -34,6 +34,7 @@ from askbridge.core.problems import (
     MAX_URL_CHARS,
     broken,
     invalid,
+    json_text_problems,
     reordering_problem,
     rule,
     shown,
@@ -322,6 +323,19 @@ class Ask(BaseModel):
         if not isinstance(raw, str) or not REQUEST_ID_PATTERN.fullmatch(raw):
             raise rule(f"must be 1-64 letters, digits, '_', '.' or '-', got {shown(raw)}")
         return raw
+
+    @field_validator("tool")
+    @classmethod
+    def _tool_texts(cls, tool: ToolUse | None) -> ToolUse | None:
+        """The call is kept with the request and shown: each text must be Unicode that UTF-8
+        can hold, its input's keys and values too."""
+        if tool is None:
+            return None
+        file = None if tool.file is None else tool.file.model_dump()
+        texts = {"name": tool.name, "input": tool.input, "cwd": tool.cwd, "file": file}
+        if problems := list(json_text_problems(texts)):
+            raise broken(*problems)
+        return tool
 
     @field_validator("callback_url", mode="before")
     @classmethod

@@ -212,7 +212,9 @@ def _quiet_hours(raw: Any, problems: list[Problem]) -> QuietHours | None:
         if not isinstance(tz, str) or not tz:
             raise ZoneInfoNotFoundError
         ZoneInfo(tz)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        # zoneinfo opens the name as a file: a folder of zones ('Europe') or a name too long
+        # for the file system fails as an OSError, not as an unknown zone.
         problems.append(
             Problem(
                 ".quiet_hours.tz",

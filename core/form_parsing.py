@@ -172,7 +172,7 @@ def _read_field(
     elif kind == "string":
         allowed |= {"minLength", "maxLength", "format"}
         fmt = raw.get("format")
-        if fmt is not None and fmt not in _FORMATS:
+        if fmt is not None and (not isinstance(fmt, str) or fmt not in _FORMATS):
             found.append(
                 Problem(
                     f"{where}.format",

@@ -104,6 +104,8 @@ def web_url_problem(raw: Any, *, fetched: bool = False) -> str | None:
     wanted = f"must be an http:// or https:// URL of at most {MAX_URL_CHARS} characters"
     if not isinstance(raw, str):
         return f"{wanted}, got {shown(raw)}"
+    if (problem := text_problem(raw)) is not None:
+        return problem
     if len(raw) > MAX_URL_CHARS:
         return f"{wanted}, got {len(raw)} characters"
     if any(c.isspace() for c in raw):
@@ -128,6 +130,23 @@ def _unread(char: str, fetched: bool) -> bool:
     if fetched:
         return not char.isprintable()
     return unicodedata.category(char) == "Cc" or char in DIRECTION_MARKS
+
+
+def json_text_problems(value: Any, where: str = "") -> Iterator[Problem]:
+    """A problem for each text of a JSON value, key or value at any depth, that is not valid
+    Unicode: askbridge keeps and shows the value, and UTF-8 cannot hold such a text."""
+    if isinstance(value, str):
+        if (problem := text_problem(value)) is not None:
+            yield Problem(where, problem)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str) and (problem := text_problem(key)) is not None:
+                yield Problem(where, f"a key {problem}")
+                continue
+            yield from json_text_problems(item, f"{where}.{key}")
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            yield from json_text_problems(item, f"{where}[{index}]")
 
 
 def texts(where: str, **named: str) -> Iterator[Problem]:

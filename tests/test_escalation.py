@@ -303,6 +303,11 @@ def test_a_broken_default_ladder_names_the_setting(tmp_path: Path) -> None:
         settings_for(tmp_path, escalation='[{"after_s": "soon"}]')
     with pytest.raises(ValidationError, match="must be JSON such as"):
         settings_for(tmp_path, escalation="after 30 min")
+    # A folder of zones, not a zone: zoneinfo fails to open it as a file.
+    quiet = {"tz": "Europe", "start": "22:00", "end": "07:00"}
+    ladder = json.dumps({"steps": [{"after_s": 5}], "quiet_hours": quiet})
+    with pytest.raises(ValidationError, match=r"quiet_hours.tz: must be an IANA time zone"):
+        settings_for(tmp_path, escalation=ladder)
 
 
 async def test_a_default_ladder_for_a_platform_that_is_off_stops_the_start(

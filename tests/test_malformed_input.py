@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import aiohttp
+import pytest
 
 from askbridge.bots.service import Service
 from tests.test_agent_socket import ask_frame, receive, wait_until_waiting
@@ -37,3 +41,85 @@ async def test_a_malformed_frame_leaves_the_socket_working(
         # The next valid ask on the same socket is taken.
         await socket.send_json(ask_frame("ask_after_garbage"))
         await wait_until_waiting(http, service.url, "ask_after_garbage")
+
+
+QUESTION = [
+    {
+        "question": "Deploy now?",
+        "header": "Deploy",
+        "options": [{"label": "Yes", "description": ""}, {"label": "No", "description": ""}],
+        "multiSelect": False,
+    }
+]
+LONE = "\ud800"
+"""Half of a UTF-16 pair: JSON may carry it escaped, UTF-8 cannot hold it."""
+
+
+def form(**schema_properties: Any) -> dict[str, Any]:
+    schema = {"type": "object", "properties": schema_properties}
+    return {"form": {"message": "m", "requested_schema": schema}}
+
+
+def quiet_in(tz: str) -> dict[str, Any]:
+    ladder = {
+        "steps": [{"after_s": 5}],
+        "quiet_hours": {"tz": tz, "start": "22:00", "end": "07:00"},
+    }
+    return {"questions": QUESTION, "escalation": ladder}
+
+
+@pytest.mark.parametrize(
+    ("body", "location", "fragment"),
+    [
+        (quiet_in("Europe"), "escalation.quiet_hours.tz", "IANA time zone"),
+        (quiet_in("Etc"), "escalation.quiet_hours.tz", "IANA time zone"),
+        (quiet_in("x" * 300), "escalation.quiet_hours.tz", "IANA time zone"),
+        (
+            form(a={"type": "string", "format": []}),
+            "form.requested_schema.properties.a.format",
+            "must be one of",
+        ),
+        (
+            {"questions": QUESTION, "tool": {"name": "Bash", "input": {"command": f"ls {LONE}"}}},
+            "tool.input.command",
+            "lone surrogate",
+        ),
+        (
+            {"questions": QUESTION, "tool": {"name": "Bash", "input": {f"c{LONE}": "ls"}}},
+            "tool.input",
+            "lone surrogate",
+        ),
+        (
+            {"questions": QUESTION, "tool": {"name": "Bash", "input": {}, "cwd": f"/{LONE}"}},
+            "tool.cwd",
+            "unicode string",
+        ),
+        (
+            {"form": {"message": "m", "url": f"https://example.com/{LONE}"}},
+            "form.url",
+            "lone surrogate",
+        ),
+        (
+            form(**{f"a{LONE}": {"type": "string"}}),
+            "form.requested_schema.properties",
+            "field name",
+        ),
+        (
+            {**form(a={"type": "string"}), "on_timeout": {"content": {f"a{LONE}": "x"}}},
+            "on_timeout",
+            "",
+        ),
+    ],
+)
+async def test_an_ask_that_breaks_a_rule_is_a_422_that_names_it(
+    service: Service, http: aiohttp.ClientSession, body: Any, location: str, fragment: str
+) -> None:
+    # json.dumps escapes the lone surrogates, as an agent's JSON would.
+    url = f"{service.url}/v1/questions"
+    async with http.post(url, data=json.dumps(body), headers=JSON) as response:
+        assert response.status == 422
+        assert response.content_type == "application/json"
+        got = await response.json()
+    assert any(
+        d["location"].startswith(location) and fragment in d["message"] for d in got["details"]
+    ), got

@@ -84,6 +84,24 @@ async def test_a_cancel_or_a_bad_question_is_a_tool_error(
     assert "Interrupted" in text_of(result)
 
 
+async def test_arguments_that_break_a_rule_are_a_tool_error_that_names_it(
+    service: Service,
+) -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "string", "format": []}}}
+    quiet = {"tz": "Europe", "start": "22:00", "end": "07:00"}
+    escalation = {"steps": [{"after_s": 5}], "quiet_hours": quiet}
+    questions: Any = copy.deepcopy(DATABASE["questions"])
+    async with connected(service) as mcp:
+        form = await mcp.call_tool("ask_form", {"message": "m", "requested_schema": schema})
+        ladder = await mcp.call_tool(
+            "ask_user_question", {"questions": questions, "escalation": escalation}
+        )
+    assert form.is_error
+    assert "requested_schema.properties.a.format: must be one of" in text_of(form)
+    assert ladder.is_error
+    assert "escalation.quiet_hours.tz: must be an IANA time zone" in text_of(ladder)
+
+
 async def test_the_server_names_its_version(service: Service) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASKBRIDGE_")}
     server = StdioServerParameters(

@@ -56,7 +56,18 @@ class ErrorBody(Body):
 def error_response(
     status: int, message: str, details: list[ProblemDetail] | None = None
 ) -> web.Response:
-    return json_body(ErrorBody(error=message, details=details), status)
+    sendable = None if details is None else [_sendable_detail(d) for d in details]
+    return json_body(ErrorBody(error=_sendable(message), details=sendable), status)
+
+
+def _sendable_detail(detail: ProblemDetail) -> ProblemDetail:
+    return ProblemDetail(location=_sendable(detail.location), message=_sendable(detail.message))
+
+
+def _sendable(text: str) -> str:
+    """`text` with what UTF-8 cannot hold (a lone surrogate the refused ask carried, quoted back
+    in its error) written as its escape, so that the error itself can always be sent."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def from_error(error: AskbridgeError) -> web.Response:

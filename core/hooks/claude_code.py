@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from askbridge.core.ask import REQUEST_ID_PATTERN, Ask
-from askbridge.core.errors import AskbridgeError
+from askbridge.core.errors import ASK_USER_QUESTION, AskbridgeError
 from askbridge.core.hooks.suggestions import Remember, remember_options
 from askbridge.core.hooks.wire import (
     HookInput,
@@ -29,6 +29,7 @@ from askbridge.core.hooks.wire import (
     PreToolUseDecision,
 )
 from askbridge.core.permissions import ALLOW_ONCE, HEADER, permission_questions
+from askbridge.core.problems import invalid
 from askbridge.core.tool_view import FileText, ToolUse, tool_view
 
 ASK_TOOL = "AskUserQuestion"
@@ -202,8 +203,13 @@ def ask_for(call: ToolCall, options: HookOptions) -> Ask | None:
         )
     # The approval is bound to the exact tool input it shows (subject_sha256).
     # The input is sent once, as the subject; the tool call shown takes it from there.
-    use = ToolUse(name=call.tool_name, cwd=call.cwd, file=call.file)
-    fields.update(questions=_approval(call), subject=dict(call.tool_input), tool=use)
+    try:
+        use = ToolUse(name=call.tool_name, cwd=call.cwd, file=call.file)
+        questions = _approval(call)
+    except ValidationError as error:
+        # A text the call carries that cannot be kept (a lone surrogate in its cwd).
+        raise invalid(error, "tool").about(ASK_USER_QUESTION) from None
+    fields.update(questions=questions, subject=dict(call.tool_input), tool=use)
     # A note given with the answer is the reason the model reads ("Denied by alice: …").
     fields["allow_notes"] = True
     # Claude Code runs the input it is given back (`updatedInput`), so people may change it.

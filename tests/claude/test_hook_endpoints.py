@@ -93,6 +93,24 @@ async def test_a_bad_query_or_body_is_a_400_that_says_what_is_wrong(
     assert error in found["error"]
 
 
+@pytest.mark.parametrize(
+    "hook",
+    [
+        {**APPROVAL_HOOK, "cwd": "/\ud800"},
+        {**APPROVAL_HOOK, "tool_input": {"command": "ls \ud800"}},
+        {**APPROVAL_HOOK, "tool_input": {"command\ud800": "ls"}},
+    ],
+)
+async def test_a_tool_call_that_cannot_be_shown_is_left_to_claude_code_saying_why(
+    service: Service, http: aiohttp.ClientSession, hook: dict[str, Any]
+) -> None:
+    # aiohttp writes the lone surrogate as JSON's escape, as Claude Code would.
+    status, output = await post_hook(http, service.url, hook)
+    assert status == 200
+    assert output["systemMessage"].startswith("askbridge: cannot show these questions (")
+    assert await service.broker.list_requests() == []
+
+
 async def test_the_wait_ends_before_the_hooks_timeout_and_takes_the_question_back(
     service: Service, http: aiohttp.ClientSession
 ) -> None:
