@@ -14,6 +14,7 @@ from tests.conftest import DATABASE, StartService
 from tests.pg_relay import Relay
 from tests.server_process import ServerProcess
 from tests.stores import postgres_schema
+from tests.test_agent_socket import receive
 
 
 def ask(request_id: str) -> dict[str, Any]:
@@ -40,6 +41,27 @@ async def test_a_sqlite_file_held_by_another_process_answers_503_then_asks(
                 assert response.status == 201, await response.text()
             async with http.get(f"{url}/v1/questions/ask_held") as response:
                 assert (await response.json())["status"] == "waiting"
+    finally:
+        elsewhere.close()
+        await server.stop()
+
+
+async def test_the_agent_socket_says_the_database_is_held_and_interrupts(
+    tmp_path: Path,
+) -> None:
+    database = tmp_path / "askbridge.db"
+    server = ServerProcess(database)
+    url = await server.start()
+    elsewhere = sqlite3.connect(database, isolation_level=None)
+    try:
+        async with aiohttp.ClientSession() as http, http.ws_connect(f"{url}/v1/agent") as socket:
+            elsewhere.execute("BEGIN IMMEDIATE")
+            await socket.send_json({"AskUserQuestion": ask("ask_held_ws")})
+            error = await receive(socket)
+            assert await receive(socket) == "Interrupt"
+        assert error["request_id"] == "ask_held_ws"
+        assert "the database is unavailable" in error["error"]
+        assert "try again" in error["error"]
     finally:
         elsewhere.close()
         await server.stop()

@@ -123,3 +123,29 @@ async def test_an_ask_that_breaks_a_rule_is_a_422_that_names_it(
     assert any(
         d["location"].startswith(location) and fragment in d["message"] for d in got["details"]
     ), got
+
+
+async def test_a_form_that_breaks_a_rule_gets_an_error_frame_and_its_cancel(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "string", "format": []}}}
+    frame = {"AskForm": {"request_id": "wsf1", "message": "m", "requested_schema": schema}}
+    async with http.ws_connect(f"{service.url}/v1/agent") as socket:
+        await socket.send_json(frame)
+        error = await receive(socket)
+        closing = await receive(socket)
+    assert error["request_id"] == "wsf1"
+    assert "requested_schema.properties.a.format: must be one of" in error["error"]
+    assert closing == {"FormResponse": {"request_id": "wsf1", "action": "cancel"}}
+
+
+async def test_a_ladder_the_query_string_breaks_gets_an_error_frame_and_interrupt(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    quiet = {"tz": "x" * 300, "start": "22:00", "end": "07:00"}
+    ladder = json.dumps({"steps": [{"after_s": 5}], "quiet_hours": quiet})
+    async with http.ws_connect(f"{service.url}/v1/agent", params={"escalation": ladder}) as socket:
+        await socket.send_json(ask_frame("ws_tz"))
+        error = await receive(socket)
+        assert "escalation.quiet_hours.tz: must be an IANA time zone" in error["error"]
+        assert await receive(socket) == "Interrupt"

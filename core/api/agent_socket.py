@@ -20,7 +20,7 @@ from typing import Any
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
-from askbridge.core.api.errors import parse_json
+from askbridge.core.api.errors import parse_json, unavailable
 from askbridge.core.api.keys import BROKER, ORPHANS, SOCKETS, WORDS
 from askbridge.core.api.orphans import Orphans, digest
 from askbridge.core.ask import Ask
@@ -170,8 +170,8 @@ async def _answer(connection: Connection, frame: dict[str, Any]) -> None:
     sent = {key: frame[key] for key in ("questions", "request_id", "requestId") if key in frame}
     try:
         outcome = await _ask_and_wait(broker, Ask.parse({**settings, **sent}, connection.words))
-    except AskbridgeError as error:
-        await _send(socket, _error_frame(request_id, error))
+    except Exception as error:
+        await _send(socket, _refusal(connection, request_id, error))
         await _send(socket, connection.interrupt(request_id))
         return
     if outcome is not None:
@@ -188,8 +188,8 @@ async def _fill_in(connection: Connection, frame: dict[str, Any]) -> None:
     try:
         ask = Ask.parse({**settings, **sent, "form": form}, connection.words)
         outcome = await _ask_and_wait(broker, ask)
-    except AskbridgeError as error:
-        await _send(socket, _error_frame(request_id, error))
+    except Exception as error:
+        await _send(socket, _refusal(connection, request_id, error))
         shown = request_id if isinstance(request_id, str) else None
         await _send(socket, form_response(shown, "cancel"))
         return
@@ -218,10 +218,11 @@ async def _approve(connection: Connection, prompt: dict[str, Any], orphans: Orph
         ask = Ask.parse({**settings, **fields, **_subject(prompt)}, connection.words)
         outcome = await _ask_and_wait(broker, ask)
         connection.prompts.pop(key, None)
-    except AskbridgeError as error:
+    except Exception as error:
         connection.prompts.pop(key, None)
-        log.warning("permission prompt for %s failed: %s", prompt.get("tool_name"), error)
-        await _send(socket, _error_frame(request_id, error))
+        if isinstance(error, AskbridgeError):
+            log.warning("permission prompt for %s failed: %s", prompt.get("tool_name"), error)
+        await _send(socket, _refusal(connection, request_id, error))
         outcome = None
     if outcome is None and not broker.closed:
         await _send(socket, permission_response(prompt, _nothing(request_id)))
@@ -255,6 +256,22 @@ def _outcome_frame(request: Request, connection: Connection) -> Any:
     if request.status is Status.ANSWERED and request.answers is not None:
         return question_response(request.request_id, request.answers)
     return connection.interrupt(request.request_id)
+
+
+def _refusal(connection: Connection, request_id: Any, error: Exception) -> dict[str, Any]:
+    """The error frame for an ask that failed, whatever failed: its agent waits for a frame.
+    A failure askbridge did not mean is logged here, once, with its traceback."""
+    if isinstance(error, AskbridgeError):
+        return _error_frame(request_id, error)
+    shown = request_id if isinstance(request_id, str) else None
+    why = connection.broker.store.unavailable(error)
+    if why is not None:
+        log.warning("agent socket: ask %s: the database is unavailable: %s", shown, why)
+        message = unavailable(why)
+    else:
+        log.error("agent socket: unexpected error asking %s", shown, exc_info=error)
+        message = "internal error; see the askbridge log"
+    return {"error": message, "request_id": shown}
 
 
 def _error_frame(request_id: Any, error: AskbridgeError) -> dict[str, Any]:

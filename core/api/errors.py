@@ -84,6 +84,11 @@ def from_error(error: AskbridgeError) -> web.Response:
     return error_response(400, str(error))
 
 
+def unavailable(why: str) -> str:
+    """What an agent is told while the database cannot serve, on every way of asking."""
+    return f"the database is unavailable: {why}; try again in {RETRY_AFTER_S} s"
+
+
 def json_error(request: web.Request, error: Exception) -> web.StreamResponse:
     """Every failure is a JSON body with an `error` text; nothing leaks a traceback. An HTTP
     exception that is not a failure, or that has a JSON body already, is raised again."""
@@ -106,9 +111,7 @@ def json_error(request: web.Request, error: Exception) -> web.StreamResponse:
     why = None if broker is None else broker.store.unavailable(error)
     if why is not None:
         log.warning("%s %s: the database is unavailable: %s", request.method, request.path, why)
-        response = error_response(
-            503, f"the database is unavailable: {why}; try again in {RETRY_AFTER_S} s"
-        )
+        response = error_response(503, unavailable(why))
         response.headers["Retry-After"] = str(RETRY_AFTER_S)
         return response
     log.error("unexpected error on %s %s", request.method, request.path, exc_info=error)
