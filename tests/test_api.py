@@ -164,6 +164,17 @@ async def test_malformed_and_unknown_requests_never_give_a_traceback(
         ("GET", "/v1/events?limit=0", b"", 400, "limit must be a whole number from 1 to 10000"),
         ("GET", "/v1/events?limit=10001", b"", 400, "limit must be a whole number"),
         ("GET", "/v1/events?since=yesterday", b"", 400, "since must be an ISO 8601 time"),
+        # Valid ISO 8601, but beyond the years UTC can hold: this was a 500.
+        *(
+            ("GET", f"/v1/{path}?{name}={when}", b"", 400, f"{name} must be a time in UTC's")
+            for path in ("audit/export", "events")
+            for name, when in (
+                ("since", "9999-12-31T23:59:59-01:00"),
+                ("since", "0001-01-01T00:00:00%2B01:00"),
+                ("until", "0001-01-01T00:00:00%2B01:00"),
+            )
+            if (path, name) != ("events", "until")
+        ),
     ]
     json_body = {"Content-Type": "application/json"}
     for method, path, data, status, fragment in cases:

@@ -210,9 +210,17 @@ def _time(request: web.Request, name: str) -> datetime | None:
         when = datetime.fromisoformat(raw.replace("Z", "+00:00")) if raw else None
     except ValueError:
         raise _bad_request(f"{name} must be an ISO 8601 time, got {raw!r}") from None
-    if when is not None and when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return when
+    if when is None:
+        return None
+    if when.tzinfo is None:
+        return when.replace(tzinfo=UTC)
+    try:
+        # Stored and compared in UTC: year 1 east of UTC or year 9999 west of it is not there.
+        return when.astimezone(UTC)
+    except OverflowError:
+        raise _bad_request(
+            f"{name} must be a time in UTC's years 1-9999, got {raw!r}; give it in UTC (Z)"
+        ) from None
 
 
 async def read_json_object(request: web.Request) -> dict[str, Any]:
