@@ -58,6 +58,11 @@ MAX_CONTEXT_CHARS = 500
 MAX_QUORUM = 50
 MAX_SECONDS = 30 * 24 * 3600.0
 REQUEST_ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+MAX_REQUEST_ID_CHARS = 64
+REQUEST_ID_SCHEMA = r"^\.*[A-Za-z0-9_-][A-Za-z0-9_.-]*$"
+"""What an agent's request id may be: REQUEST_ID_PATTERN, not only dots ('.' and '..' are
+dropped from a URL path, so the request could never be read), written without the look-ahead
+that pydantic's regular expressions do not have."""
 
 
 class TimeoutAnswers(BaseModel):
@@ -128,7 +133,9 @@ class Ask(BaseModel):
         description="instead of questions: a typed form for a person to fill in (MCP "
         "elicitation's message and requestedSchema); the answer is its typed content",
     )
-    request_id: Annotated[str, Field(pattern=f"^{REQUEST_ID_PATTERN.pattern}$")] | None = Field(
+    request_id: (
+        Annotated[str, Field(pattern=REQUEST_ID_SCHEMA, max_length=MAX_REQUEST_ID_CHARS)] | None
+    ) = Field(
         default=None,
         validation_alias=AliasChoices("request_id", "requestId"),
         description="The agent's id for this ask; repeating it is idempotent.",
@@ -322,6 +329,11 @@ class Ask(BaseModel):
             raise rule(problem)
         if not isinstance(raw, str) or not REQUEST_ID_PATTERN.fullmatch(raw):
             raise rule(f"must be 1-64 letters, digits, '_', '.' or '-', got {shown(raw)}")
+        if not raw.strip("."):
+            raise rule(
+                f"must hold a letter, digit, '_' or '-', got {shown(raw)}: a URL drops '.' and "
+                "'..' from its path, so the request could not be read back"
+            )
         return raw
 
     @field_validator("tool")

@@ -122,6 +122,9 @@ async def test_same_id_with_other_questions_is_a_conflict(
         (ask(timeout_s="soon"), 422, "timeout_s: must be a number of seconds"),
         (ask(timeout_s=-1), 422, "timeout_s: must be a number of seconds above 0"),
         (ask(request_id="has spaces"), 422, "request_id: must be 1-64 letters"),
+        # A URL path drops them: GET /v1/questions/.. would never reach the request.
+        (ask(request_id=".."), 422, "request_id: must hold a letter, digit, '_' or '-'"),
+        (ask(request_id="."), 422, "request_id: must hold a letter, digit, '_' or '-'"),
         (ask(context=["x"]), 422, "context: must be a text"),
         ([1, 2], 400, "request body must be a JSON object"),
     ],

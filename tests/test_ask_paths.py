@@ -149,7 +149,7 @@ SETTINGS: dict[str, tuple[list[Any], list[Any]]] = {
 }
 REQUEST_IDS = (
     ["absent", "fresh", "camel", "longest", None],
-    ["has spaces", "x" * 65, 7, "", "ask_\ud800", ["a"]],
+    ["has spaces", "x" * 65, 7, "", "ask_\ud800", ["a"], ".", ".."],
 )
 
 
