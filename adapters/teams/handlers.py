@@ -6,21 +6,23 @@ replaces the message for everyone through the connector). See ARCHITECTURE.md.""
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import warnings
+from typing import Any
 
 from aiohttp import web
 from microsoft_agents.activity import Activity, ActivityTypes, InvokeResponse
 from microsoft_agents.hosting.aiohttp import CloudAdapter
 from microsoft_agents.hosting.core import TurnContext
 from microsoft_agents.hosting.core.authorization import ClaimsIdentity
+from pydantic import ValidationError
 
 from askbridge.adapters.teams.clicks import ACTION_INVOKE, read_click
 from askbridge.adapters.teams.ids import FILL, BadPress, Press, read_press
 from askbridge.adapters.teams.notes import note
 from askbridge.adapters.teams.render import CONTENT_TYPE, render
 from askbridge.adapters.teams.tokens import TokenCheck, Unauthorized
+from askbridge.core.api.errors import error_response, parse_json
 from askbridge.core.broker import Broker
 from askbridge.core.errors import NotFound
 from askbridge.core.forms import Form
@@ -61,26 +63,31 @@ class Deliveries:
             self._handling.discard(task)
 
     async def _verified(self, request: web.Request) -> web.StreamResponse:
+        # The token first: nothing of a stranger's body is read.
         try:
-            body = json.loads(await request.read())
-        except ValueError:
-            return web.json_response({"error": "the body is not JSON"}, status=400)
-        if not isinstance(body, dict):
-            return web.json_response({"error": "the body is not an activity"}, status=400)
+            token = await self._check.token(request.headers.get("Authorization"))
+        except Unauthorized as why:
+            return _refused(why)
+        activity = await _activity(request)
+        if isinstance(activity, web.Response):
+            return activity
         try:
-            claims = await self._check.claims(
-                request.headers.get("Authorization"),
-                str(body.get("channelId") or ""),
-                str(body.get("serviceUrl") or ""),
+            claims = token.claims_for(
+                str(activity.get("channelId") or ""), str(activity.get("serviceUrl") or "")
             )
         except Unauthorized as why:
-            log.warning("refused a request to %s: %s", PATH, why)
-            return web.json_response({"error": "unauthorized"}, status=401)
+            return _refused(why)
         with warnings.catch_warnings():
             # The SDK reads the verified claims from the request under this string key.
             warnings.simplefilter("ignore", web.NotAppKeyWarning)
             request["claims_identity"] = ClaimsIdentity(claims, authentication_type="Bearer")
-        response = await self._adapter.process(request, self)
+        try:
+            response = await self._adapter.process(request, self)
+        except ValidationError as error:
+            # Signed by the connector, so only a change in Teams' format lands here; the SDK
+            # reads the activity before any turn (a turn's own failures go to `turn_failed`).
+            log.warning("could not read an activity: %s", _first_problem(error))
+            return error_response(400, f"not an activity Teams would send: {_first_problem(error)}")
         return response if response is not None else web.Response(status=202)
 
     async def on_turn(self, context: TurnContext) -> None:
@@ -131,6 +138,28 @@ async def turn_failed(context: TurnContext, error: Exception) -> None:
     """In place of the SDK's default, which prints the exception and tells it to the person."""
     # `%s`: an HTTP error's repr holds the request's headers, and so the bot's token.
     log.error("a Teams activity failed: %s: %s", type(error).__name__, error)
+
+
+def _first_problem(error: ValidationError) -> str:
+    problem = error.errors()[0]
+    where = ".".join(str(step) for step in problem["loc"]) or "the activity"
+    return f"{where}: {problem['msg']}"
+
+
+def _refused(why: Unauthorized) -> web.Response:
+    log.warning("refused a request to %s: %s", PATH, why)
+    return error_response(401, "unauthorized")
+
+
+async def _activity(request: web.Request) -> dict[str, Any] | web.Response:
+    """The activity the body holds, or the 400 that says why it holds none."""
+    try:
+        body = parse_json(await request.read())
+    except ValueError as error:
+        return error_response(400, f"the body is not JSON: {error}")
+    if not isinstance(body, dict):
+        return error_response(400, "the body is not an activity (a JSON object)")
+    return body
 
 
 def _card(card: dict[str, object]) -> dict[str, object]:

@@ -94,19 +94,38 @@ class SigningKeys:
             return found
 
 
+@dataclass(frozen=True)
+class Token:
+    """A token the Bot Connector signed for this bot; what it may carry is checked against the
+    activity (`claims_for`), once the body is read."""
+
+    claims: dict[str, Any]
+    endorsements: tuple[str, ...]
+    """The channels its signing key speaks for; empty: any."""
+
+    def claims_for(self, channel_id: str, service_url: str) -> dict[str, Any]:
+        """The claims, when the activity comes from a channel the key is endorsed for and the
+        connector that signed; else `Unauthorized`."""
+        if self.endorsements and channel_id not in self.endorsements:
+            raise Unauthorized(f"the signing key is not endorsed for channel {channel_id!r}")
+        # The connector that signed may speak only for itself: replies go to `serviceUrl`.
+        if self.claims.get("serviceurl") != service_url:
+            raise Unauthorized("the token's serviceurl is not the activity's serviceUrl")
+        return self.claims
+
+
 class TokenCheck:
     """Whether a request's Authorization header proves that the Bot Connector sent it to this
-    bot: the claims, or `Unauthorized`."""
+    bot: the `Token`, or `Unauthorized`."""
 
     def __init__(self, keys: SigningKeys, *, app_id: str, issuer: str) -> None:
         self._keys = keys
         self._app_id = app_id
         self._issuer = issuer
 
-    async def claims(
-        self, authorization: str | None, channel_id: str, service_url: str
-    ) -> dict[str, Any]:
-        """The token's claims; its expiry is checked against the system clock (PyJWT's)."""
+    async def token(self, authorization: str | None) -> Token:
+        """The verified token; its expiry is checked against the system clock (PyJWT's). It
+        needs nothing from the body, so that nothing of a stranger's body is read."""
         scheme, _, token = (authorization or "").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise Unauthorized("no bearer token")
@@ -117,8 +136,6 @@ class TokenCheck:
         if header.get("alg") != "RS256" or not isinstance(header.get("kid"), str):
             raise Unauthorized("the token is not RS256 with a key id")
         key = await self._keys.key(header["kid"])
-        if key.endorsements and channel_id not in key.endorsements:
-            raise Unauthorized(f"the signing key is not endorsed for channel {channel_id!r}")
         try:
             claims: dict[str, Any] = jwt.decode(
                 token.strip(),
@@ -131,7 +148,4 @@ class TokenCheck:
             )
         except jwt.PyJWTError as error:
             raise Unauthorized(f"the token does not hold: {error}") from None
-        # The connector that signed may speak only for itself: replies go to `serviceUrl`.
-        if claims.get("serviceurl") != service_url:
-            raise Unauthorized("the token's serviceurl is not the activity's serviceUrl")
-        return claims
+        return Token(claims, key.endorsements)
