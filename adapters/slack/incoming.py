@@ -1,12 +1,20 @@
 """Slack's HTTP deliveries as bolt requests, an interaction's form decoded with yarl (in C)
 rather than bolt's `urllib.parse`, which was about a tenth of a click's CPU (see
 docs/explanation/speed.md). The raw body, which bolt's signature check reads, is the one Slack
-sent, and any other body (or one yarl would read differently) is left to bolt.
+sent.
+
+Anyone can reach the endpoint, and bolt reads a body before it checks the signature, assuming
+the shape Slack gives it: so a body is read here, as bolt would read it, and handed to bolt only
+when it is an interaction askbridge takes, shaped as bolt reads one (ValueError otherwise), with
+signature headers bolt's check can compare.
 """
 
 from __future__ import annotations
 
-import json
+import re
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qsl
 
 from aiohttp import web
 from slack_bolt.context.async_context import AsyncBoltContext
@@ -14,28 +22,91 @@ from slack_bolt.request.async_internals import build_async_context
 from slack_bolt.request.async_request import AsyncBoltRequest
 from yarl import URL
 
+from askbridge.core.api.errors import parse_json
+
 FORM = "application/x-www-form-urlencoded"
+JSON = "application/json"
+TIMESTAMP = "X-Slack-Request-Timestamp"
+SIGNATURE = "X-Slack-Signature"
+SECONDS = re.compile(r"[0-9]{1,15}")
+"""A timestamp bolt's `int()` reads: ASCII digits, far fewer than Python's 4300-digit limit."""
+
+
+def header_problem(headers: Mapping[str, str]) -> str | None:
+    """Why the request cannot be signed by Slack, from its headers alone, or None: they are
+    missing, or bolt could not compare them (it would fail with a 500)."""
+    timestamp, signature = headers.get(TIMESTAMP), headers.get(SIGNATURE)
+    if timestamp is None or signature is None:
+        return f"unsigned request: {SIGNATURE} and {TIMESTAMP} are required"
+    if SECONDS.fullmatch(timestamp) is None:
+        return f"{TIMESTAMP} is not a number of seconds"
+    if not signature.isascii():
+        return f"{SIGNATURE} is not a signature"
+    return None
 
 
 async def bolt_request(request: web.Request) -> AsyncBoltRequest:
-    """What `slack_bolt.adapter.aiohttp.to_bolt_request` makes of `request`, with an
-    interaction's form decoded faster; ValueError for a body that is not what it says."""
+    """What `slack_bolt.adapter.aiohttp.to_bolt_request` makes of `request`; ValueError,
+    saying why, for a body that is not an interaction askbridge takes."""
     raw = await request.text()
-    payload = interaction_payload(raw, request.content_type)
-    if payload is None:
-        return AsyncBoltRequest(body=raw, query=request.query_string, headers=request.headers)  # type: ignore[arg-type]
+    body = parse_json(_payload(raw, request.content_type))
+    if not isinstance(body, dict):
+        raise ValueError("the payload is not a JSON object")
+    problem = unreadable(body)
+    if problem is not None:
+        raise ValueError(problem)
     made = AsyncBoltRequest(body="", query=request.query_string, headers=request.headers)  # type: ignore[arg-type]
     made.raw_body = raw
-    made.body = json.loads(payload)
-    if not isinstance(made.body, dict):
-        raise ValueError("an interaction's payload is not a JSON object")
-    made.context = build_async_context(AsyncBoltContext({}), made.body)
+    made.body = body
+    try:
+        made.context = build_async_context(AsyncBoltContext({}), body)
+    except (AttributeError, LookupError, TypeError) as error:
+        # bolt reads who and where from the ids as Slack sends them.
+        raise ValueError(f"its ids are not as Slack sends them ({error})") from None
     return made
+
+
+def unreadable(body: Mapping[str, Any]) -> str | None:
+    """Why `body` is no click or form that bolt can match to askbridge's listeners, or None:
+    bolt reads the first action's id, and a view's type and callback id, as Slack sends them."""
+    kind = body.get("type")
+    if kind == "block_actions":
+        actions = body.get("actions")
+        if isinstance(actions, list) and actions and _has_action_id(actions[0]):
+            return None
+        return "a click's actions are not a list of actions, each with an action_id"
+    if kind == "view_submission":
+        view = body.get("view")
+        if (
+            isinstance(view, dict)
+            and view.get("type") == "modal"
+            and isinstance(view.get("callback_id"), str)
+        ):
+            return None
+        return "a form's view is not a modal with a callback_id"
+    return f"askbridge takes clicks (block_actions) and forms (view_submission), not {kind!r}"
+
+
+def _has_action_id(action: object) -> bool:
+    return isinstance(action, dict) and isinstance(action.get("action_id"), str)
+
+
+def _payload(raw: str, content_type: str) -> str:
+    """The JSON text of the body, found as bolt's `parse_body` finds it."""
+    if content_type == JSON or raw.startswith("{"):
+        return raw
+    found = interaction_payload(raw, content_type)
+    if found is None:
+        fields = parse_qsl(raw, keep_blank_values=True)
+        found = next((value for key, value in reversed(fields) if key == "payload"), None)
+    if found is None:
+        raise ValueError("the body is neither JSON nor a form with a payload field")
+    return found
 
 
 def interaction_payload(raw: str, content_type: str) -> str | None:
     """The decoded `payload` field of a form body, as `urllib.parse.parse_qsl` would give it
-    (the last one, when there are several); None when bolt should parse the body itself."""
+    (the last one, when there are several); None when it must be read the slow way."""
     if content_type != FORM or raw.startswith("{") or "payload" not in raw or not _plain(raw):
         return None
     # `encoded`: the form is percent-encoded already; yarl would otherwise encode it once more

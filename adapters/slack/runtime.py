@@ -26,8 +26,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from askbridge.adapters.slack.handlers import Handlers
 from askbridge.adapters.slack.ids import ANY_ACTION, FILL_CALLBACK_ID, FORM_CALLBACK_ID
-from askbridge.adapters.slack.incoming import bolt_request
+from askbridge.adapters.slack.incoming import bolt_request, header_problem
 from askbridge.adapters.slack.surface import Install, SlackSurface
+from askbridge.core.api.errors import error_response
 from askbridge.core.broker import Broker
 from askbridge.core.errors import StartupError
 from askbridge.core.metrics import Metrics
@@ -151,11 +152,13 @@ class SlackRuntime:
 
     async def _events(self, request: web.Request) -> web.Response:
         """Slack's HTTP deliveries; bolt checks the signature (401 when it is wrong or stale)."""
+        problem = header_problem(request.headers)
+        if problem is not None:
+            return error_response(401, f"{problem}; this endpoint takes only Slack's requests")
         try:
             incoming = await bolt_request(request)
-        except ValueError:
-            # bolt parses the body by its Content-Type before checking the signature.
-            return web.json_response({"error": "malformed Slack request body"}, status=400)
+        except ValueError as error:
+            return error_response(400, f"not a Slack interaction askbridge takes: {error}")
         response = await self.app.async_dispatch(incoming)
         return await to_aiohttp_response(response)
 

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
+import logging
+from collections.abc import Iterator, Sequence
 from typing import Any
+from urllib.parse import urlencode
 
-from askbridge.adapters.slack.ids import ActionId
+import aiohttp
+import pytest
+
+from askbridge.adapters.slack.ids import FILL_CALLBACK_ID, FORM_CALLBACK_ID, ActionId
 from askbridge.core.intents import Action
 from tests.emulators.slack import Delivery, SlackEmulator
+from tests.emulators.slack.delivery import signed_headers
 from tests.slack.conftest import Bridge, answer_fully, ask_body
 
 
@@ -174,3 +182,122 @@ async def test_unknown_old_and_ended_clicks_are_acked_and_answered(bridge: Bridg
     await slack.wait_for_ephemeral("U2", contains="already answered by alice")
     assert (await bridge.status("ask_old"))["status"] == "answered"
     assert slack.unacked == []
+
+
+FORM = "application/x-www-form-urlencoded"
+JSON = "application/json"
+NESTED = "[" * 20_000 + "]" * 20_000
+"""Deeper than the JSON parser can go."""
+
+
+def errors_logged(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+
+
+async def test_unsigned_bodies_of_any_shape_get_a_json_4xx_and_log_no_error(
+    http_bridge: Bridge, http: aiohttp.ClientSession, caplog: pytest.LogCaptureFixture
+) -> None:
+    bodies = {
+        "nested JSON": (NESTED, JSON),
+        "a JSON list": ("[1, 2]", JSON),
+        "a JSON string": ('"x"', JSON),
+        "nested payload": (urlencode({"payload": NESTED}), FORM),
+        "a payload list": (urlencode({"payload": "[1]"}), FORM),
+        "who is a number": (json.dumps({"type": "block_actions", "user": 1}), JSON),
+        "a form without a payload": ("command=%2Fdeploy", FORM),
+        "not UTF-8": ("payload=%7B%7D\udcff", FORM),
+    }
+    headers: dict[str, dict[str, str]] = {
+        "unsigned": {},
+        "a timestamp that is no number": {
+            "X-Slack-Request-Timestamp": "abc",
+            "X-Slack-Signature": "v0=00",
+        },
+        "a timestamp of 5000 digits": {
+            "X-Slack-Request-Timestamp": "1" * 5000,
+            "X-Slack-Signature": "v0=00",
+        },
+        "a signature that is not ASCII": {
+            "X-Slack-Request-Timestamp": "1700000000",
+            "X-Slack-Signature": "v0=\u00e9",
+        },
+    }
+    for what, (body, content_type) in bodies.items():
+        for how, extra in headers.items():
+            sent = {"Content-Type": content_type, **extra}
+            raw = body.encode("utf-8", "surrogateescape")
+            async with http.post(f"{http_bridge.url}/slack/events", data=raw, headers=sent) as r:
+                assert r.status in (400, 401), (what, how, r.status)
+                assert "error" in await r.json(), (what, how)
+    assert errors_logged(caplog) == []
+
+
+ODD: tuple[object, ...] = (1, "x", [], [1], {}, None, True, "{bad")
+"""Values no field of Slack's payloads holds in all of them."""
+
+
+def changed(
+    payload: dict[str, Any], paths: Sequence[tuple[str | int, ...]]
+) -> Iterator[dict[str, Any]]:
+    """`payload` with each field at `paths`, in turn, set to each odd value."""
+    for path in paths:
+        for value in ODD:
+            each = copy.deepcopy(payload)
+            *parents, last = path
+            place: Any = each
+            for step in parents:
+                place = place[step]
+            place[last] = value
+            yield each
+
+
+async def test_signed_deliveries_of_a_shape_slack_never_sends_are_refused_or_ignored(
+    http_bridge: Bridge, http: aiohttp.ClientSession, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Only Slack can sign, but a payload it signs is read as data: whatever its shape, the
+    answer is a 4xx or an acknowledgement that does nothing, never a 500 or a traceback."""
+    bridge, slack = http_bridge, http_bridge.slack
+    message = await bridge.ask(ask_body("ask_shapes"))
+    click = (await slack.person("U1").choose_radio(message, "SQLite")).payload
+    clicks = [
+        "type", "actions", "user", "team", "container", "message", "channel", "state",
+        "response_url", "response_urls", "authorizations", "enterprise", "api_app_id",
+    ]  # fmt: skip
+    inner = [("actions", 0), ("actions", 0, "action_id"), ("actions", 0, "action_ts")]
+    submission: dict[str, Any] = {
+        "type": "view_submission",
+        "user": {"id": "U1", "team_id": slack.identity.team_id},
+        "team": {"id": slack.identity.team_id},
+        "view": {
+            "type": "modal",
+            "callback_id": FORM_CALLBACK_ID,
+            "private_metadata": "{}",
+            "state": {"values": {}},
+        },
+    }
+    views = [("view",), *[("view", key) for key in submission["view"]], ("view", "state", "values")]
+    payloads = [
+        *changed(click, [(key,) for key in clicks] + inner),
+        *changed(submission, views),
+        *changed(
+            {**submission, "view": {**submission["view"], "callback_id": FILL_CALLBACK_ID}}, views
+        ),
+    ]
+    for payload in payloads:
+        delivered = await slack.deliver(payload)
+        assert delivered.status is not None, (payload, delivered)
+        assert delivered.status < 500, (payload, delivered)
+    for body, content_type in (
+        ("[1]", JSON),
+        (NESTED, JSON),
+        (urlencode({"payload": NESTED}), FORM),
+    ):
+        raw = body.encode()
+        sent = signed_headers(
+            slack.identity.signing_secret, raw, content_type, slack.clock(), "none"
+        )
+        async with http.post(f"{bridge.url}/slack/events", data=raw, headers=sent) as response:
+            assert response.status == 400, body[:10]
+            assert "error" in await response.json()
+    assert errors_logged(caplog) == []
+    assert (await bridge.status("ask_shapes"))["status"] == "waiting"
