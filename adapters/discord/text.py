@@ -20,8 +20,9 @@ ELLIPSIS = "…"
 FENCE = "```"
 CLOSE_FENCE = "\n" + FENCE
 
-_URL_BEFORE_ANGLE = re.compile(r"((?:https?|steam)://[^\s<]+)<")
-"""Discord's links run up to a space or a `<`, so one would swallow the escape of that `<`."""
+_URL_BEFORE_ESCAPE = re.compile(r"((?:https?|steam)://[^\s<>`\\*|\[\]]+)(?=[<>`\\*|\[\]])")
+"""Discord's links run up to a space or a `<`, so one would swallow the escape of a character
+right after it, backslash and all: a space ends the link at what was written up to there."""
 _MARKUP = re.compile(
     # A bare link stays as written, so it still works; it shows where it goes. It ends before
     # anything that could open or close markup around it.
@@ -38,7 +39,7 @@ def escape(text: str) -> str:
     """`text` shown as written: no markup, mention, masked link or code of its own."""
     # discord.py's `escape_markdown` alone leaves `<@1>`, `<@&1>`, `<#1>` and every masked
     # link but the first on a line live.
-    spaced = _URL_BEFORE_ANGLE.sub(r"\1 <", text)
+    spaced = _URL_BEFORE_ESCAPE.sub(r"\1 ", text)
     return discord.utils.escape_mentions(_MARKUP.sub(_escaped, spaced))
 
 

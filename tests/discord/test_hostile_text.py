@@ -34,6 +34,7 @@ from tests.emulators.discord import (
     validate_modal,
 )
 from tests.emulators.discord.components import TEXT_DISPLAY, walk
+from tests.emulators.discord.markdown import URL
 from tests.emulators.discord.mentions import pings
 from tests.hostile import hostile_text, tool_view_of
 
@@ -52,6 +53,7 @@ OUR_SUBTEXT = (
     *("-# Fill in the form", "-# Filling in the form", "-# Open the link"),
 )
 """The lines askbridge itself sets in small print."""
+CODE_BLOCK = re.compile(r"```[\s\S]*?```")
 HIDDEN_LINES = re.compile(r"-# \d+ more (line is|lines are) not shown here")
 """What a cut diff or command says in small print below its code block."""
 OUR_ITEMS = re.compile(r"- ")
@@ -98,6 +100,9 @@ def assert_shown_as_written(text: str, answerers: tuple[str, ...]) -> None:
     assert (mentioned.everyone, mentioned.here) == (False, False), text
     # Discord would find @everyone and @here in a code block too; escaped, they hold a ZWSP.
     assert re.search(r"@(everyone|here)", text) is None, text
+    # A bare link runs up to a space or a `<`: an escape right after one would be part of it.
+    outside_code = CODE_BLOCK.sub("", text)
+    assert all("\\" not in m.group(0) for m in URL.finditer(outside_code)), text
 
 
 SENT_WITH = AllowedMentions.of_request({"allowed_mentions": NO_PINGS.to_dict()})
@@ -332,8 +337,13 @@ def test_what_escaping_does() -> None:
     # A bare link stays a working link. Discord's links run up to a space or a `<`, so one
     # right before a `<` would swallow its escape: a space ends the link first.
     assert escape("https://e.example/a_b<https://x.example>") == (
-        "https://e.example/a_b \\<https://x.example\\>"
+        "https://e.example/a_b \\<https://x.example \\>"
     )
+    # So would one right before any character the escaping escapes: the link ends at what was
+    # written up to there, and the rest is escaped text.
+    assert escape("https://e.example/x*y*") == "https://e.example/x \\*y\\*"
+    assert escape("see https://e.example/a|b`c]") == "see https://e.example/a \\|b\\`c\\]"
+    assert escape("steam://run/1\\x") == "steam://run/1 \\\\x"
     assert line("a\n# b\n-# c") == "a # b -# c"
     assert escape("a\n# b\n-# c\n- d") == "a\n\\# b\n\\-# c\n\\- d"
     # A code block stays one, on a line of its own, closed; an empty one is dropped.
