@@ -39,7 +39,9 @@ TIMESTAMP = "X-Signature-Timestamp"
 
 PING, COMPONENT, MODAL_SUBMIT = 1, 3, 5
 PONG, MESSAGE, DEFERRED_UPDATE, MODAL = 1, 4, 6, 9
-EPHEMERAL = discord.MessageFlags(ephemeral=True).value
+NOTE_FLAGS = discord.MessageFlags(ephemeral=True, suppress_embeds=True).value
+"""A private note: shown to one person, and with no preview of a link an agent or a person
+wrote in it."""
 KEY_HELP = (
     "copy it from the Developer Portal: your application → General Information → Public Key "
     "(64 hexadecimal characters)"
@@ -124,7 +126,7 @@ class Inline:
     async def note(self, text: str) -> None:
         data = {
             "content": shorten(text, MAX_CONTENT),
-            "flags": EPHEMERAL,
+            "flags": NOTE_FLAGS,
             "allowed_mentions": NO_PINGS.to_dict(),
         }
         self._answer({"type": MESSAGE, "data": data})
@@ -132,7 +134,7 @@ class Inline:
     async def ask(self, text: str, buttons: ui.View) -> None:
         data = {
             "content": shorten(text, MAX_CONTENT),
-            "flags": EPHEMERAL,
+            "flags": NOTE_FLAGS,
             "components": buttons.to_components(),
             "allowed_mentions": NO_PINGS.to_dict(),
         }

@@ -44,7 +44,11 @@ NO_PINGS = discord.AllowedMentions.none()
 
 
 class First(Protocol):
-    """An interaction's one first response, within Discord's 3 seconds."""
+    """An interaction's one first response, within Discord's 3 seconds.
+
+    A note is sent with embeds suppressed, as every note is: it quotes labels and answers
+    others wrote, and a link in one must not grow a card of the linked site's choosing.
+    """
 
     async def defer(self) -> None:
         """Type 6, DEFERRED_UPDATE_MESSAGE: "got it", with no visible change."""
@@ -78,12 +82,19 @@ class Callback:
 
     async def note(self, text: str) -> None:
         await self._response.send_message(
-            shorten(text, MAX_CONTENT), ephemeral=True, allowed_mentions=NO_PINGS
+            shorten(text, MAX_CONTENT),
+            ephemeral=True,
+            allowed_mentions=NO_PINGS,
+            suppress_embeds=True,
         )
 
     async def ask(self, text: str, buttons: ui.View) -> None:
         await self._response.send_message(
-            shorten(text, MAX_CONTENT), view=buttons, ephemeral=True, allowed_mentions=NO_PINGS
+            shorten(text, MAX_CONTENT),
+            view=buttons,
+            ephemeral=True,
+            allowed_mentions=NO_PINGS,
+            suppress_embeds=True,
         )
 
     async def delivered(self) -> None:
@@ -194,14 +205,21 @@ async def replaced(
 async def tell(
     interaction: discord.Interaction[Any], text: str, buttons: ui.View | None = None
 ) -> None:
-    """A private note to the person, after the interaction was acknowledged."""
+    """A private note to the person, after the interaction was acknowledged (with no link
+    preview, as every note)."""
     content = shorten(text, MAX_CONTENT)
     try:
         if buttons is None:
-            await interaction.followup.send(content, ephemeral=True, allowed_mentions=NO_PINGS)
+            await interaction.followup.send(
+                content, ephemeral=True, allowed_mentions=NO_PINGS, suppress_embeds=True
+            )
         else:
             await interaction.followup.send(
-                content, view=buttons, ephemeral=True, allowed_mentions=NO_PINGS
+                content,
+                view=buttons,
+                ephemeral=True,
+                allowed_mentions=NO_PINGS,
+                suppress_embeds=True,
             )
     except discord.HTTPException:
         log.warning("could not tell %s: %s", interaction.user.id, text, exc_info=True)

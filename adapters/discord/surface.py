@@ -166,6 +166,9 @@ class DiscordSurface:
                 shorten(reminder(view), MAX_CONTENT),
                 reference=reference,
                 allowed_mentions=pings(view.answerers),
+                # A link the agent wrote (a label, a default answer) gets no card of the
+                # linked site's choosing under askbridge's reminder.
+                suppress_embeds=True,
             )
         except discord.HTTPException as error:
             failure = MessageRefused if is_refusal(error.status) else SurfaceUnavailable

@@ -15,6 +15,7 @@ from askbridge.bots.service import Service
 from askbridge.core.clock import ManualClock
 from tests.conftest import DATABASE, audit_events, story
 from tests.emulators.discord import DiscordEmulator, InteractionHandle, Message, Role, User
+from tests.emulators.discord.store import SUPPRESS_EMBEDS
 from tests.server_process import ServerProcess
 
 from .conftest import World, ask, check_discord_was_never_let_down, outcome, posted
@@ -520,3 +521,36 @@ async def test_permission_prompts_follow_the_connections_policy(
         ("vote", "Carol"),
         ("answered", "Carol"),
     ]
+
+
+async def test_links_an_agent_chose_get_no_preview_in_reminders_and_notes(
+    bridge: Service, world: World, http: aiohttp.ClientSession, clock: ManualClock
+) -> None:
+    emulator, alice, bob = world.emulator, world.alice, world.bob
+    evil = "https://evil.example/askbridge-approved"
+    options = [{"label": evil, "description": "Ship it"}, {"label": "Reject"}]
+    deploy: dict[str, Any] = {"question": "Deploy?", "header": "Deploy", "options": options}
+    body = {
+        **DEPLOY,
+        "questions": [deploy],
+        "quorum": 2,
+        "timeout_s": 600,
+        "remind_after_s": 300,
+        "on_timeout": {"answers": {"Deploy": evil}},
+    }
+    question = posted(emulator, await ask(http, bridge.url, body))
+    counted = await (await emulator.click(question, alice.id, evil)).wait_for_ephemeral("1 of 2")
+    await clock.advance(300)
+    reminder = await emulator.wait_for_message(world.channel.id, lambda m: m.id != question.id)
+    assert f"the answer is **{evil}**" in reminder.content
+    regions = [{"label": "eu"}, {"label": "us"}]
+    region = {"question": "Where?", "header": "Region", "options": regions}
+    two = {"request_id": "ask_two", "questions": [deploy, region]}
+    drafted = posted(emulator, await ask(http, bridge.url, two))
+    chosen = await (await emulator.click(drafted, bob.id, evil)).wait_for_ephemeral(evil)
+
+    # Each shows the link as the agent wrote it, and Discord made a card of none of them.
+    for sent in (counted, reminder, chosen):
+        assert evil in sent.content
+        assert sent.flags & SUPPRESS_EMBEDS
+    assert [m for m in emulator.sent() if m.link_previews] == []

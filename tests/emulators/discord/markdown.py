@@ -40,12 +40,15 @@ class Reading:
     code: tuple[str, ...]
     masked_links: tuple[str, ...]
     open_fence: bool
+    previewed: tuple[str, ...] = ()
+    """The bare links (not in `<…>`, not in code): those Discord previews in an embed."""
 
 
 def read(text: str) -> Reading:
     prose: list[str] = []
     code: list[str] = []
     links: list[str] = []
+    previewed: list[str] = []
     open_fence = False
     i = 0
     while i < len(text):
@@ -82,12 +85,14 @@ def read(text: str) -> Reading:
             continue
         url = URL.match(text, i) if char in "<hs" else None
         if url is not None:
+            if char != "<":
+                previewed.append(url.group(0))
             prose.append(INERT)
             i = url.end()
             continue
         prose.append(char)
         i += 1
-    return Reading("".join(prose), tuple(code), tuple(links), open_fence)
+    return Reading("".join(prose), tuple(code), tuple(links), open_fence, tuple(previewed))
 
 
 def _escapable(char: str) -> bool:

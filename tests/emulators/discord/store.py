@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .components import describe_controls, has_interactive_components, visible_text
+from .markdown import read
 from .mentions import Pings
 from .payloads import Component, JSONObject, MessagePayload, UserPayload
 from .registry import UnknownEntity
@@ -15,6 +16,10 @@ from .validation import EPHEMERAL, IS_COMPONENTS_V2, LOADING
 from .waiting import Pulse
 
 SUPPRESS_EMBEDS = 1 << 2
+"""Sent on a message, no link in its content gets a preview."""
+LINK_PREVIEW = "link"
+"""The type of the embed Discord makes of a bare link in a message's content."""
+MAX_PREVIEWS = 5
 SUPPRESS_NOTIFICATIONS = 1 << 12
 SETTABLE_FLAGS = SUPPRESS_EMBEDS | EPHEMERAL | SUPPRESS_NOTIFICATIONS | IS_COMPONENTS_V2
 STICKY_FLAGS = EPHEMERAL | IS_COMPONENTS_V2
@@ -56,6 +61,11 @@ class Message:
     @property
     def components(self) -> list[Component]:
         return self.payload["components"]
+
+    @property
+    def link_previews(self) -> list[JSONObject]:
+        """The cards Discord made of the bare links in its content."""
+        return [e for e in self.embeds if e.get("type") == LINK_PREVIEW]
 
     @property
     def is_ephemeral(self) -> bool:
@@ -117,7 +127,7 @@ def new_message_payload(
     for key in ("message_reference", "nonce", "poll"):
         if body.get(key) is not None:
             payload[key] = copy.deepcopy(body[key])
-    return payload
+    return _with_previews(payload)
 
 
 def merge_edit(
@@ -138,7 +148,19 @@ def merge_edit(
         flags = (int(changes["flags"]) & SETTABLE_FLAGS) | (current["flags"] & STICKY_FLAGS)
     merged["flags"] = flags & ~LOADING
     merged["edited_timestamp"] = edited_at
-    return merged
+    return _with_previews(merged)
+
+
+def _with_previews(payload: MessagePayload) -> MessagePayload:
+    """The message with a preview embed for each bare link in its content (a card of the
+    linked site's choosing: its title, description and image), unless it was sent with
+    SUPPRESS_EMBEDS; an edit makes them again from the new content."""
+    embeds = [e for e in payload["embeds"] if e.get("type") != LINK_PREVIEW]
+    if not payload["flags"] & SUPPRESS_EMBEDS:
+        links = read(payload["content"]).previewed
+        embeds += [{"type": LINK_PREVIEW, "url": url} for url in links[:MAX_PREVIEWS]]
+    payload["embeds"] = embeds
+    return payload
 
 
 def _content(value: object) -> str:
