@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from askbridge.core.graphemes import cut_point
 from askbridge.core.text_direction import REORDERING
 
 MAX_FILE_CHARS = 200_000
@@ -194,7 +195,7 @@ def fitted(lines: Sequence[str], max_lines: int, max_chars: int, line_chars: int
     used = 0
     for line in lines:
         if len(line) > line_chars:
-            line = line[: line_chars - 1] + "…"
+            line = line[: cut_point(line, line_chars - 1)] + "…"
         if len(kept) == max_lines or used + len(line) + 1 > max_chars:
             break
         kept.append(line)

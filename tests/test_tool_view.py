@@ -13,6 +13,7 @@ from askbridge.core.tool_view import (
     Note,
     ToolUse,
     ToolView,
+    fitted,
     tool_view,
 )
 
@@ -122,6 +123,14 @@ def test_a_command_is_shown_verbatim_with_its_description_cwd_and_background() -
     fields = [(f.name, f.value) for f in parts(shown, Fields)[0].fields]
     assert fields == [("Description", "Lint"), ("Working directory", "/repo")]
     assert parts(shown, Note) == [Note(text="Runs in the background")]
+
+
+def test_a_long_line_is_cut_between_characters_as_shown() -> None:
+    """A family emoji is five code points joined into one character: a line cut inside it
+    would show a lone person, or a joiner the platform draws as a box."""
+    family = "👩\u200d👩\u200d👧"
+    line = fitted([family * 100], max_lines=40, max_chars=3000, line_chars=300).lines[0]
+    assert line == family * 59 + "…"
 
 
 def test_web_tools_and_subagents_name_what_they_reach() -> None:
