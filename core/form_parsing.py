@@ -29,7 +29,7 @@ from askbridge.core.form_schema import (
     Form,
     FormField,
 )
-from askbridge.core.problems import shown, text_problem, web_url_problem
+from askbridge.core.problems import reordering_problem, shown, text_problem, web_url_problem
 
 _NAME = re.compile(r"[^\x00-\x1f\x7f]{1,64}")
 
@@ -328,8 +328,9 @@ def _optional_text(
 
 
 def _text_problems(where: str, text: str, most: int | None) -> list[Problem]:
+    """A form's message, a field's title and description, a choice: what people read."""
     found = []
-    if (problem := text_problem(text, allow_nul=False)) is not None:
+    if (problem := text_problem(text, allow_nul=False) or reordering_problem(text)) is not None:
         found.append(Problem(where, problem))
     if most is not None and len(text) > most:
         found.append(Problem(where, f"must be at most {most} characters, got {len(text)}"))

@@ -184,3 +184,23 @@ def test_a_nul_is_refused_in_a_forms_texts_and_values_where_it_is() -> None:
     assert refused.value.by_field() == {
         "note": "must not contain NUL characters, got one at character 2"
     }
+
+
+def test_a_forms_texts_must_read_as_the_agent_wrote_them() -> None:
+    fields = {
+        "x": {"type": "string", "title": "Ap\u202edevorp", "description": "\u2067n\u2069"},
+        "y": {"type": "string", "oneOf": [{"const": "a", "title": "No \u202eseY"}]},
+    }
+    reorders = "it reorders what people read; write the text in the order it is read"
+    assert problems(
+        {"message": "Ship \u202d?", "requestedSchema": {"type": "object", "properties": fields}}
+    ) == [
+        f"form.message: must not contain LEFT-TO-RIGHT OVERRIDE (U+202D, at character 5): "
+        f"{reorders}",
+        "form.requested_schema.properties.x.title: must not contain RIGHT-TO-LEFT OVERRIDE "
+        f"(U+202E, at character 2): {reorders}",
+        "form.requested_schema.properties.x.description: must not contain RIGHT-TO-LEFT ISOLATE "
+        f"(U+2067, at character 0): {reorders}",
+        "form.requested_schema.properties.y.oneOf[0]: must not contain RIGHT-TO-LEFT OVERRIDE "
+        f"(U+202E, at character 4): {reorders}",
+    ]
