@@ -545,3 +545,18 @@ def form_cases(draw: st.DrawFn, platform: str | None = None, fields: int = FEW_F
         **ending,
     )
     return FormCase(request=request, content=content, typed=typed, problems=problems)
+
+
+WIDE = (
+    "🚀", "👩\u200d👩\u200d👧", "🇫🇷", "👍🏽", "漢", "字", "é", "e\u0301",
+    '"', "\\", "\x01", "\x1b", "\x7f", "<", ">", "&",
+)  # fmt: skip
+"""Characters that JSON escapes to 6 or 12 bytes each, or that take two, or that join those
+around them into one character as shown: what a payload measured by its characters
+underestimates."""
+
+
+@cache  # as hostile_text
+def wide_text() -> st.SearchStrategy[str]:
+    """A short pattern of `WIDE` characters, for `at_most` to repeat to a limit."""
+    return st.lists(st.sampled_from(WIDE), min_size=1, max_size=6).map("".join)

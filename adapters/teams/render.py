@@ -11,9 +11,9 @@ agent or a person wrote goes in through `text.run`.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 
+from askbridge.adapters.teams.fit import fit
 from askbridge.adapters.teams.form import form_elements
 from askbridge.adapters.teams.ids import (
     CANCEL,
@@ -29,7 +29,6 @@ from askbridge.adapters.teams.ids import (
     words_input,
 )
 from askbridge.adapters.teams.text import (
-    MAX_RUN,
     Element,
     clip,
     paragraph,
@@ -55,9 +54,6 @@ from askbridge.core.view import (
 VERSION = "1.5"
 SCHEMA = "http://adaptivecards.io/schemas/adaptive-card.json"
 CONTENT_TYPE = "application/vnd.microsoft.card.adaptive"
-MAX_CARD_BYTES = 27 * 1024
-"""Teams refuses a message over about 28 KB; the rest of the activity needs a little."""
-MIN_RUN = 60
 EXPANDED_UP_TO = 5
 """Options shown as radio buttons or checkboxes; more go in a drop-down."""
 MAX_CHOICE_TITLE = 200
@@ -86,28 +82,6 @@ def render(
     if view.waiting:
         card["actions"] = _actions(view)
     return fit(card)
-
-
-def fit(card: Element) -> Element:
-    """The card within Teams' size limit (as the connector sends it: JSON, ASCII-escaped):
-    the longest runs of text are cut shorter until it fits."""
-    limit = MAX_RUN
-    while len(json.dumps(card)) > MAX_CARD_BYTES and limit > MIN_RUN:
-        limit //= 2
-        for element in _runs(card):
-            element["text"] = clip(element["text"], limit)
-    return card
-
-
-def _runs(tree: object) -> Iterator[Element]:
-    if isinstance(tree, dict):
-        if tree.get("type") == "TextRun":
-            yield tree
-        for value in tree.values():
-            yield from _runs(value)
-    elif isinstance(tree, list):
-        for item in tree:
-            yield from _runs(item)
 
 
 def attachment(card: Element) -> Element:

@@ -14,13 +14,19 @@ Element = dict[str, Any]
 
 MAX_RUN = 2000
 """The longest run of text one field of a card shows; the card as a whole stays within Teams'
-size limit (render.MAX_CARD_BYTES)."""
+size limit (fit.MAX_CARD_BYTES)."""
 
 
 def clip(text: str, limit: int = MAX_RUN) -> str:
     """`text` cut to `limit` characters, between characters as shown, with an ellipsis when
     it was cut."""
-    return text if len(text) <= limit else text[: cut_point(text, limit - 1)].rstrip() + "…"
+    return text if len(text) <= limit else cut(text, limit - 1)
+
+
+def cut(text: str, end: int) -> str:
+    """`text` cut at most at character `end`, between characters as shown, with an
+    ellipsis."""
+    return text[: cut_point(text, end)].rstrip() + "…"
 
 
 def run(text: str, *, bold: bool = False, subtle: bool = False, limit: int = MAX_RUN) -> Element:

@@ -14,7 +14,7 @@ from askbridge.bots.logs import UnusedFeatures
 from askbridge.bots.service import Service
 from tests.conftest import DATABASE, DEPLOY, EXPECTED
 from tests.emulators.teams import TeamsEmulator
-from tests.emulators.teams.cards import markdown_texts, plain_texts
+from tests.emulators.teams.cards import check_card, markdown_texts, plain_texts
 from tests.emulators.teams.emulator import CHANNEL
 from tests.teams.conftest import ALICE, BOB, actions
 
@@ -62,6 +62,35 @@ async def test_the_specs_example_is_answered_in_teams(
     texts = list(plain_texts(shown))
     assert any("Answered by Alice" in t for t in texts)
     assert "Caching, Metrics" in texts
+    assert teams.refused == []
+
+
+async def test_options_of_long_emoji_labels_are_cut_to_fit_and_answered_whole(
+    teams: TeamsEmulator, bridge: Service, http: aiohttp.ClientSession
+) -> None:
+    """Each emoji is 12 bytes as the connector sends it (`\\ud83d\\ude80`): sixteen labels of
+    150 made a card Teams refused, and the question was never posted."""
+    conversation = teams.add_conversation()
+    labels = [f"{o}" + "🚀" * 150 for o in range(4)]
+    options = [{"label": label, "description": ""} for label in labels]
+    questions = [
+        {"question": "Pick?", "header": f"h{q}", "multiSelect": True, "options": options}
+        for q in range(4)
+    ]
+    target = f"teams:{conversation}"
+    await ask(http, bridge.url, request_id="ask_wide", questions=questions, target=target)
+    message = await teams.wait_for_message(conversation)
+    choices = [c for e in message.card["body"] for c in e.get("choices", [])]
+    assert [c["value"] for c in choices] == ["0", "1", "2", "3"] * 4
+    assert all(c["title"].endswith("🚀…") for c in choices)
+    picks = {f"q{q}": "0,3" for q in range(4)}
+    submit = actions(message.card)["Submit"]
+    code, answer = await teams.press(bridge.url, message, ALICE, submit, picks)
+    assert code == 200, answer
+    check_card(answer["value"])
+    final = await status(http, bridge.url, "ask_wide")
+    assert final["answers"] == {f"h{q}": f"{labels[0]}, {labels[3]}" for q in range(4)}
+    await teams.wait_for_card(message, ended)
     assert teams.refused == []
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import aiohttp
 
+from askbridge.adapters.teams.fit import PREFILL_LEFT_OUT
 from askbridge.bots.service import Service
+from askbridge.core.changes import CHANGE_ACTION
 from askbridge.core.permissions import permission_questions
 from tests.conftest import StartService
 from tests.emulators.teams import TeamsEmulator
@@ -79,6 +81,38 @@ async def test_edit_and_allow_changes_the_command_in_place_on_the_card(
     assert changed in shown, "the command as allowed, as written"
     assert any(text.startswith("Changed by ") for text in shown)
     assert not any("only" in text for text in markdown_texts(card))
+
+
+async def test_a_command_too_long_for_the_card_is_changed_from_an_empty_field(
+    teams: TeamsEmulator, bridge: Service, http: aiohttp.ClientSession
+) -> None:
+    """2,300 emoji are 27 KB as the connector sends them: prefilled, the card was refused and
+    the approval never posted. The field starts empty and says why; what is written runs."""
+    conversation = teams.add_conversation()
+    asked = {"command": "echo " + "🚀" * 2300}
+    questions = permission_questions({"tool_name": "Bash"}, always=None, shown=True)
+    await ask(
+        http,
+        bridge.url,
+        request_id="ask_wide",
+        questions=questions,
+        tool={"name": "Bash"},
+        subject=asked,
+        allow_changes=True,
+        target=f"teams:{conversation}",
+    )
+    message = await teams.wait_for_message(conversation)
+    behind = next(a for a in message.card["actions"] if a["title"] == CHANGE_ACTION)
+    field, said = behind["card"]["body"][:2]
+    assert (field["id"], "value" in field) == ("changed", False)
+    assert said["text"] == PREFILL_LEFT_OUT
+    press = actions(message.card)["Edit and allow"]
+    code, answer = await teams.press(bridge.url, message, ALICE, press, {"changed": "echo 🚀"})
+    assert code == 200, answer
+    final = await status(http, bridge.url, "ask_wide")
+    assert final["approved_input"] == {"command": "echo 🚀"}
+    await teams.wait_for_card(message, ended)
+    assert teams.refused == []
 
 
 async def test_an_empty_change_is_refused_on_the_card(

@@ -8,18 +8,37 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime
+from itertools import pairwise
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from askbridge.adapters.teams.fit import MAX_CARD_BYTES, PREFILL_LEFT_OUT
 from askbridge.adapters.teams.notes import note
-from askbridge.adapters.teams.render import MAX_CARD_BYTES, render
+from askbridge.adapters.teams.render import MAX_CHANGE_CHARS, render
 from askbridge.adapters.teams.surface import TeamsSurface
+from askbridge.adapters.teams.text import MAX_RUN
 from askbridge.core.answers import NOTE_HINT
-from askbridge.core.forms import parse_form
+from askbridge.core.ask import MAX_CONTEXT_CHARS
+from askbridge.core.changes import CHANGE_ACTION
+from askbridge.core.forms import (
+    MAX_CHOICE_TITLE_CHARS,
+    MAX_CHOICES,
+    MAX_DESCRIPTION_CHARS,
+    MAX_MESSAGE_CHARS,
+    MAX_TEXT_CHARS,
+    MAX_TITLE_CHARS,
+    Form,
+    parse_form,
+)
+from askbridge.core.graphemes import cut_point
 from askbridge.core.intents import Counted, Refusal, Refused
-from askbridge.core.models import Request, Target
+from askbridge.core.models import Person, Policy, Request, Status, Target
+from askbridge.core.permissions import permission_questions
+from askbridge.core.questions import MAX_OPTIONS, MAX_QUESTIONS, parse_questions
 from askbridge.core.surface import form_fields_of
+from askbridge.core.tool_view import ToolUse, tool_view
 from askbridge.core.view import (
     CANCEL_HINT,
     CANCEL_QUESTION,
@@ -37,11 +56,13 @@ from tests.emulators.teams.cards import (
 from tests.hostile import (
     FORM_EXAMPLES,
     FormCase,
+    at_most,
     form_cases,
     form_request,
     hostile_text,
     largest_form,
     requests,
+    wide_text,
 )
 
 DYNAMIC_OWN = re.compile(r"and \d+ more|\d+ more (line is|lines are) not shown here")
@@ -56,6 +77,7 @@ def own_words(view: RequestView) -> set[str]:
         NOTE_HINT,
         CANCEL_QUESTION,
         CANCEL_WARNING,
+        PREFILL_LEFT_OUT,
     }
 
 
@@ -161,3 +183,278 @@ def test_the_largest_form_teams_shows_fits_in_a_card() -> None:
     inputs = card_inputs(card).values()
     choices = [c["title"] for i in inputs if i["type"] == "Input.ChoiceSet" for c in i["choices"]]
     assert choices == [c.title for f in form.fields for c in f.choices]
+
+
+ROCKET = "🚀"
+"""A character JSON escapes to 12 bytes (`\\ud83d\\ude80`), as the connector sends it."""
+
+
+def teams_request(**fields: Any) -> Request:
+    return Request(
+        request_id="r1",
+        targets=(Target(platform="teams", channel="19:c"),),
+        created_at=datetime(2030, 1, 1, tzinfo=UTC),
+        **fields,
+    )
+
+
+def approval(command: str) -> Request:
+    """A waiting Bash approval whose command people may change before allowing it."""
+    asked = {"command": command}
+    questions = permission_questions({"tool_name": "Bash"}, always=None, shown=True)
+    return teams_request(
+        questions=parse_questions(questions),
+        tool=tool_view(ToolUse(name="Bash", input=asked), keep_input=True),
+        policy=Policy(allow_changes=True),
+    )
+
+
+def choice_titles(card: dict[str, Any]) -> list[str]:
+    inputs = card_inputs(card).values()
+    return [c["title"] for i in inputs if i["type"] == "Input.ChoiceSet" for c in i["choices"]]
+
+
+def left_out(card: dict[str, Any]) -> list[str]:
+    """The ids of the inputs whose prefilled text the card says it left out."""
+    bodies = [card["body"], *(a["card"]["body"] for a in card.get("actions", []) if "card" in a)]
+    pairs = (pair for body in bodies for pair in pairwise(body))
+    return [element["id"] for element, after in pairs if after.get("text") == PREFILL_LEFT_OUT]
+
+
+def test_option_labels_of_wide_characters_are_cut_to_fit() -> None:
+    """Four multi-select questions of four options, each label 150 emoji: the choices'
+    titles are cut, between characters, each ending with an ellipsis; their values still
+    name the options."""
+    questions = parse_questions(
+        [
+            {
+                "question": "Pick?",
+                "header": f"h{q}",
+                "multiSelect": True,
+                "options": [{"label": f"{o}" + ROCKET * 150, "description": ""} for o in range(4)],
+            }
+            for q in range(4)
+        ]
+    )
+    card = render(RequestView.of(teams_request(questions=questions)))
+    check_card(card)
+    titles = choice_titles(card)
+    assert len(titles) == 16
+    for o, title in enumerate(titles):
+        assert title.startswith(f"{o % 4}{ROCKET}"), title
+        assert title.endswith(f"{ROCKET}…"), title
+    inputs = card_inputs(card).values()
+    assert [c["value"] for i in inputs for c in i.get("choices", [])] == ["0", "1", "2", "3"] * 4
+
+
+def test_a_change_too_long_for_the_card_is_not_prefilled_and_the_card_says_so() -> None:
+    card = render(RequestView.of(approval("echo " + ROCKET * 2300)))
+    check_card(card)
+    assert "value" not in card_inputs(card)["changed"]
+    assert left_out(card) == ["changed"]
+
+
+def test_a_change_that_fits_stays_prefilled() -> None:
+    command = "echo " + ROCKET * 1000
+    card = render(RequestView.of(approval(command)))
+    check_card(card)
+    assert card_inputs(card)["changed"]["value"] == command
+    assert left_out(card) == []
+
+
+def wide_form() -> Form:
+    choices = [{"const": f"c{c}", "title": ROCKET * 75} for c in range(25)]
+    properties = {
+        f"pick{i}": {"type": "string", "title": f"Pick {i}", "oneOf": choices} for i in range(2)
+    }
+    schema = {"type": "object", "properties": properties}
+    return parse_form({"message": "Choose", "requested_schema": schema})
+
+
+def test_form_choices_of_wide_characters_are_cut_to_fit() -> None:
+    card = render(RequestView.of(teams_request(questions=(), form=wide_form())))
+    check_card(card)
+    titles = choice_titles(card)
+    assert len(titles) == 50
+    assert all(t.endswith(f"{ROCKET}…") and t.strip(ROCKET) == "…" for t in titles), titles[0]
+
+
+def text_form(default: str | None = None) -> Form:
+    text: dict[str, Any] = {"type": "string", "title": "Notes", "maxLength": 3000}
+    if default is not None:
+        text["default"] = default
+    properties = {"count": {"type": "integer", "title": "Count"}, "notes": text}
+    schema = {"type": "object", "properties": properties}
+    return parse_form({"message": "Fill in", "requested_schema": schema})
+
+
+def test_a_default_too_long_for_the_card_is_not_prefilled_and_the_card_says_so() -> None:
+    card = render(RequestView.of(teams_request(questions=(), form=text_form(ROCKET * 2500))))
+    check_card(card)
+    assert "value" not in card_inputs(card)["f1"]
+    assert left_out(card) == ["f1"]
+
+
+def test_what_was_typed_too_long_for_the_card_is_not_kept_and_the_card_says_so() -> None:
+    view = RequestView.of(teams_request(questions=(), form=text_form()))
+    typed = {"count": "many", "notes": ROCKET * 2500}
+    card = render(view, "Please check", given=typed, problems={"count": "Please write a number"})
+    check_card(card)
+    assert "value" not in card_inputs(card)["f1"]
+    assert left_out(card) == ["f1"]
+    kept = render(view, "Please check", given={**typed, "notes": ROCKET * 500})
+    check_card(kept)
+    assert card_inputs(kept)["f1"]["value"] == ROCKET * 500
+
+
+LONG = 3 * MAX_RUN
+"""Longer than any text a card shows whole, where core sets no limit."""
+WIDE_EXAMPLES = settings(
+    max_examples=30,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+def longest(draw: st.DrawFn, most: int) -> str:
+    return at_most(draw(wide_text()), most, long=True)
+
+
+def assert_cut_whole(shown: str, original: str) -> None:
+    """`shown` is `original`, or its start cut after a whole character, with an ellipsis."""
+    if shown != original:
+        cut = shown.removesuffix("…")
+        assert shown.endswith("…"), shown
+        assert original.startswith(cut), (shown, original)
+        assert cut_point(original, len(cut)) == len(cut), shown
+
+
+def assert_fits_and_cut_whole(card: dict[str, Any], originals: list[str]) -> None:
+    """The card is one Teams takes, and each text on it cut to fit is the start of one of
+    `originals` (each text as asked) up to a whole character, with an ellipsis."""
+    check_card(card)
+    assert mentioned(card) == []
+    for shown in plain_texts(card):
+        if shown.endswith("…") and shown not in originals:
+            cut = shown.removesuffix("…")
+            whole = [o for o in originals if o.startswith(cut)]
+            assert whole, shown
+            assert_cut_whole(shown, whole[0])
+
+
+def button_titles(card: dict[str, Any]) -> list[str]:
+    return [a["title"] for e in card["body"] if e["type"] == "ActionSet" for a in e["actions"]]
+
+
+@st.composite
+def wide_asks(draw: st.DrawFn) -> Request:
+    """As many questions and options as an ask takes (one question for a card answered with
+    one click), every text as long as it takes and made of characters JSON escapes to many
+    bytes, with every input a card may hold."""
+    one = draw(st.booleans())
+    questions = [
+        {
+            "question": longest(draw, LONG),
+            "header": f"{draw(wide_text())[:10]}{q}",
+            "multiSelect": not one and draw(st.booleans()),
+            "options": [
+                {"label": f"{o}{longest(draw, LONG)}", "description": longest(draw, LONG)}
+                for o in range(MAX_OPTIONS)
+            ],
+        }
+        for q in range(1 if one else MAX_QUESTIONS)
+    ]
+    policy = Policy(allow_other=draw(st.booleans()), allow_notes=draw(st.booleans()))
+    context = longest(draw, MAX_CONTEXT_CHARS)
+    return teams_request(questions=parse_questions(questions), policy=policy, context=context)
+
+
+@WIDE_EXAMPLES
+@given(wide_asks(), wide_text())
+def test_every_card_of_the_widest_questions_fits(request: Request, said: str) -> None:
+    view = RequestView.of(request)
+    labels = [o.label for q in view.questions for o in q.options]
+    told = note(Refused(Refusal.MISSING_ANSWERS, view))
+    assert told is not None
+    originals = [*labels, told, request.context or "", said]
+    originals += [o.description for q in view.questions for o in q.options]
+    originals += [q.question for q in view.questions]
+    for card in (render(view), render(view, told)):
+        assert_fits_and_cut_whole(card, originals)
+        for title, label in zip(choice_titles(card) or button_titles(card), labels, strict=True):
+            assert_cut_whole(title, label)
+    answered = request.model_copy(
+        update={
+            "status": Status.ANSWERED,
+            "answers": {q.header: q.options[0].label for q in view.questions},
+            "answered_by": Person(platform="teams", id="aad-1", name=said),
+            "ended_at": request.created_at,
+        }
+    )
+    assert_fits_and_cut_whole(render(RequestView.of(answered)), originals)
+
+
+@WIDE_EXAMPLES
+@given(st.data())
+def test_every_edit_and_allow_card_of_the_widest_command_fits(data: st.DataObject) -> None:
+    size = data.draw(st.integers(MAX_CHANGE_CHARS // 2, MAX_CHANGE_CHARS))
+    command = at_most(data.draw(wide_text()), size, long=True)
+    view = RequestView.of(approval(command))
+    card = render(view)
+    assert_fits_and_cut_whole(card, [command, CHANGE_ACTION])
+    prefilled = card_inputs(card)["changed"].get("value")
+    assert prefilled == command or (prefilled is None and left_out(card) == ["changed"])
+
+
+@st.composite
+def wide_forms(draw: st.DrawFn) -> tuple[Form, dict[str, object]]:
+    """A form of as many fields as Teams shows, every text as long as a form takes and made
+    of characters JSON escapes to many bytes, each text field with a default; and what a
+    person typed into each field, as long."""
+    kinds = st.sampled_from(["text", "choice", "choices", "boolean", "integer"])
+    properties: dict[str, Any] = {}
+    fields = form_fields_of(TeamsSurface)
+    for index, kind in enumerate(draw(st.lists(kinds, min_size=fields, max_size=fields))):
+        choices = [
+            {"const": f"c{c}", "title": f"{c}{longest(draw, MAX_CHOICE_TITLE_CHARS - 2)}"}
+            for c in range(MAX_CHOICES)
+        ]
+        kinds_of: dict[str, dict[str, Any]] = {
+            "text": {"type": "string", "maxLength": MAX_TEXT_CHARS},
+            "choice": {"type": "string", "oneOf": choices},
+            "choices": {"type": "array", "items": {"type": "string", "oneOf": choices}},
+            "boolean": {"type": "boolean"},
+            "integer": {"type": "integer"},
+        }
+        prop = kinds_of[kind]
+        if kind == "text":
+            prop["default"] = longest(draw, MAX_TEXT_CHARS)
+        prop["title"] = longest(draw, MAX_TITLE_CHARS)
+        prop["description"] = longest(draw, MAX_DESCRIPTION_CHARS)
+        properties[f"f{index}"] = prop
+    schema = {"type": "object", "properties": properties}
+    form = parse_form({"message": longest(draw, MAX_MESSAGE_CHARS), "requested_schema": schema})
+    typed: dict[str, object] = {name: longest(draw, MAX_TEXT_CHARS) for name in properties}
+    return form, typed
+
+
+@WIDE_EXAMPLES
+@given(wide_forms())
+def test_every_card_of_the_widest_form_fits(case: tuple[Form, dict[str, object]]) -> None:
+    form, typed = case
+    view = RequestView.of(teams_request(questions=(), form=form))
+    titles = [c.title for f in form.fields for c in f.choices]
+    problems = {name: "Please write it again" for name in typed}
+    refused = Refused(Refusal.BAD_VALUES, view, field_problems=problems, values=typed)
+    told = note(refused)
+    assert told is not None
+    originals = [*titles, form.message.strip(), told, *problems.values()]
+    originals += [t for f in form.fields for t in (f.title, f.description.strip())]
+    for card in (render(view), render(view, told, given=typed, problems=problems)):
+        assert_fits_and_cut_whole(card, originals)
+        for title, whole in zip(choice_titles(card), titles, strict=True):
+            assert_cut_whole(title, whole)
+        for name, element in card_inputs(card).items():
+            if element["type"] == "Input.Text" and "value" not in element:
+                assert name in left_out(card)
