@@ -8,6 +8,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from askbridge.adapters.teams.clicks import PLATFORM
+from askbridge.adapters.teams.fit import fit
 from askbridge.adapters.teams.render import VERSION, answerers_text
 from askbridge.adapters.teams.text import Element, clip, plain
 from askbridge.core.view import RequestView
@@ -28,7 +29,8 @@ def tag_text(name: str) -> str:
 
 
 def reminder_card(view: RequestView, names: Mapping[str, str]) -> Element:
-    """The nudge, mentioning each Teams answerer in `names` (Entra id -> name)."""
+    """The nudge, mentioning each Teams answerer in `names` (Entra id -> name); its sentence
+    is cut to fit Teams' size limit, the mentions never (a cut tag pings nobody)."""
     entities = [
         {"type": "mention", "text": tag_text(name), "mentioned": {"id": user, "name": name}}
         for user, name in names.items()
@@ -48,4 +50,4 @@ def reminder_card(view: RequestView, names: Mapping[str, str]) -> Element:
     card: Element = {"type": "AdaptiveCard", "version": VERSION, "body": body}
     if entities:
         card["msteams"] = {"entities": entities}
-    return card
+    return fit(card)

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from askbridge.adapters.teams.fit import MAX_CARD_BYTES, PREFILL_LEFT_OUT
+from askbridge.adapters.teams.mentions import MAX_MENTIONS, reminder_card
 from askbridge.adapters.teams.notes import note
 from askbridge.adapters.teams.render import MAX_CHANGE_CHARS, render
 from askbridge.adapters.teams.surface import TeamsSurface
@@ -458,3 +459,26 @@ def test_every_card_of_the_widest_form_fits(case: tuple[Form, dict[str, object]]
         for name, element in card_inputs(card).items():
             if element["type"] == "Input.Text" and "value" not in element:
                 assert name in left_out(card)
+
+
+def test_a_reminder_of_the_longest_default_answers_fits() -> None:
+    """The deadline's answers, joined, beside twenty people named in emoji: the sentence is
+    cut to fit, and every mention stays on the card."""
+    labels = [f"{o}" + ROCKET * LONG for o in range(MAX_OPTIONS)]
+    options = [{"label": label, "description": ""} for label in labels]
+    questions = parse_questions(
+        [{"question": "Pick?", "header": f"h{q}", "options": options} for q in range(4)]
+    )
+    names = {f"aad-{n}": ROCKET * 20 for n in range(MAX_MENTIONS)}
+    policy = Policy(
+        answerers=tuple(f"teams:{user}" for user in names),
+        timeout_answers={q.header: labels[0] for q in questions},
+    )
+    expires = datetime(2030, 1, 2, tzinfo=UTC)
+    view = RequestView.of(teams_request(questions=questions, policy=policy, expires_at=expires))
+    card = reminder_card(view, names)
+    check_card(card)
+    assert sorted(mentioned(card)) == sorted(names)
+    said = [run["text"] for e in card["body"] for run in e.get("inlines", [])]
+    assert len(said) == 1
+    assert said[0].endswith(f"{ROCKET}…")
