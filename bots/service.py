@@ -22,6 +22,7 @@ from askbridge.bots.surfaces import SURFACES, SurfaceEntry, Wiring, surface_word
 from askbridge.core.api import add_api_routes, add_health_routes, api_middlewares
 from askbridge.core.api.auth import is_loopback
 from askbridge.core.api.hooks import add_hook_routes
+from askbridge.core.api.reading import BODY_DEADLINE, BODY_READ_S
 from askbridge.core.api.status import status_json
 from askbridge.core.broker import Broker
 from askbridge.core.callback_guard import AllowList
@@ -119,6 +120,7 @@ class Service:
             ),
             client_max_size=settings.max_body_bytes,
         )
+        app[BODY_DEADLINE] = min(settings.idle_timeout_s, BODY_READ_S)
         add_api_routes(
             app,
             self.broker,

@@ -26,6 +26,7 @@ from askbridge.adapters.discord.handlers import MAX_CONTENT, NO_PINGS, First
 from askbridge.adapters.discord.ids import BadCustomId, CustomId, unpack
 from askbridge.adapters.discord.text import shorten
 from askbridge.core.api.errors import error_response, parse_json
+from askbridge.core.api.reading import read_body
 from askbridge.core.intents import Action
 from askbridge.core.view import FAILED, FOREIGN_CLICK
 
@@ -159,7 +160,7 @@ class Endpoint:
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def handle(self, request: web.Request) -> web.Response:
-        body = await request.read()
+        body = await read_body(request)
         headers = request.headers
         why = self._signatures.refusal(headers.get(TIMESTAMP), headers.get(SIGNATURE), body)
         # Discord itself sends badly signed requests now and then, and drops an endpoint that

@@ -23,6 +23,7 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from yarl import URL
 
 from askbridge.core.api.errors import parse_json
+from askbridge.core.api.reading import body_deadline
 
 FORM = "application/x-www-form-urlencoded"
 JSON = "application/json"
@@ -48,7 +49,8 @@ def header_problem(headers: Mapping[str, str]) -> str | None:
 async def bolt_request(request: web.Request) -> AsyncBoltRequest:
     """What `slack_bolt.adapter.aiohttp.to_bolt_request` makes of `request`; ValueError,
     saying why, for a body that is not an interaction askbridge takes."""
-    raw = await request.text()
+    async with body_deadline(request):
+        raw = await request.text()
     body = parse_json(_payload(raw, request.content_type))
     if not isinstance(body, dict):
         raise ValueError("the payload is not a JSON object")

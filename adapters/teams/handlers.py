@@ -23,6 +23,7 @@ from askbridge.adapters.teams.notes import note
 from askbridge.adapters.teams.render import CONTENT_TYPE, render
 from askbridge.adapters.teams.tokens import TokenCheck, Unauthorized
 from askbridge.core.api.errors import error_response, parse_json
+from askbridge.core.api.reading import read_body
 from askbridge.core.broker import Broker
 from askbridge.core.errors import NotFound
 from askbridge.core.forms import Form
@@ -154,7 +155,7 @@ def _refused(why: Unauthorized) -> web.Response:
 async def _activity(request: web.Request) -> dict[str, Any] | web.Response:
     """The activity the body holds, or the 400 that says why it holds none."""
     try:
-        body = parse_json(await request.read())
+        body = parse_json(await read_body(request))
     except ValueError as error:
         return error_response(400, f"the body is not JSON: {error}")
     if not isinstance(body, dict):

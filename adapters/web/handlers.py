@@ -13,6 +13,7 @@ from importlib import resources
 from aiohttp import web
 
 from askbridge.adapters.web import clicks, notes, render
+from askbridge.core.api.reading import body_deadline
 from askbridge.core.broker import REQUEST_ID_PATTERN, Broker
 from askbridge.core.errors import NotFound
 from askbridge.core.models import Request, Status
@@ -156,7 +157,8 @@ async def answer(request: web.Request) -> web.Response:
     web_page = _page(request, request_id)
     broker = web_page.broker
     try:
-        form = await request.post()
+        async with body_deadline(request):
+            form = await request.post()
     except ValueError:  # not UTF-8, a multipart body without its boundary…
         return render.response(render.unreadable(broker.version), 400)
     if not web_page.signed(request_id, form.get("csrf")):

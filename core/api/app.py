@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import weakref
 from datetime import UTC, datetime
@@ -27,6 +26,7 @@ from askbridge.core.api.limits import MAX_EVENTS, MAX_LIST, MAX_WAIT_S
 from askbridge.core.api.openapi import openapi_document
 from askbridge.core.api.orphans import GRACE_S as ORPHAN_GRACE_S
 from askbridge.core.api.orphans import Orphans
+from askbridge.core.api.reading import read_body
 from askbridge.core.api.status import AuditEvent, EventList, QuestionList, StatusObject
 from askbridge.core.ask import Ask, ask_schema
 from askbridge.core.broker import Broker
@@ -35,7 +35,6 @@ from askbridge.core.metrics import Metrics
 from askbridge.core.models import Status
 from askbridge.core.surface import SurfaceWords
 
-BODY_READ_S = 10.0
 EXPORT_PAGE = 1000
 
 
@@ -224,14 +223,7 @@ def _time(request: web.Request, name: str) -> datetime | None:
 
 
 async def read_json_object(request: web.Request) -> dict[str, Any]:
-    try:
-        async with asyncio.timeout(BODY_READ_S):
-            raw = await request.read()
-    except TimeoutError:
-        raise web.HTTPRequestTimeout(
-            text=json.dumps({"error": f"the request body did not arrive within {BODY_READ_S:g} s"}),
-            content_type="application/json",
-        ) from None
+    raw = await read_body(request)
     try:
         # Malformed JSON, bytes that are not UTF-8, nesting too deep, 4300-digit numbers…
         body = parse_json(raw)
