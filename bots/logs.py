@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Literal
 
+from aiohttp.http_exceptions import HttpProcessingError
+
 from askbridge.bots.surfaces import library_noise, token_shapes
 
 # Tokens of the platforms askbridge talks to, in case one reaches a log line via a library.
@@ -51,6 +53,22 @@ class UnusedFeatures(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
         return not any(noise in message for noise in UNUSED_FEATURES)
+
+
+class RefusedRequests(logging.Filter):
+    """aiohttp's server logs each request its parser refuses (a URL over 8190 bytes, raw
+    non-ASCII in the query, a Content-Encoding it cannot decode) as an ERROR with a traceback,
+    before askbridge sees it; any client can send those, so each is one WARNING line instead,
+    saying why."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, HttpProcessingError):
+            why = " ".join(str(error.message).split())
+            record.msg, record.args = "%s: %s", (record.getMessage(), why)
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+            record.exc_info, record.exc_text = None, None
+        return True
 
 
 class IsoFormatter(logging.Formatter):
@@ -129,6 +147,9 @@ def configure_logging(level: str, secrets: Iterable[str] = (), form: LogFormat =
     handler.addFilter(UnusedFeatures())
     root = logging.getLogger()
     root.handlers[:] = [handler]
+    # On the logger, not the handler: the record is a warning by the time any handler sees it.
+    server = logging.getLogger("aiohttp.server")
+    server.filters[:] = [RefusedRequests()]
     root.setLevel(level.upper())
     # The access log is one line per long-poll; keep it for debugging only.
     logging.getLogger("askbridge.access").setLevel(

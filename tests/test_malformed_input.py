@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
 import aiohttp
 import pytest
+from yarl import URL
 
 from askbridge.bots.service import Service
+from tests.server_process import ServerProcess
 from tests.test_agent_socket import ask_frame, receive, wait_until_waiting
 
 JSON = {"Content-Type": "application/json"}
@@ -149,3 +152,39 @@ async def test_a_ladder_the_query_string_breaks_gets_an_error_frame_and_interrup
         error = await receive(socket)
         assert "escalation.quiet_hours.tz: must be an IANA time zone" in error["error"]
         assert await receive(socket) == "Interrupt"
+
+
+REFUSED_BY_THE_PARSER = {
+    "a URL over 8190 bytes": b"GET /v1/questions?" + b"a" * 9000 + b" HTTP/1.1\r\n\r\n",
+    "raw non-ASCII in the query": "GET /v1/questions?\u00e9 HTTP/1.1\r\n\r\n".encode(),
+    **{
+        f"Content-Encoding: {coding}": (
+            f"POST /v1/questions HTTP/1.1\r\nContent-Encoding: {coding}\r\n"
+            "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+        ).encode()
+        for coding in ("br", "zstd")
+    },
+}
+"""Requests aiohttp's own parser refuses, before any route sees them."""
+
+
+async def test_a_request_the_http_parser_refuses_is_one_warning_line(
+    server: ServerProcess,
+) -> None:
+    url = URL(await server.start())
+    assert url.host is not None
+    assert url.port is not None
+    for what, request in REFUSED_BY_THE_PARSER.items():
+        reader, writer = await asyncio.open_connection(url.host, url.port)
+        writer.write(request.replace(b"\r\n", b"\r\nHost: 127.0.0.1\r\n", 1))
+        await writer.drain()
+        answer = await asyncio.wait_for(reader.read(), timeout=10)
+        writer.close()
+        assert answer.startswith(b"HTTP/1.0 400 "), what
+    await server.stop()
+    said = [line for line in server.log if "aiohttp.server" in line]
+    assert len(said) == len(REFUSED_BY_THE_PARSER), server.log
+    assert all(" WARNING " in line for line in said), said
+    assert not any("Traceback" in line or " ERROR " in line for line in server.log), server.log
+    assert "Got more than 8190 bytes" in said[0]
+    assert "Can not decode content-encoding: brotli (br)" in said[2]
