@@ -32,22 +32,24 @@ def name(person: Person) -> str:
     return shorten(line(plain_name(person)), MAX_NAME)
 
 
-def names(people: Sequence[Person], bold: bool = False) -> str:
+def names(people: Sequence[Person], bold: bool = False, limit: int = MAX_VOTERS) -> str:
     shown = [f"**{name(p)}**" if bold else name(p) for p in people]
-    return join_within(shown, MAX_VOTERS) or "someone"
+    return join_within(shown, min(limit, MAX_VOTERS)) or "someone"
 
 
-def summary(view: RequestView, answers: Mapping[str, str]) -> str:
+def summary(view: RequestView, answers: Mapping[str, str], limit: int = MAX_SUMMARY) -> str:
     """One set of answers in a line: the label alone for a single question."""
-    return shorten(line(view.summary(answers)), MAX_SUMMARY)
+    return shorten(line(view.summary(answers)), min(limit, MAX_SUMMARY))
 
 
-def tally_lines(view: RequestView, rows: Sequence[TallyRow]) -> list[str]:
-    """Each distinct answer with its count out of the quorum and its voters, most first."""
+def tally_lines(view: RequestView, rows: Sequence[TallyRow], limit: int = MAX_VOTERS) -> list[str]:
+    """Each distinct answer with its count out of the quorum and its voters, most first; each
+    answer and each list of voters cut to `limit`."""
     lines = [
         "- "
         + view.tally_line(row).format(
-            answers=f"**{summary(view, row.answers)}**", voters=names(row.voters)
+            answers=f"**{summary(view, row.answers, limit)}**",
+            voters=names(row.voters, limit=limit),
         )
         for row in rows[:MAX_TALLY_ROWS]
     ]
@@ -62,13 +64,14 @@ def reminder(view: RequestView) -> str:
     return f"⏰ {view.reminder.format(answerers=who, **deadline_slots(view))}"
 
 
-def deadline_slots(view: RequestView) -> dict[str, str]:
+def deadline_slots(view: RequestView, limit: int = MAX_SUMMARY) -> dict[str, str]:
     """The deadline (when, and how long from now, in each reader's time zone) and the answer it
-    gives, as the view's sentences about it take them."""
+    gives (cut to `limit`), as the view's sentences about it take them."""
     deadline = view.deadline
     when = "" if deadline is None else f"{timestamp(deadline)} ({timestamp(deadline, 'R')})"
     default = view.default_answers
-    return {"deadline": when, "answers": "" if default is None else f"**{summary(view, default)}**"}
+    answers = "" if default is None else f"**{summary(view, default, limit)}**"
+    return {"deadline": when, "answers": answers}
 
 
 def timestamp(when: datetime, style: Any = "f") -> str:

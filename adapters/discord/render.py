@@ -3,14 +3,17 @@
 While waiting: the context, the policy, per question its text and controls, then Submit, the
 form's button and Cancel (a typed form: its message, its fields, then "Fill in…", Decline and
 Cancel); once ended, no controls, and the answers (or the values filled in). 4 questions x 4
-options come to 32 of Discord's 40 components; the long texts are shortened to keep within
-`MAX_TEXT`, never the policy. Every text an agent or a person wrote goes through `text` (or a
-plain-text field).
+options come to 32 of Discord's 40 components. Every text that can be long (the context, the
+tool call, questions, labels, descriptions, who may answer, the tally, answers and notes) has a
+share of `MAX_TEXT`, one share cut for all until the message fits; the tool call, the labels
+and the answers, what an approver judges by, get a larger one. Every text an agent or a person
+wrote goes through `text` (or a plain-text field).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import discord
@@ -18,13 +21,14 @@ from discord import ui
 
 from askbridge.adapters.discord.ids import ActionButton, ChoiceSelect, CustomId
 from askbridge.adapters.discord.lines import (
+    MAX_WHO,
     answerers_text,
     deadline_slots,
     names,
     tally_lines,
     timestamp,
 )
-from askbridge.adapters.discord.text import clip, escape, fit, line, link, prose, shorten
+from askbridge.adapters.discord.text import clip, escape, line, link, prose, shorten
 from askbridge.adapters.discord.tool_call import tool_text
 from askbridge.core.changes import CHANGE_ACTION, Changeable
 from askbridge.core.forms import Form, FormField
@@ -53,7 +57,29 @@ ENDING_LOOK = {
 Item = ui.Item[Any]
 Style = discord.ButtonStyle
 Fields = dict[tuple[object, ...], str]
-"""Texts the agent wrote with no length limit, by where they go; these are what gets shortened."""
+"""The texts that may be shortened, by where they go, as shortened to fit."""
+WHOLE = 1 << 30
+"""A share that leaves every text whole."""
+JUDGED_BY = 4
+"""How much larger the share of an option's label, an answer and the tool call is: what an
+approver must see to judge is cut last."""
+
+
+@dataclass(frozen=True)
+class Part:
+    """A text of the message that may be shortened: `cut(share * weight)` is it within that
+    many characters (whole when they are enough)."""
+
+    cut: Callable[[int], str]
+    weight: int = 1
+
+
+Parts = dict[tuple[object, ...], Part]
+
+
+def _shortened(text: str, most: int = WHOLE, weight: int = 1) -> Part:
+    """Markdown cut as `shorten` cuts it, never longer than `most`."""
+    return Part(lambda share: shorten(text, min(share, most)), weight)
 
 
 def render(view: RequestView) -> ui.LayoutView:
@@ -70,13 +96,16 @@ def render(view: RequestView) -> ui.LayoutView:
 def _waiting(view: RequestView) -> list[Item]:
     if view.form is not None:
         return _form_waiting(view, view.form)
-    fields: Fields = {("context",): prose(view.context)}
+    parts = _heading_parts(view) | _policy_parts(view)
     for q, question in enumerate(view.questions):
-        fields["question", q] = prose(question.question.strip())
+        parts["question", q] = _shortened(prose(question.question.strip()))
         if not question.multi_select:
             for o, option in enumerate(question.options):
-                fields["description", q, o] = shorten(line(option.description), MAX_OPTION_TEXT)
-    texts = _fitted(fields, lambda f: _waiting_texts(view, f))
+                label = line(option.label)
+                parts["label", q, o] = _shortened(label, MAX_BUTTON_LABEL, JUDGED_BY)
+                description = line(option.description)
+                parts["description", q, o] = _shortened(description, MAX_OPTION_TEXT)
+    texts = _fitted(parts, lambda f: _waiting_texts(view, f))
 
     items: list[Item] = []
     if texts[0]:
@@ -125,23 +154,35 @@ def words_label(view: RequestView) -> str | None:
 def _waiting_texts(view: RequestView, fields: Fields) -> list[str]:
     """[context and the tool call, one text per question, the policy and hint]; the first may
     be empty."""
-    texts = [_with_tool(view, fields["context",])]
+    texts = [_with_tool(fields)]
     for q, question in enumerate(view.questions):
         lines = [f"**{line(question.header)}** · {fields['question', q]}".rstrip()]
         if not question.multi_select:
-            for o, option in enumerate(question.options):
-                label = f"- **{shorten(line(option.label), MAX_BUTTON_LABEL)}**"
+            for o in range(len(question.options)):
+                label = f"- **{fields['label', q, o]}**"
                 description = fields["description", q, o]
                 lines.append(f"{label} — {description}" if description else label)
         texts.append("\n".join(lines))
-    texts.append("\n".join([*policy_lines(view), _hint(view)]))
+    texts.append("\n".join(t for t in (fields["policy",], _hint(view)) if t))
     return texts
 
 
-def _with_tool(view: RequestView, context: str) -> str:
-    """The context, then the tool call the request asks to approve, when it has one."""
+def _heading_parts(view: RequestView) -> Parts:
+    """The context, and the tool call the request asks to approve, when it has one."""
+    parts: Parts = {("context",): _shortened(prose(view.context))}
     tool = view.tool
-    return context if tool is None else "\n\n".join(t for t in (context, tool_text(tool)) if t)
+    if tool is not None:
+        parts["tool",] = Part(lambda share: tool_text(tool, share), JUDGED_BY)
+    return parts
+
+
+def _policy_parts(view: RequestView) -> Parts:
+    return {("policy",): Part(lambda share: "\n".join(policy_lines(view, share)))}
+
+
+def _with_tool(fields: Fields) -> str:
+    """The context, then the tool call, when the request has one."""
+    return "\n\n".join(t for t in (fields["context",], fields.get(("tool",), "")) if t)
 
 
 def _hint(view: RequestView) -> str:
@@ -172,19 +213,20 @@ def _controls(view: RequestView, q: int, question: UserQuestion) -> Item:
     )
 
 
-def policy_lines(view: RequestView) -> list[str]:
-    """Who may answer, how many must agree and the tally, and what the deadline does."""
+def policy_lines(view: RequestView, share: int = WHOLE) -> list[str]:
+    """Who may answer, how many must agree and the tally, and what the deadline does; who may
+    answer, each answer and each list of voters cut to `share`."""
     lines: list[str] = []
-    who = answerers_text(view.answerers)
+    who = answerers_text(view.answerers, min(share, MAX_WHO))
     if view.answerers:
         lines.append(WHO_MAY_ANSWER.format(answerers=who))
     if view.escalation_line is not None:
         lines.append(view.escalation_line.format(answerers=who))
     if view.needs_votes:
         lines.append(f"**{view.votes_needed}**")
-        lines.extend(tally_lines(view, view.tally))
+        lines.extend(tally_lines(view, view.tally, share))
     if view.deadline_line is not None:
-        lines.append(f"⏳ {view.deadline_line.format(**deadline_slots(view))}")
+        lines.append(f"⏳ {view.deadline_line.format(**deadline_slots(view, share))}")
     return lines
 
 
@@ -195,28 +237,31 @@ def _ended(view: RequestView) -> tuple[discord.Colour, list[Item]]:
     colour, end = ending(view)
     if view.form is not None:
         return colour, _form_ended(view, view.form, end)
-    fields: Fields = {("context",): prose(view.context)}
+    parts = _heading_parts(view) | _other_votes_parts(view)
     notes = view.notes
     for q, question in enumerate(view.questions):
-        fields["question", q] = prose(question.question.strip())
+        parts["question", q] = _shortened(prose(question.question.strip()))
+        if question.header in view.answers:
+            answer = line(view.answers[question.header])
+            parts["answer", q] = _shortened(answer, MAX_ANSWER, JUDGED_BY)
         if question.header in notes:
-            fields["note", q] = shorten(escape(notes[question.header].strip()), MAX_NOTE)
-    texts = _fitted(fields, lambda f: _ended_texts(view, f, end))
+            parts["note", q] = _shortened(escape(notes[question.header].strip()), MAX_NOTE)
+    texts = _fitted(parts, lambda f: _ended_texts(view, f, end))
     return colour, [ui.TextDisplay(text) for text in texts if text]
 
 
 def _ended_texts(view: RequestView, fields: Fields, end: str) -> list[str]:
     """[context and the tool call, one text per question, how it ended]; the first may be
     empty."""
-    texts = [_with_tool(view, fields["context",])]
+    texts = [_with_tool(fields)]
     for q, question in enumerate(view.questions):
         text = f"**{line(question.header)}** · {fields['question', q]}".rstrip()
-        if question.header in view.answers:
-            text += f"\n→ **{shorten(line(view.answers[question.header]), MAX_ANSWER)}**"
+        if ("answer", q) in fields:
+            text += f"\n→ **{fields['answer', q]}**"
         if ("note", q) in fields:
             text += f"\n📝 {fields['note', q]}"
         texts.append(text)
-    texts.append("\n".join([end, *_other_votes(view)]))
+    texts.append("\n".join(t for t in (end, fields["other votes",]) if t))
     return texts
 
 
@@ -228,13 +273,18 @@ def ending(view: RequestView) -> tuple[discord.Colour, str]:
     return colour, f"{emoji} {heading}{when}".lstrip()
 
 
-def _other_votes(view: RequestView) -> list[str]:
-    """The votes that did not decide the request, when several had to agree."""
+def _other_votes_parts(view: RequestView) -> Parts:
+    return {("other votes",): Part(lambda share: "\n".join(_other_votes(view, share)))}
+
+
+def _other_votes(view: RequestView, share: int) -> list[str]:
+    """The votes that did not decide the request, when several had to agree; each answer and
+    each list of voters cut to `share`."""
     rows = view.other_votes if view.needs_votes else ()
     if not rows:
         return []
     decided = any(row.decided for row in view.tally)
-    return ["-# Other votes:" if decided else "-# Votes:", *tally_lines(view, rows)]
+    return ["-# Other votes:" if decided else "-# Votes:", *tally_lines(view, rows, share)]
 
 
 # --- typed forms --------------------------------------------------------------------------
@@ -252,10 +302,11 @@ def field_title(field: FormField) -> str:
 
 
 def _form_waiting(view: RequestView, form: Form) -> list[Item]:
-    fields: Fields = {("context",): prose(view.context), ("message",): prose(form.message)}
+    parts = _heading_parts(view) | _policy_parts(view)
+    parts["message",] = _shortened(prose(form.message))
     for index, field in enumerate(form.fields):
-        fields["description", index] = line(field.description)
-    texts = _fitted(fields, lambda f: _form_waiting_texts(view, form, f))
+        parts["description", index] = _shortened(line(field.description))
+    texts = _fitted(parts, lambda f: _form_waiting_texts(view, form, f))
     items: list[Item] = [ui.TextDisplay(text) for text in texts[:-1] if text]
     items.append(ui.Separator())
     items.append(ui.TextDisplay(texts[-1]))
@@ -286,18 +337,19 @@ def _form_waiting_texts(view: RequestView, form: Form, fields: Fields) -> list[s
         description = fields["description", index]
         rows.append(f"{row} — {description}" if description else row)
     return [
-        _with_tool(view, fields["context",]),
+        _with_tool(fields),
         message,
         "\n".join(rows),
-        "\n".join([*policy_lines(view), _hint(view)]),
+        "\n".join(t for t in (fields["policy",], _hint(view)) if t),
     ]
 
 
 def _form_ended(view: RequestView, form: Form, end: str) -> list[Item]:
-    fields: Fields = {("context",): prose(view.context), ("message",): prose(form.message)}
+    parts = _heading_parts(view) | _other_votes_parts(view)
+    parts["message",] = _shortened(prose(form.message))
     for index, (_, value) in enumerate(view.filled_in()):
-        fields["value", index] = line(value)
-    texts = _fitted(fields, lambda f: _form_ended_texts(view, f, end))
+        parts["value", index] = _shortened(line(value))
+    texts = _fitted(parts, lambda f: _form_ended_texts(view, f, end))
     return [ui.TextDisplay(text) for text in texts if text]
 
 
@@ -308,20 +360,37 @@ def _form_ended_texts(view: RequestView, fields: Fields, end: str) -> list[str]:
         for index, (field, _) in enumerate(view.filled_in())
     ]
     return [
-        _with_tool(view, fields["context",]),
+        _with_tool(fields),
         fields["message",],
         "\n".join(rows),
-        "\n".join([end, *_other_votes(view)]),
+        "\n".join(t for t in (end, fields["other votes",]) if t),
     ]
 
 
 # --- fitting ------------------------------------------------------------------------------
 
 
-def _fitted(fields: Fields, texts: Callable[[Fields], list[str]]) -> list[str]:
-    """`texts(fields)`, with the fields shortened (longest first) to keep within MAX_TEXT."""
-    full = texts(fields)
-    overhead = sum(len(t) for t in full) - sum(len(v) for v in fields.values())
-    keys = list(fields)
-    shortened = fit([fields[k] for k in keys], MAX_TEXT - overhead)
-    return texts(dict(zip(keys, shortened, strict=True)))
+def _fitted(parts: Parts, texts: Callable[[Fields], list[str]]) -> list[str]:
+    """`texts` of the parts, whole if they fit in MAX_TEXT together, else each cut to the
+    largest share (times its weight) with which they fit: short texts stay whole, and the
+    longest are cut first."""
+
+    def cut(share: int) -> list[str]:
+        return texts({key: part.cut(share * part.weight) for key, part in parts.items()})
+
+    whole = cut(WHOLE)
+    # Each part is within the whole message, so with a share that long every part is whole.
+    low, high = 0, _length(whole)
+    if high <= MAX_TEXT:
+        return whole
+    while low < high:
+        share = (low + high + 1) // 2
+        if _length(cut(share)) <= MAX_TEXT:
+            low = share
+        else:
+            high = share - 1
+    return cut(low)
+
+
+def _length(texts: list[str]) -> int:
+    return sum(len(text) for text in texts)

@@ -24,7 +24,8 @@ from askbridge.core.tool_view import (
 )
 
 MAX_TOOL_TEXT = 1600
-"""The whole call, within the message's 4000 characters: the other texts make room for it."""
+"""The whole call at most, within the message's 4000 characters; less when the message is long
+(the renderer gives it a share)."""
 MAX_LINES = 30
 BLOCK_BUDGET = 900
 FIELD_BUDGET = 200
@@ -32,16 +33,19 @@ MAX_FIELDS = 8
 MAX_PARTS = 8
 
 
-def tool_text(tool: ToolView) -> str:
-    """The call as one markdown text of at most MAX_TOOL_TEXT characters."""
+def tool_text(tool: ToolView, limit: int = MAX_TOOL_TEXT) -> str:
+    """The call as one markdown text of at most `limit` characters (MAX_TOOL_TEXT at most):
+    its start, when it must be cut, and the link to all of it while that takes at most half."""
+    limit = min(limit, MAX_TOOL_TEXT)
     pieces = [f"**{shorten(line(tool.title), 300)}**"]
     pieces += [_part(part) for part in tool.parts[:MAX_PARTS]]
     text = "\n".join(p for p in pieces if p)
     link = "" if tool.full_view is None else f"\n-# [{FULL_VIEW}](<{tool.full_view}>)"
-    if not link or not is_cut(tool, MAX_LINES, BLOCK_BUDGET, MAX_PARTS):
-        return shorten(text, MAX_TOOL_TEXT)
+    cut = len(text) > limit or is_cut(tool, MAX_LINES, BLOCK_BUDGET, MAX_PARTS)
+    if not link or not cut or 2 * len(link) > limit:
+        return shorten(text, limit)
     # The link goes after the cut, so that no cut can take it.
-    return shorten(text, MAX_TOOL_TEXT - len(link)) + link
+    return shorten(text, limit - len(link)) + link
 
 
 def _part(part: Part) -> str:

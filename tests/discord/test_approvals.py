@@ -554,3 +554,44 @@ async def test_links_an_agent_chose_get_no_preview_in_reminders_and_notes(
         assert evil in sent.content
         assert sent.flags & SUPPRESS_EMBEDS
     assert [m for m in emulator.sent() if m.link_previews] == []
+
+
+async def test_the_largest_approval_is_still_edited_once_votes_come_in(
+    bridge: Service, world: World, http: aiohttp.ClientSession, carol: User
+) -> None:
+    emulator, alice, bob = world.emulator, world.alice, world.bob
+    # Labels and a tool call's values whose every character is escaped, twice as long as
+    # written: the first post is within Discord's 4,000 characters, the tally pushes it over.
+    questions = [
+        {
+            "question": "q?",
+            "header": f"Q{q}",
+            "options": [{"label": f"{q}{o}" + "*" * 78} for o in range(4)],
+        }
+        for q in range(4)
+    ]
+    voters = [alice, bob, carol]
+    values = {f"v{n}": "*" * 300 for n in range(8)}
+    others = [f"discord:@{100000000000000000 + n}" for n in range(17)]
+    body = {
+        "request_id": "ask_big",
+        "questions": questions,
+        "tool": {"name": "Deploy", "input": {"command": "rm -rf /srv/app", **values}},
+        "answerers": [*(f"discord:@{v.id}" for v in voters), *others],
+        "quorum": 3,
+        "timeout_s": 600,
+        "on_timeout": {"answers": {f"Q{q}": f"{q}0" + "*" * 78 for q in range(4)}},
+    }
+    question = posted(emulator, await ask(http, bridge.url, body))
+    assert "rm -rf /srv/app" in question.text
+
+    for o, voter in enumerate(voters):
+        for q in range(4):
+            await (await emulator.click(question, voter.id, f"{q}{o}" + "*" * 78)).response()
+        await (await emulator.click(question, voter.id, "Submit")).wait_for_ephemeral("of 3")
+
+    # Three differing votes, each a row of the tally: the message is edited to show them all.
+    edited = await emulator.wait_for_edit(question.id, lambda m: m.text.count("— 1/3") == 3)
+    assert "rm -rf /srv/app" in edited.text
+    assert (await outcome(http, bridge.url, "ask_big", wait=0))["status"] == "waiting"
+    await check_discord_was_never_let_down(emulator)

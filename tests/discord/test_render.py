@@ -11,11 +11,21 @@ from hypothesis import strategies as st
 
 from askbridge.adapters.discord.render import render
 from askbridge.adapters.discord.text import clip, fit, join_within, shorten
+from askbridge.core.escalation import read_ladder
 from askbridge.core.models import Person, Policy, Request, Status, Target, Vote
 from askbridge.core.permissions import permission_questions
 from askbridge.core.policy import ANSWERER
 from askbridge.core.questions import parse_questions
-from askbridge.core.tool_view import FileText, ToolUse, tool_view
+from askbridge.core.tool_view import (
+    Code,
+    Fields,
+    FileText,
+    Named,
+    Note,
+    ToolUse,
+    ToolView,
+    tool_view,
+)
 from askbridge.core.view import RequestView
 from tests.conftest import DATABASE
 from tests.emulators.discord import validate_message
@@ -31,7 +41,7 @@ from tests.emulators.discord.components import (
     visible_text,
     walk,
 )
-from tests.hostile import SHOWN_AS_ONE, whole_pieces
+from tests.hostile import SHOWN_AS_ONE, tool_view_of, whole_pieces
 
 COMPONENTS_V2 = 1 << 15
 WHEN = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
@@ -288,6 +298,137 @@ def test_the_waiting_message_shows_the_policy_and_the_tally() -> None:
     assert count_components(message["components"]) == count_components(
         payload(request(DEPLOY))["components"]
     )
+
+
+def largest_approval(votes: int) -> Request:
+    """An approval with the most of everything a waiting message shows: a tool call whose
+    every part is long, four questions of four options whose labels escape to twice their
+    length, twenty answerers, a quorum, a deadline with a default answer, and `votes`
+    differing votes from people with long names."""
+    long = "*" * 300
+    tool = ToolView(
+        tool="Bash",
+        title="Run a command",
+        parts=(
+            Code(label="", text="\n".join(f"rm -rf /srv/{n} {long}" for n in range(40))),
+            Note(text=long),
+            Fields(fields=tuple(Named(name=long, value=long) for _ in range(9))),
+        ),
+    )
+    questions = [
+        {
+            "question": "q?",
+            "header": f"Q{q}",
+            "options": [{"label": f"{o}{long}", "description": long} for o in range(4)],
+        }
+        for q in range(4)
+    ]
+    labels = [f"{o}{long}" for o in range(4)]
+    voters = [Person(platform="web", id=f"v{n}", name="*" * 300) for n in range(votes)]
+    policy = Policy(
+        answerers=tuple(f"discord:@{100000000000000000 + n}" for n in range(20)),
+        quorum=3,
+        timeout_answers={q["header"]: labels[0] for q in questions},
+    )
+    return request(questions, context=long).model_copy(
+        update={
+            "policy": policy,
+            "votes": tuple(
+                Vote(person=p, answers={q["header"]: labels[n] for q in questions}, at=WHEN)
+                for n, p in enumerate(voters)
+            ),
+            "expires_at": WHEN,
+            "tool": tool,
+        }
+    )
+
+
+def test_the_largest_approval_fits_once_votes_come_in() -> None:
+    for votes in range(4):
+        message = payload(largest_approval(votes))
+        assert validate_message(message) is None, votes
+        assert sum(len(t) for t in texts_of(message)) <= 4000
+        shown = text(message)
+        # What an approver must see to judge is still there: the command's start and every
+        # option's label, whole or cut.
+        assert "rm -rf /srv/0" in shown
+        assert all(shown.count(f"- **{o}\\*") >= 4 for o in range(4)), shown
+
+
+MARKUP = st.sampled_from(["*", "_", "<", "`", "|", "~", "@", "é", " "])
+"""Characters the escaping doubles, and others."""
+longest = st.lists(MARKUP, max_size=8).map(lambda cs: (("".join(cs) + "*") * 2000)[:2000])
+many_answerers = tuple(f"discord:@{100000000000000000 + n}" for n in range(60))
+
+
+@st.composite
+def largest_approvals(draw: st.DrawFn) -> Request:
+    """The largest approval in any state: every text as long as askbridge takes it and full of
+    characters the escaping doubles, four questions of four options, a tool call or none, any
+    quorum with votes from people with long names, a deadline with a default answer or none,
+    and an escalation taken or not."""
+
+    def text() -> str:
+        return draw(longest)
+
+    def label(o: int) -> str:
+        # One word, as a label is at most five, and none holds the ", " that joins answers.
+        return f"{o}{''.join(text().split())}"[:80]
+
+    questions = [
+        {
+            "question": text(),
+            "header": f"H{q}",
+            "multiSelect": draw(st.booleans()),
+            "options": [{"label": label(o), "description": text()} for o in range(4)],
+        }
+        for q in range(4)
+    ]
+    req = request(questions, context=text())
+    asked = req.questions
+    labels = [[o.label for o in q.options] for q in asked]
+    voters = [Person(platform="web", id=f"v{n}", name=text()[:300]) for n in range(6)]
+    votes = tuple(
+        Vote(
+            person=p,
+            answers={q.header: draw(st.sampled_from(labels[i])) for i, q in enumerate(asked)},
+            at=WHEN,
+            notes={"H0": text()},
+        )
+        for p in voters[: draw(st.integers(0, 6))]
+    )
+    ladder = read_ladder({"steps": [{"after_s": 60, "answerers": list(many_answerers[30:])}]})
+    policy = Policy(
+        answerers=many_answerers[:30],
+        quorum=draw(st.integers(1, 3)),
+        timeout_answers=draw(st.none() | st.just({q.header: labels[0][0] for q in asked})),
+        allow_other=True,
+        allow_notes=True,
+        escalation=ladder,
+    )
+    tool = draw(st.none() | st.just(largest_approval(0).tool) | st.just(tool_view_of(text)))
+    update: dict[str, Any] = {
+        "policy": policy,
+        "votes": votes,
+        "tool": tool,
+        "expires_at": draw(st.none() | st.just(WHEN)),
+        "escalation_step": draw(st.integers(0, 1)),
+    }
+    status = draw(st.sampled_from(list(Status)))
+    if status is not Status.WAITING:
+        update |= {"status": status, "ended_at": WHEN}
+    if status is Status.ANSWERED:
+        answers = votes[0].answers if votes else {q.header: text() for q in req.questions}
+        update |= {"answers": answers, "answered_by": voters[0] if votes else None}
+    return req.model_copy(update=update)
+
+
+@settings(max_examples=80, deadline=None)
+@given(largest_approvals())
+def test_the_largest_approval_in_any_state_is_a_message_discord_accepts(req: Request) -> None:
+    message = payload(req)
+    assert validate_message(message) is None
+    assert count_components(message["components"]) <= 40
 
 
 def test_a_long_list_of_answerers_is_cut_between_mentions() -> None:
