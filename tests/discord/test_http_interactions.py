@@ -27,6 +27,7 @@ from tests.emulators.discord import (
     mentioned_in,
 )
 from tests.emulators.discord.components import TEXT_DISPLAY, walk
+from tests.emulators.discord.store import SUPPRESS_EMBEDS
 from tests.hostile import HOSTILE
 
 from .conftest import World, ask, outcome, posted
@@ -258,6 +259,7 @@ async def test_cancel(bridge: Service, world: World, http: aiohttp.ClientSession
     asked = await emulator.click(question, bob.id, "Cancel")
     await answered(asked, 4)
     sure = await asked.wait_for_ephemeral("Cancel this question?")
+    assert sure.flags & SUPPRESS_EMBEDS
     await answered(await emulator.click(sure, bob.id, "Cancel question"), 6)
     done = await emulator.wait_for_edit(sure.id, ended)
     assert done.text == "Cancelled by **Bob** — the agent was interrupted."
@@ -265,6 +267,21 @@ async def test_cancel(bridge: Service, world: World, http: aiohttp.ClientSession
     assert final["status"] == "cancelled"
     assert final["cancelled_by"]["name"] == "Bob"
     await emulator.wait_for_edit(question.id, ended)
+
+
+async def test_a_link_an_agent_chose_gets_no_preview_in_a_note(
+    bridge: Service, world: World, http: aiohttp.ClientSession
+) -> None:
+    emulator, alice = world.emulator, world.alice
+    evil = "https://evil.example/askbridge-approved"
+    body: dict[str, Any] = copy.deepcopy(DATABASE)
+    body["questions"][0]["options"][0]["label"] = evil
+    question = posted(emulator, await ask(http, bridge.url, body))
+    chose = await emulator.click(question, alice.id, evil)
+    await answered(chose, 6)
+    note = await chose.wait_for_ephemeral(f"**Database**: {evil}")
+    assert note.flags & SUPPRESS_EMBEDS
+    assert [m for m in emulator.sent() if m.link_previews] == []
 
 
 async def test_a_refused_click_gets_a_private_note(
