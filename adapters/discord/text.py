@@ -8,7 +8,7 @@ fence or a character as shown (`cut_point`), and closes a code block it cuts ope
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from urllib.parse import urlsplit, urlunsplit
 
 import discord
@@ -110,23 +110,6 @@ def clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return text[: cut_point(text, limit - len(ELLIPSIS))].rstrip() + ELLIPSIS
-
-
-def fit(texts: Sequence[str], budget: int) -> list[str]:
-    """Shorten the longest texts, as little as possible, until they fit in `budget` together.
-
-    Short texts stay whole: every text is cut to one common length, the largest that fits.
-    """
-    if sum(len(t) for t in texts) <= budget:
-        return list(texts)
-    low, high = 0, max(len(t) for t in texts)
-    while low < high:
-        cap = (low + high + 1) // 2
-        if sum(min(len(t), cap) for t in texts) <= budget:
-            low = cap
-        else:
-            high = cap - 1
-    return [shorten(t, low) for t in texts]
 
 
 def join_within(items: Iterable[str], limit: int, separator: str = ", ") -> str:

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from askbridge.adapters.discord.render import render
-from askbridge.adapters.discord.text import clip, fit, join_within, shorten
+from askbridge.adapters.discord.text import clip, join_within, shorten
 from askbridge.core.escalation import read_ladder
 from askbridge.core.models import Person, Policy, Request, Status, Target, Vote
 from askbridge.core.permissions import permission_questions
@@ -212,14 +212,11 @@ def test_four_by_four_uses_31_of_40_components() -> None:
     assert count_components(message["components"]) == 31
 
 
-def test_shorten_and_fit() -> None:
+def test_shorten() -> None:
     assert shorten("abc", 3) == "abc"
     assert shorten("abcd", 3) == "ab…"
     assert shorten("ab  cd", 4) == "ab…"
     assert shorten("abc", 0) == ""
-    assert fit(["a" * 10, "b" * 2, "c" * 50], 30) == ["a" * 10, "b" * 2, "c" * 17 + "…"]
-    assert fit(["a" * 40, "b" * 40], 30) == ["a" * 14 + "…", "b" * 14 + "…"]
-    assert fit(["short"], 30) == ["short"]
 
 
 @given(st.lists(st.sampled_from(["a", *SHOWN_AS_ONE]), max_size=40), st.integers(1, 60))
