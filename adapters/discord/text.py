@@ -127,7 +127,8 @@ def join_within(items: Iterable[str], limit: int, separator: str = ", ") -> str:
         tail = f" and {rest} more" if rest else ""
         if lengths[count] + len(tail) <= limit:
             return separator.join(items[:count]) + tail
-    return shorten(f"{len(items)} people", limit) if items else ""
+    count = len(items)
+    return shorten(f"{count} {'person' if count == 1 else 'people'}", limit) if items else ""
 
 
 def link(url: str) -> str:

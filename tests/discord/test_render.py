@@ -232,6 +232,7 @@ def test_join_within_keeps_whole_items() -> None:
     assert join_within(items, 100) == "<@1>, <@22>, <@333>"
     assert join_within(items, 18) == "<@1> and 2 more"
     assert join_within(items, 10) == "3 people"
+    assert join_within(["<@4444444444>"], 10) == "1 person"
     assert join_within([], 10) == ""
 
 
