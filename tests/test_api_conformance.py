@@ -123,6 +123,17 @@ HOOK_CASES: dict[str, tuple[dict[str, Any] | bytes, dict[str, str], int]] = {
     "another hook event": ({**HOOK_INPUT, "hook_event_name": "Stop"}, {}, 400),
     "no tool input": ({k: v for k, v in HOOK_INPUT.items() if k != "tool_input"}, {}, 400),
     "a timeout too short": (HOOK_INPUT, {"timeout": "1"}, 400),
+    "a cwd that is half a character": (
+        {
+            **HOOK_INPUT,
+            "hook_event_name": "PermissionRequest",
+            "tool_name": "Bash",
+            "tool_input": {"command": "ls"},
+            "cwd": "/\ud800",
+        },
+        {},
+        200,
+    ),
     "not JSON": (b"{", {}, 400),
 }
 """Claude Code's hook waits for a person, so it gets these cases instead of generated ones:
@@ -163,6 +174,44 @@ ONCE_A_500: dict[str, tuple[dict[str, Any] | bytes, int]] = {
     "nested 5000 deep": (b"[" * 5000 + b"]" * 5000, 400),
     "object nested 3000 deep": (b'{"a":' * 3000 + b"1" + b"}" * 3000, 400),
     "invalid UTF-8": (b'{"questions": "\xff\xfe"}', 400),
+    "a folder of zones as the quiet hours' zone": (
+        {
+            "questions": [DEPLOY],
+            "escalation": {
+                "steps": [{"after_s": 5}],
+                "quiet_hours": {"tz": "Europe", "start": "22:00", "end": "07:00"},
+            },
+        },
+        422,
+    ),
+    "a list as a field's format": (
+        {
+            "form": {
+                "message": "m",
+                "requested_schema": {
+                    "type": "object",
+                    "properties": {"a": {"type": "string", "format": []}},
+                },
+            }
+        },
+        422,
+    ),
+    "lone surrogate in a tool's input": (
+        {"questions": [DEPLOY], "tool": {"name": "Bash", "input": {"command": "ls \ud800"}}},
+        422,
+    ),
+    "lone surrogate in a field's name": (
+        {
+            "form": {
+                "message": "m",
+                "requested_schema": {
+                    "type": "object",
+                    "properties": {"a\ud800": {"type": "string"}},
+                },
+            }
+        },
+        422,
+    ),
 }
 """Bodies of POST /v1/questions that made a 500 before the hardening of issue 9."""
 
@@ -180,7 +229,20 @@ ODD_QUERIES: dict[str, tuple[str, dict[str, str], dict[str, str], int]] = {
     "NUL in the request_id": ("/v1/questions/{request_id}", {"request_id": "\x00"}, {}, 404),
     "NUL in events' request_id": ("/v1/events", {}, {"request_id": "\x00"}, 404),
     "NaN wait": ("/v1/questions/{request_id}", {"request_id": "x"}, {"wait": "nan"}, 400),
-    "since the end of time": ("/v1/events", {}, {"since": "9999-12-31T23:59:59-23:59"}, 200),
+    # Beyond the years UTC holds: refused, naming the parameter, as the audit export refuses it.
+    "since the end of time": ("/v1/events", {}, {"since": "9999-12-31T23:59:59-23:59"}, 400),
+    "export since the end of time": (
+        "/v1/audit/export",
+        {},
+        {"since": "9999-12-31T23:59:59-01:00"},
+        400,
+    ),
+    "export until the start of time": (
+        "/v1/audit/export",
+        {},
+        {"until": "0001-01-01T00:00:00+01:00"},
+        400,
+    ),
 }
 """Path and query parameters that made a 500 on some store, or might."""
 
