@@ -33,7 +33,7 @@ from askbridge.core.hooks.claude_code import (
     HookOptions,
 )
 from askbridge.core.models import Ladder
-from askbridge.core.store.factory import url_password
+from askbridge.core.store.factory import url_passwords
 from askbridge.core.surface import SurfaceWords
 
 ENV_FILE = ".env"
@@ -282,11 +282,10 @@ class Settings(BaseSettings):
 
     def secrets(self) -> list[str]:
         """Secret values, so that log output can be scrubbed of them: every `SecretStr` of
-        these settings and of each platform's, and the database URL's password."""
+        these settings and of each platform's, and the database URL's passwords."""
         models = (self, *self._platforms.values())
         found = [v.get_secret_value() for m in models for v in _secrets(m) if v.get_secret_value()]
-        password = url_password(self.database_url)
-        return [*found, password] if password else found
+        return [*found, *url_passwords(self.database_url)]
 
 
 def _secrets(model: BaseModel) -> Iterator[SecretStr]:

@@ -75,6 +75,17 @@ def test_database_urls_are_shown_without_their_password() -> None:
     assert "hunter2-secret" in settings.secrets()
 
 
+def test_a_password_given_as_a_query_parameter_is_masked_and_scrubbed() -> None:
+    # libpq takes the password from the query string too.
+    url = "postgresql://askbridge@db.example:5432/askbridge?sslmode=require&password=hunter%232"
+    assert shown_url(url) == (
+        "postgresql://askbridge@db.example:5432/askbridge?sslmode=require&password=***"
+    )
+    secrets = Settings(_env_file=None, database_url=url).secrets()
+    # As written in the URL, and as the driver reads it (its errors may quote either).
+    assert {"hunter%232", "hunter#2"} <= set(secrets)
+
+
 async def test_the_database_password_is_never_logged(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -88,3 +99,18 @@ async def test_the_database_password_is_never_logged(
         logged = "\n".join(record.getMessage() for record in caplog.records)
         assert "hunter2-secret" not in logged
         assert "postgres:***@" in logged
+
+
+async def test_a_database_password_in_the_query_string_is_never_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with postgres_schema() as url:
+        separator = "&" if "?" in url else "?"
+        with_password = f"{url}{separator}password=hunter2-secret"
+        service = Service(settings_for(tmp_path, database_url=with_password))
+        with caplog.at_level(logging.DEBUG):
+            await service.start()
+            await service.stop()
+        logged = "\n".join(record.getMessage() for record in caplog.records)
+        assert "hunter2-secret" not in logged
+        assert "password=***" in logged

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit, urlunsplit
+import contextlib
+import re
+from urllib.parse import unquote, urlsplit
 
 from askbridge.core.errors import AskbridgeError
 from askbridge.core.store.base import Store
@@ -31,18 +33,29 @@ def open_store(url: str, *, sqlite_sync: Sync = "normal", serving: bool = True) 
     )
 
 
+_QUERY_PASSWORD = re.compile(r"(?<![^&])password=([^&]*)")
+"""libpq's `password` parameter in a URL's query string (`?sslmode=require&password=…`)."""
+
+
 def shown_url(url: str) -> str:
-    """`url` fit for a log line: its password, if any, masked."""
-    password = url_password(url)
-    if password is None:
-        return url
-    parts = urlsplit(url)
-    netloc = parts.netloc.replace(f":{password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
+    """`url` fit for a log line: its passwords, in its user info or its query, masked."""
+    password = _userinfo_password(url)
+    masked = url if password is None else url.replace(f":{password}@", ":***@", 1)
+    head, mark, query = masked.partition("?")
+    return head + mark + _QUERY_PASSWORD.sub("password=***", query)
 
 
-def url_password(url: str) -> str | None:
-    """The password written in a database URL, so it can be kept out of logs."""
+def url_passwords(url: str) -> list[str]:
+    """The passwords written in a database URL, so they can be kept out of logs: in its user
+    info and in its query, each as written and as the driver reads it (percent-decoded)."""
+    written = [_userinfo_password(url)]
+    with contextlib.suppress(ValueError):
+        written += [m[1] for m in _QUERY_PASSWORD.finditer(urlsplit(url).query)]
+    found = [p for p in written if p]
+    return list(dict.fromkeys([*found, *(unquote(p) for p in found)]))
+
+
+def _userinfo_password(url: str) -> str | None:
     try:
         netloc = urlsplit(url).netloc
     except ValueError:
