@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from askbridge.core.ask import REQUEST_ID_PATTERN, Ask
+from askbridge.core.ask import MAX_QUORUM, REQUEST_ID_PATTERN, Ask
 from askbridge.core.errors import ASK_USER_QUESTION, AskbridgeError
 from askbridge.core.hooks.suggestions import Remember, remember_options
 from askbridge.core.hooks.wire import (
@@ -64,7 +64,9 @@ class HookOptions(BaseModel):
 
     target: tuple[str, ...] = Field(default=(), description="where to ask; absent: the default")
     answerers: tuple[str, ...] = Field(default=(), description="who may answer; absent: anyone")
-    quorum: int = Field(default=1, ge=1, description="how many must give the same answers")
+    quorum: int = Field(
+        default=1, ge=1, le=MAX_QUORUM, description="how many must give the same answers"
+    )
     timeout_s: float = Field(
         default=DEFAULT_HOOK_TIMEOUT_S,
         ge=MIN_HOOK_TIMEOUT_S,

@@ -80,6 +80,8 @@ async def test_the_query_string_sets_the_options(
     ("query", "body", "error"),
     [
         ("?timeout=1", QUESTION_HOOK, "timeout_s: Input should be greater than or equal to 2"),
+        ("?quorum=0", QUESTION_HOOK, "quorum: Input should be greater than or equal to 1"),
+        ("?quorum=51", QUESTION_HOOK, "quorum: Input should be less than or equal to 50"),
         ("?answer=web:ada", QUESTION_HOOK, "unknown query parameter 'answer'"),
         ("", [QUESTION_HOOK], "request body must be a JSON object"),
         ("", {**QUESTION_HOOK, "hook_event_name": "Stop"}, "got 'Stop'"),
