@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SkipValidation
 
 from askbridge.bots.client import AskbridgeClient, ClientError
 from askbridge.bots.settings import with_where_to_set
@@ -96,6 +96,8 @@ def build_server(
             except ClientError as error:
                 raise ToolError(with_where_to_set(error)) from error
 
+    # Each argument is listed with its type but checked by `Ask.parse`, not by the MCP SDK
+    # (SkipValidation): a bad one is then refused in the words the HTTP API uses for it.
     @server.tool(
         name="ask_user_question",
         description=(
@@ -113,21 +115,21 @@ def build_server(
         ),
     )
     async def ask_user_question(
-        questions: list[UserQuestion],
-        target: str | list[str] | None = None,
-        context: str | None = None,
-        timeout_s: float | None = None,
-        answerers: list[str] | None = None,
-        quorum: int | None = None,
-        on_timeout: Literal["expire"] | TimeoutAnswers | None = None,
-        remind_after_s: float | None = None,
-        allow_other: bool | None = None,
-        allow_notes: bool | None = None,
-        callback_url: str | None = None,
-        escalation: list[dict[str, Any]] | dict[str, Any] | None = None,
-        subject: dict[str, Any] | None = None,
-        requested_by: str | None = None,
-        no_self_approval: bool | None = None,
+        questions: SkipValidation[list[UserQuestion]],
+        target: SkipValidation[str | list[str] | None] = None,
+        context: SkipValidation[str | None] = None,
+        timeout_s: SkipValidation[float | None] = None,
+        answerers: SkipValidation[list[str] | None] = None,
+        quorum: SkipValidation[int | None] = None,
+        on_timeout: SkipValidation[Literal["expire"] | TimeoutAnswers | None] = None,
+        remind_after_s: SkipValidation[float | None] = None,
+        allow_other: SkipValidation[bool | None] = None,
+        allow_notes: SkipValidation[bool | None] = None,
+        callback_url: SkipValidation[str | None] = None,
+        escalation: SkipValidation[list[dict[str, Any]] | dict[str, Any] | None] = None,
+        subject: SkipValidation[dict[str, Any] | None] = None,
+        requested_by: SkipValidation[str | None] = None,
+        no_self_approval: SkipValidation[bool | None] = None,
         *,
         ctx: Context,
     ) -> Answers:
@@ -160,20 +162,20 @@ def build_server(
 
     @server.tool(name="ask_form", description=FORM_DESCRIPTION)
     async def ask_form(
-        message: str,
-        requested_schema: dict[str, Any] | None = None,
-        url: str | None = None,
-        target: str | list[str] | None = None,
-        context: str | None = None,
-        timeout_s: float | None = None,
-        answerers: list[str] | None = None,
-        quorum: int | None = None,
-        on_timeout: str | dict[str, Any] | None = None,
-        remind_after_s: float | None = None,
-        callback_url: str | None = None,
-        escalation: list[dict[str, Any]] | dict[str, Any] | None = None,
-        requested_by: str | None = None,
-        no_self_approval: bool | None = None,
+        message: SkipValidation[str],
+        requested_schema: SkipValidation[dict[str, Any] | None] = None,
+        url: SkipValidation[str | None] = None,
+        target: SkipValidation[str | list[str] | None] = None,
+        context: SkipValidation[str | None] = None,
+        timeout_s: SkipValidation[float | None] = None,
+        answerers: SkipValidation[list[str] | None] = None,
+        quorum: SkipValidation[int | None] = None,
+        on_timeout: SkipValidation[str | dict[str, Any] | None] = None,
+        remind_after_s: SkipValidation[float | None] = None,
+        callback_url: SkipValidation[str | None] = None,
+        escalation: SkipValidation[list[dict[str, Any]] | dict[str, Any] | None] = None,
+        requested_by: SkipValidation[str | None] = None,
+        no_self_approval: SkipValidation[bool | None] = None,
         *,
         ctx: Context,
     ) -> FormResult:

@@ -102,6 +102,23 @@ async def test_arguments_that_break_a_rule_are_a_tool_error_that_names_it(
     assert "escalation.quiet_hours.tz: must be an IANA time zone" in text_of(ladder)
 
 
+async def test_arguments_of_the_wrong_type_are_refused_as_the_http_api_refuses_them(
+    service: Service,
+) -> None:
+    questions: Any = copy.deepcopy(DATABASE["questions"])
+    async with connected(service) as mcp:
+        text = await mcp.call_tool("ask_user_question", {"questions": "x"})
+        quorum = await mcp.call_tool("ask_user_question", {"questions": questions, "quorum": "x"})
+        form = await mcp.call_tool("ask_form", {"message": "m", "requested_schema": "x"})
+    assert text.is_error
+    assert "questions: must be a list of 1-4 questions, got str" in text_of(text)
+    assert "validation error" not in text_of(text)
+    assert quorum.is_error
+    assert "quorum: must be a whole number from 1 to 50, got 'x'" in text_of(quorum)
+    assert form.is_error
+    assert "form.requested_schema: must be" in text_of(form)
+
+
 async def test_the_server_names_its_version(service: Service) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASKBRIDGE_")}
     server = StdioServerParameters(
