@@ -154,8 +154,11 @@ def ballot(
     missing: list[str] = []
     problems: dict[int, str] = {}
     for index, question in enumerate(questions):
-        options, own = with_typed(question, chosen.get(index, ()), typed.get(index, ""))
-        if own and not policy.allow_other:
+        picked, text = chosen.get(index, ()), typed.get(index, "")
+        options, own = with_typed(question, picked, text)
+        if not question.multi_select and len(picked) > 1 and not text.strip():
+            problems[index] = "Please choose one option; this question takes one answer."
+        elif own and not policy.allow_other:
             problems[index] = (
                 "Please choose one of the options; this question takes no other answer."
             )

@@ -1009,7 +1009,10 @@ def _checked(questions: Sequence[UserQuestion], intent: Intent) -> Selections | 
             not 0 <= o < len(questions[question].options) for o in picked
         ):
             return None
-        chosen[question] = picked if questions[question].multi_select else picked[-1:]
+        # A submitted form keeps every option it names: its ballot refuses two for a
+        # single-select question rather than taking one the person may not have meant.
+        whole = questions[question].multi_select or isinstance(intent, Submit)
+        chosen[question] = picked if whole else picked[-1:]
     return chosen
 
 

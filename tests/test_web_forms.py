@@ -18,7 +18,7 @@ from askbridge.adapters.web import form_key
 from askbridge.adapters.web.handlers import KEY_NAME, WebPage
 from askbridge.bots.service import Service
 from askbridge.core.clock import ManualClock
-from tests.conftest import DEPLOY, settings_for
+from tests.conftest import DATABASE, DEPLOY, settings_for
 from tests.server_process import ServerProcess
 from tests.stores import postgres_schema
 from tests.web_person import answer_on_web, read_form
@@ -226,6 +226,20 @@ async def test_options_the_question_does_not_have_are_not_counted(
         status, _ = await submit(http, service.url, csrf, option=option)
         assert status in (400, 422)
     async with http.get(f"{service.url}/v1/questions/ask_deploy") as response:
+        assert (await response.json())["status"] == "waiting"
+
+
+async def test_two_options_of_a_single_select_question_are_refused_not_one_taken(
+    replica: StartReplica, http: aiohttp.ClientSession
+) -> None:
+    service = await replica()
+    async with http.post(f"{service.url}/v1/questions", json=DATABASE) as response:
+        assert response.status == 201
+    both = {"Database": ["PostgreSQL", "SQLite"], "Features": ["Caching"]}
+    status, page = await answer_on_web(http, service.url, "ask_db", both)
+    assert status == 422
+    assert "Please choose one option; this question takes one answer." in page
+    async with http.get(f"{service.url}/v1/questions/ask_db") as response:
         assert (await response.json())["status"] == "waiting"
 
 
