@@ -121,8 +121,14 @@ class Ask(BaseModel):
         extra="ignore",
         frozen=True,
         title="AskUserQuestion request",
-        # Exactly one of them: an ask is questions or a form.
-        json_schema_extra={"oneOf": [{"required": ["questions"]}, {"required": ["form"]}]},
+        # Exactly one of them: an ask is questions or a form. A null form is no form, as the
+        # server reads every other null optional field as absent.
+        json_schema_extra={
+            "oneOf": [
+                {"required": ["questions"]},
+                {"required": ["form"], "properties": {"form": {"type": "object"}}},
+            ]
+        },
     )
 
     questions: Questions = Field(

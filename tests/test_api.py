@@ -272,7 +272,10 @@ async def test_default_timeout_comes_from_settings(
 async def test_schema_and_health(service: Service, http: aiohttp.ClientSession) -> None:
     async with http.get(f"{service.url}/v1/schema") as response:
         schema = await response.json()
-    assert schema["oneOf"] == [{"required": ["questions"]}, {"required": ["form"]}]
+    assert schema["oneOf"] == [
+        {"required": ["questions"]},
+        {"required": ["form"], "properties": {"form": {"type": "object"}}},
+    ]
     assert schema["properties"]["questions"]["maxItems"] == 4
     async with http.get(f"{service.url}/healthz") as response:
         health = await response.json()

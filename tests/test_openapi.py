@@ -66,6 +66,18 @@ def test_the_ask_in_the_document_is_v1_schema() -> None:
     assert _refs_to_components(alone) == components["Ask"]
 
 
+@pytest.mark.parametrize(
+    "body",
+    [{"form": None}, {"questions": None, "form": None}, {"form": None, "request_id": "a"}],
+)
+async def test_a_null_form_is_absent_to_the_document_as_to_the_server(
+    service: Service, http: aiohttp.ClientSession, body: dict[str, Any]
+) -> None:
+    async with http.post(f"{service.url}/v1/questions", json=body) as response:
+        assert response.status == 422
+    assert not validator("Ask").is_valid(body)
+
+
 def _refs_to_components(schema: Any) -> Any:
     if isinstance(schema, dict):
         return {
