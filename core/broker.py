@@ -271,9 +271,10 @@ class Broker:
             # Not mine: another task or replica is in the middle of the same ask; it posts.
             if mine:
                 self._crash("ask.stored")
+                # Logged before posting, whose lines ("posted on …") follow it.
+                request_log.step(request_id, "created", request_log.surfaces_of(stored))
                 await self.posting.first(stored)
                 self.metrics.record_created(stored)
-                request_log.step(request_id, "created", request_log.surfaces_of(stored))
         if any(at is not None for at in (stored.expires_at, stored.remind_at, stored.escalate_at)):
             self._deadline_moved.set()
         self.hub.publish(request_id)
