@@ -127,6 +127,16 @@ class JsonFormatter(IsoFormatter):
         return json.dumps(line, ensure_ascii=False)
 
 
+class AccessAtDebug(logging.Filter):
+    """aiohttp writes its access log at INFO; askbridge shows it only at DEBUG (one line per
+    long-poll), so its lines say DEBUG. Its errors keep their level."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno == logging.INFO:
+            record.levelno, record.levelname = logging.DEBUG, logging.getLevelName(logging.DEBUG)
+        return True
+
+
 def lean_records() -> None:
     """Log records without what no line askbridge writes shows: the caller's file, function and
     line, the thread and the process (the logging HOWTO's "Optimization"); finding the caller
@@ -152,6 +162,7 @@ def configure_logging(level: str, secrets: Iterable[str] = (), form: LogFormat =
     server.filters[:] = [RefusedRequests()]
     root.setLevel(level.upper())
     # The access log is one line per long-poll; keep it for debugging only.
-    logging.getLogger("askbridge.access").setLevel(
-        logging.DEBUG if level.upper() == "DEBUG" else logging.WARNING
-    )
+    access = logging.getLogger("askbridge.access")
+    access.setLevel(logging.DEBUG if level.upper() == "DEBUG" else logging.WARNING)
+    if not any(isinstance(kept, AccessAtDebug) for kept in access.filters):
+        access.addFilter(AccessAtDebug())

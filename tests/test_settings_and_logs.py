@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
+import aiohttp
 import pytest
 
 from askbridge.bots.logs import IsoFormatter, RedactSecrets, configure_logging
@@ -172,3 +173,16 @@ async def test_a_mistyped_variable_in_env_file_is_named_at_start_up(server: Serv
         "ASKBRIDGE_WEBHOOK_ALLOW?" in line
         for line in server.log
     ), server.log
+
+
+async def test_the_access_log_is_logged_at_debug(
+    server: ServerProcess, http: aiohttp.ClientSession
+) -> None:
+    server.env.update({"ASKBRIDGE_LOG_LEVEL": "debug", "ASKBRIDGE_LOG_FORMAT": "json"})
+    url = await server.start()
+    async with http.get(f"{url}/v1/questions?access-log-probe") as response:
+        assert response.status == 200
+    # Stopped, the server has written every line.
+    assert await server.stop() == 0
+    [line] = [json.loads(line) for line in server.log if "access-log-probe" in line]
+    assert (line["logger"], line["level"]) == ("askbridge.access", "DEBUG")
