@@ -82,6 +82,9 @@ EXIT_STATUSES = (
 )
 """What each exit status of `askbridge ask` means, as its help says."""
 
+LOGGING_COMMANDS = ("serve", "mcp")
+"""The commands that configure logging (ASKBRIDGE_LOG_FORMAT): their warnings are log lines."""
+
 EXIT_CLOSED_PIPE = 141
 """What a shell reports for a command whose reader went away (128 + SIGPIPE)."""
 
@@ -115,16 +118,18 @@ def _main(argv: list[str] | None) -> int:
     except ValidationError as error:
         sys.stderr.write(f"askbridge: invalid settings:\n{_settings_errors(error)}\n")
         return EXIT_USAGE
-    for warning in unknown_variables(given_names(os.environ)):
-        sys.stderr.write(f"askbridge: warning: {warning}\n")
+    unknown = unknown_variables(given_names(os.environ))
+    if args.command not in LOGGING_COMMANDS:
+        for warning in unknown:
+            sys.stderr.write(f"askbridge: warning: {warning}\n")
     if args.command == "serve":
-        return _serve(settings, args)
+        return _serve(settings, args, unknown)
     if args.command == "ask":
         return _ask(settings, args)
     if args.command == "audit":
         return _audit(settings, args)
     if args.command == "mcp":
-        return _mcp(settings, args)
+        return _mcp(settings, args, unknown)
     if args.command == "hook":
         return _hook(settings, args)
     if args.command == "prune":
@@ -415,7 +420,7 @@ def _hook(settings: Settings, args: argparse.Namespace) -> int:
     return EXIT_ANSWERED
 
 
-def _serve(settings: Settings, args: argparse.Namespace) -> int:
+def _serve(settings: Settings, args: argparse.Namespace, unknown: list[str]) -> int:
     # Loaded only here: the hook and the client start fast.
     from askbridge.bots.event_loop import loop_factory
     from askbridge.bots.service import Service
@@ -423,6 +428,7 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
     settings = settings.model_copy(update=overrides)
     configure_logging(settings.log_level, settings.secrets(), settings.log_format)
+    _log_unknown(unknown)
     lean_records()
     try:
         crash_point = crash_point_from(os.environ)
@@ -440,6 +446,12 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
         )
         return EXIT_ERROR
     return EXIT_ANSWERED
+
+
+def _log_unknown(unknown: list[str]) -> None:
+    """In the log's own format, for whatever collects it (ASKBRIDGE_LOG_FORMAT=json)."""
+    for warning in unknown:
+        log.warning("%s", warning)
 
 
 async def _run_until_signalled(service: Service) -> None:
@@ -630,7 +642,7 @@ def _json_arg(text: str) -> Any:
         raise argparse.ArgumentTypeError(f"not JSON: {error}") from None
 
 
-def _mcp(settings: Settings, args: argparse.Namespace) -> int:
+def _mcp(settings: Settings, args: argparse.Namespace, unknown: list[str]) -> int:
     try:
         from askbridge.bots.mcp_server import (
             build_server,  # the MCP SDK loads only for this command
@@ -644,6 +656,7 @@ def _mcp(settings: Settings, args: argparse.Namespace) -> int:
 
     # stdout carries the protocol; logs go to stderr.
     configure_logging(settings.log_level, settings.secrets(), settings.log_format)
+    _log_unknown(unknown)
     token = settings.api_token.get_secret_value() if settings.api_token else None
     server = build_server(args.url or settings.server_url, token, args.progress_every)
     asyncio.run(server.run_stdio_async())

@@ -186,3 +186,16 @@ async def test_the_access_log_is_logged_at_debug(
     assert await server.stop() == 0
     [line] = [json.loads(line) for line in server.log if "access-log-probe" in line]
     assert (line["logger"], line["level"]) == ("askbridge.access", "DEBUG")
+
+
+async def test_a_mistyped_variable_is_a_json_line_when_the_log_is_json(
+    server: ServerProcess,
+) -> None:
+    server.env.update({"ASKBRIDGE_LOG_FORMAT": "json", "ASKBRIDGE_WEBHOK_SECRET": "x"})
+    await server.start()
+    [warning] = [json.loads(line) for line in server.log if "ASKBRIDGE_WEBHOK_SECRET" in line]
+    assert warning["level"] == "WARNING"
+    assert warning["message"] == (
+        "ASKBRIDGE_WEBHOK_SECRET is not a setting askbridge reads; did you mean "
+        "ASKBRIDGE_WEBHOOK_SECRET?"
+    )
