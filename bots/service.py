@@ -42,6 +42,8 @@ log = logging.getLogger("askbridge")
 
 SHUTDOWN_GRACE_S = 5.0
 PRUNE_EVERY_S = 3600.0
+EVERY_INTERFACE = ("0.0.0.0", "")
+"""ASKBRIDGE_HOST values that bind every IPv4 interface."""
 
 
 @dataclass
@@ -65,9 +67,18 @@ class Service:
 
     @property
     def url(self) -> str:
+        """Where this machine reaches the server."""
         host = self.settings.host
-        host = "127.0.0.1" if host in ("0.0.0.0", "") else host
+        host = "127.0.0.1" if host in EVERY_INTERFACE else host
         return f"http://{f'[{host}]' if ':' in host else host}:{self.port}"
+
+    @property
+    def listening_on(self) -> str:
+        """What the server binds: its URL, or every interface and where this machine reaches it."""
+        if self.settings.host not in EVERY_INTERFACE:
+            return self.url
+        bound = self.settings.host or "*"
+        return f"{bound}:{self.port} (every interface; on this machine {self.url})"
 
     @property
     def web_enabled(self) -> bool:
@@ -198,7 +209,7 @@ class Service:
         log.info(
             "askbridge %s is listening on %s (store: %s%s; event loop: %s)",
             VERSION,
-            self.url,
+            self.listening_on,
             shown_url(self.settings.database_url),
             "" if given else ", the default: ASKBRIDGE_DATABASE_URL is unset",
             running_loop(),

@@ -10,7 +10,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-LISTENING = re.compile(r"listening on (http://\S+)")
+# "listening on http://…", or "listening on 0.0.0.0:… (every interface; on this machine http://…)".
+LISTENING = re.compile(r"listening on (?:\S+ \(every interface; on this machine )?(http://[^\s)]+)")
 
 
 SERVE = (sys.executable, "-m", "askbridge.bots.cli", "serve")

@@ -186,6 +186,18 @@ async def test_serve_stops_cleanly_on_a_signal(server: ServerProcess, signum: in
     assert not any("Traceback" in line for line in server.log)
 
 
+async def test_serve_on_every_interface_says_so_and_where_to_reach_it_here(
+    server: ServerProcess, http: aiohttp.ClientSession
+) -> None:
+    server.env.update({"ASKBRIDGE_HOST": "0.0.0.0", "ASKBRIDGE_API_TOKEN": "the-token"})
+    url = await server.start()
+    [line] = [line for line in server.log if "is listening on" in line]
+    port = url.rsplit(":", 1)[1]
+    assert f"is listening on 0.0.0.0:{port} (every interface; on this machine {url}) (" in line
+    async with http.get(f"{url}/healthz") as response:
+        assert response.status == 200
+
+
 @pytest.mark.parametrize(("choice", "runs_on"), [("auto", "uvloop"), ("asyncio", "asyncio")])
 async def test_serve_runs_on_the_event_loop_it_is_told_and_says_which(
     server: ServerProcess, http: aiohttp.ClientSession, choice: str, runs_on: str
