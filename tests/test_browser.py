@@ -449,9 +449,11 @@ async def test_a_date_and_time_is_typed_in_the_browsers_zone(
     start = page.get_by_label("Start")
     # The default, 08:30 UTC, is 09:30 in Paris in December, and the page says whose time.
     await expect(start).to_have_value("2026-12-07T09:30")
-    await expect(page.get_by_text("Time in your time zone (UTC+01:00).")).to_be_visible()
-    # In July Paris is two hours ahead: the offset is the one of the time typed.
+    hint = page.locator(f"#{await start.get_attribute('id')}-hint")
+    await expect(hint).to_have_text("Time in your time zone (Europe/Paris, UTC+01:00).")
+    # In July Paris is two hours ahead: the offset is the one of the time typed, as it is typed.
     await start.fill("2026-07-01T18:05")
+    await expect(hint).to_have_text("Time in your time zone (Europe/Paris, UTC+02:00).")
     await page.get_by_label("Freeze day").fill("2026-12-24")
     await page.get_by_label("Runbook").fill("https://wiki.example/runbook")
     await page.get_by_label("Traffic share").fill("0.25")

@@ -46,9 +46,17 @@
           two(instant.getMinutes()) + seconds;
       }
     }
+    showZone(input);
+    // The offset follows the time typed (summer or winter), so the hint follows it too.
+    input.addEventListener('input', () => showZone(input));
+  }
+  function showZone(input) {
+    const zone = document.getElementById(input.dataset.zone);
     zone.value = offsetAt(input.value) || offsetOf(new Date());
     const hint = document.getElementById(input.id + '-hint');
-    if (hint) hint.textContent = 'Time in your time zone (UTC' + zone.value + ').';
+    const name = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    const named = name ? name + ', ' : '';
+    if (hint) hint.textContent = 'Time in your time zone (' + named + 'UTC' + zone.value + ').';
   }
   document.querySelectorAll('input[data-zone]').forEach(showInOwnZone);
   async function followRequest() {
