@@ -71,7 +71,9 @@ $(BIN)/python:
 # removed needs new links: $(VENV)/.files lists the package's files and changes only with them.
 # Each make writes its own list first (.files.<pid>): the tests run `make run` in the checkout
 # several at a time, and a shared temporary file would be cut short or removed under another.
+# setuptools warns in a box that build/ holds the links: wanted here, and said above.
 EDITABLE := --config-settings editable_mode=strict
+QUIET_EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
 
 $(VENV)/.files: FORCE $(BIN)/python
 	@find askbridge core adapters bots -type f ! -path '*/__pycache__/*' ! -name '.*' ! -name '*~' \
@@ -79,11 +81,11 @@ $(VENV)/.files: FORCE $(BIN)/python
 	if cmp -s $@.$$$$ $@; then rm $@.$$$$; else mv $@.$$$$ $@; fi
 
 $(VENV)/.installed: $(BIN)/python pyproject.toml setup.py $(VENV)/.files
-	$(BIN)/python -m pip install --quiet $(EDITABLE) -e .
+	$(QUIET_EDITABLE) $(BIN)/python -m pip install --quiet $(EDITABLE) -e .
 	@touch $@
 
 $(VENV)/.installed-dev: $(BIN)/python pyproject.toml setup.py $(VENV)/.files
-	$(BIN)/python -m pip install --quiet $(EDITABLE) -e '.[dev]'
+	$(QUIET_EDITABLE) $(BIN)/python -m pip install --quiet $(EDITABLE) -e '.[dev]'
 	@touch $@ $(VENV)/.installed
 
 FORCE:

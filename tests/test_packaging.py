@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import email
 import os
+import shutil
 import subprocess
 import sys
+import sysconfig
 import tarfile
 import zipfile
 from pathlib import Path
@@ -249,3 +251,29 @@ def test_a_module_added_after_make_dev_is_named(tmp_path: Path) -> None:
 def test_the_default_editable_install_has_no_folder_of_links(tmp_path: Path) -> None:
     (tmp_path / "__editable__.askbridge-0.pth").write_text("import __editable___finder\n")
     assert linked_tree(tmp_path) is None
+
+
+def test_make_install_prints_no_warning_box(tmp_path: Path) -> None:
+    source = checkout(tmp_path / "checkout")
+    shutil.copy2(ROOT / "Makefile", source / "Makefile")
+    venv = tmp_path / "venv"
+
+    def make(target: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["make", target, f"VENV={venv}", f"PYTHON={sys.executable}"],
+            cwd=source,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+
+    made = make(f"{venv}/bin/python")  # the venv, with pip upgraded as make does
+    assert made.returncode == 0, made.stderr
+    # The venv sees the test run's packages, so the install needs askbridge's own build only.
+    [site_packages] = (venv / "lib").glob("python3*/site-packages")
+    (site_packages / "running.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    done = make("install")
+    assert done.returncode == 0, done.stderr
+    assert "!!" not in done.stderr, done.stderr
+    assert linked_tree(site_packages) is not None
