@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from askbridge.core.form_schema import MAX_SAFE_INTEGER, FieldKind, Form, FormField
-from askbridge.core.problems import shown, text_problem
+from askbridge.core.problems import reordering_problem, shown, text_problem
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _DATE_TIME = re.compile(
@@ -82,7 +82,7 @@ def check_value(field: FormField, value: Any) -> Any:
 
 
 def _checked_text(field: FormField, text: str, refuse: Any) -> str:
-    if (problem := text_problem(text, allow_nul=False)) is not None:
+    if (problem := text_problem(text, allow_nul=False) or reordering_problem(text)) is not None:
         raise refuse(problem)
     if field.required and not text.strip() and field.min_length != 0:
         raise refuse("is required")

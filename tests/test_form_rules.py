@@ -204,3 +204,10 @@ def test_a_forms_texts_must_read_as_the_agent_wrote_them() -> None:
         "form.requested_schema.properties.y.oneOf[0]: must not contain RIGHT-TO-LEFT OVERRIDE "
         f"(U+202E, at character 4): {reorders}",
     ]
+
+    with pytest.raises(FormRefused) as refused:
+        read_input(form({"note": {"type": "string"}}), {"note": "ok \u202eon"})
+    assert refused.value.by_field() == {
+        "note": "must not contain RIGHT-TO-LEFT OVERRIDE (U+202E, at character 3): it reorders "
+        "what people read; write the text in the order it is read"
+    }
