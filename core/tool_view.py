@@ -234,7 +234,8 @@ def _readable(view: ToolView) -> ToolView:
     """`view` with each character that would reorder what people read (`REORDERING`) written as
     its code point, `<U+202E>`, and a note saying so: an approver sees the call in the order it
     runs (a command holding U+202E shows its end first). The call itself keeps them."""
-    shown = view.model_dump_json()
+    # JSON text in Python, not pydantic's UTF-8: a lone surrogate is the caller's to refuse.
+    shown = json.dumps(view.model_dump(), ensure_ascii=False)
     if REORDERING.isdisjoint(shown):
         return view
     count = sum(shown.count(c) for c in REORDERING)
@@ -245,7 +246,7 @@ def _readable(view: ToolView) -> ToolView:
         else f"{count} invisible characters that reorder the text around them"
     )
     note = Note(text=f"Holds {what}, shown here by code point ({first})")
-    readable = ToolView.model_validate_json(shown.translate(_CODE_POINTS))
+    readable = ToolView.model_validate(json.loads(shown.translate(_CODE_POINTS)))
     return readable.model_copy(update={"parts": (*readable.parts, note)})
 
 
