@@ -34,7 +34,7 @@ from tests.emulators.discord import (
     validate_modal,
 )
 from tests.emulators.discord.components import TEXT_DISPLAY, walk
-from tests.emulators.discord.markdown import URL
+from tests.emulators.discord.markdown import read
 from tests.emulators.discord.mentions import pings
 from tests.hostile import hostile_text, tool_view_of
 
@@ -53,7 +53,6 @@ OUR_SUBTEXT = (
     *("-# Fill in the form", "-# Filling in the form", "-# Open the link"),
 )
 """The lines askbridge itself sets in small print."""
-CODE_BLOCK = re.compile(r"```[\s\S]*?```")
 HIDDEN_LINES = re.compile(r"-# \d+ more (line is|lines are) not shown here")
 """What a cut diff or command says in small print below its code block."""
 OUR_ITEMS = re.compile(r"- ")
@@ -101,8 +100,8 @@ def assert_shown_as_written(text: str, answerers: tuple[str, ...]) -> None:
     # Discord would find @everyone and @here in a code block too; escaped, they hold a ZWSP.
     assert re.search(r"@(everyone|here)", text) is None, text
     # A bare link runs up to a space or a `<`: an escape right after one would be part of it.
-    outside_code = CODE_BLOCK.sub("", text)
-    assert all("\\" not in m.group(0) for m in URL.finditer(outside_code)), text
+    # The links are read as Discord reads them: not in code, and not after an escaped `<`.
+    assert all("\\" not in link for link in read(text).previewed), text
 
 
 SENT_WITH = AllowedMentions.of_request({"allowed_mentions": NO_PINGS.to_dict()})
