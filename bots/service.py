@@ -17,7 +17,7 @@ from aiohttp.abc import AbstractResolver
 from askbridge.adapters.web import WebSurface, add_web_routes, form_key
 from askbridge.bots.database_place import earlier_database_warning
 from askbridge.bots.event_loop import running_loop
-from askbridge.bots.settings import Settings
+from askbridge.bots.settings import EVERY_INTERFACE, Settings, local_url
 from askbridge.bots.surfaces import SURFACES, SurfaceEntry, Wiring, surface_words
 from askbridge.core.api import add_api_routes, add_health_routes, api_middlewares
 from askbridge.core.api.auth import is_loopback
@@ -42,8 +42,6 @@ log = logging.getLogger("askbridge")
 
 SHUTDOWN_GRACE_S = 5.0
 PRUNE_EVERY_S = 3600.0
-EVERY_INTERFACE = ("0.0.0.0", "")
-"""ASKBRIDGE_HOST values that bind every IPv4 interface."""
 
 
 @dataclass
@@ -68,9 +66,7 @@ class Service:
     @property
     def url(self) -> str:
         """Where this machine reaches the server."""
-        host = self.settings.host
-        host = "127.0.0.1" if host in EVERY_INTERFACE else host
-        return f"http://{f'[{host}]' if ':' in host else host}:{self.port}"
+        return local_url(self.settings.host, self.port)
 
     @property
     def listening_on(self) -> str:

@@ -133,6 +133,17 @@ class TeamsSettings(PlatformSettings):
         )
 
 
+EVERY_INTERFACE = ("0.0.0.0", "")
+"""ASKBRIDGE_HOST values that bind every IPv4 interface."""
+
+
+def local_url(host: str, port: int) -> str:
+    """Where this machine reaches a server bound to `host` and `port`: over loopback when it
+    binds every interface."""
+    host = "127.0.0.1" if host in EVERY_INTERFACE else host
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="ASKBRIDGE_",
@@ -266,9 +277,7 @@ class Settings(BaseSettings):
         """Where clients reach the server: ASKBRIDGE_URL, else built from host and port."""
         if self.url:
             return self.url.rstrip("/")
-        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
-        host = f"[{host}]" if ":" in host else host
-        return f"http://{host}:{self.port}"
+        return local_url(self.host, self.port)
 
     def hook_options(self) -> HookOptions:
         """What a Claude Code hook asks with, unless its flags or URL say otherwise."""
