@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import reprlib
 import unicodedata
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -151,14 +151,18 @@ def json_text_problems(value: Any, where: str = "") -> Iterator[Problem]:
 
 def texts(where: str, **named: str) -> Iterator[Problem]:
     """A problem for each of the named texts that is not valid Unicode."""
-    for name, text in named.items():
-        if (problem := text_problem(text)) is not None:
-            yield Problem(f"{where}.{name}", problem)
+    return _each(where, named, text_problem)
 
 
 def shown_texts(where: str, **named: str) -> Iterator[Problem]:
     """A problem for each of the named texts, which people read, that is not valid Unicode or
     would not read as the agent wrote it."""
+    return _each(where, named, lambda text: text_problem(text) or reordering_problem(text))
+
+
+def _each(
+    where: str, named: Mapping[str, str], problem_of: Callable[[str], str | None]
+) -> Iterator[Problem]:
     for name, text in named.items():
-        if (problem := text_problem(text) or reordering_problem(text)) is not None:
+        if (problem := problem_of(text)) is not None:
             yield Problem(f"{where}.{name}", problem)
