@@ -15,6 +15,7 @@ from typing import Any, Literal
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field, SkipValidation
+from pydantic.json_schema import SkipJsonSchema
 
 from askbridge.bots.client import AskbridgeClient, ClientError
 from askbridge.bots.settings import with_where_to_set
@@ -50,10 +51,12 @@ class FormResult(BaseModel):
         description="accept: filled in (see content); decline: a person said no; cancel: a "
         "person cancelled"
     )
-    content: dict[str, Any] = Field(
-        default_factory=dict,
-        description="accept: field name -> value, typed as the schema says (integers as "
-        "integers, booleans as true/false, dates as ISO texts)",
+    # MCP's ElicitResult holds content only for an accepted form: left out otherwise.
+    content: dict[str, Any] | SkipJsonSchema[None] = Field(
+        default=None,
+        exclude_if=lambda content: content is None,
+        description="accept of a form (not of a url): field name -> value, typed as the "
+        "schema says (integers as integers, booleans as true/false, dates as ISO texts)",
     )
     by: str = Field(description="who answered, or 'timeout' for the on_timeout content")
 
@@ -200,8 +203,11 @@ def build_server(
             raise ToolError(final.get("error") or final["status"])
         person = final.get("answered_by") or final.get("declined_by") or final.get("cancelled_by")
         by = (person or {}).get("name") or (person or {}).get("id") or final.get("decided_by")
+        accepted = final["status"] == "answered" and url is None
         return FormResult(
-            action=action[final["status"]], content=final.get("content") or {}, by=by or ""
+            action=action[final["status"]],
+            content=(final.get("content") or {}) if accepted else None,
+            by=by or "",
         )
 
     return server

@@ -23,7 +23,7 @@ from tests.claude import form_mcp
 from tests.claude.discord_forms import FILLED, on_discord
 from tests.claude.scenario import TYPED, next_waiting
 from tests.conftest import DATABASE, EXPECTED, waiting_ids
-from tests.web_person import answer_on_web
+from tests.web_person import answer_on_web, fill_on_web
 
 
 @asynccontextmanager
@@ -216,4 +216,32 @@ async def test_ask_form_says_decline_and_names_what_is_wrong_with_a_schema(
         await discord.press(request, "Decline")
         result = await asyncio.wait_for(call, 30)
     assert not result.is_error, text_of(result)
-    assert result.structured_content == {"action": "decline", "content": {}, "by": "Ada"}
+    assert result.structured_content == {"action": "decline", "by": "Ada"}
+
+
+async def test_ask_form_gives_content_only_with_an_accepted_form(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    """MCP's ElicitResult carries `content` only when a form was accepted: a decline, a cancel
+    and a link marked Done say their action and who gave it, and hold no content."""
+    schema: Any = {"type": "object", "properties": {"note": {"type": "string"}}}
+    link = {"message": "Sign in to the billing console", "url": "https://example.com/sign-in"}
+    asked = [
+        ({"message": "Anything to add?", "requested_schema": schema}, "decline"),
+        ({"message": "Anything to add?", "requested_schema": schema}, "cancel"),
+        (link, "submit"),
+    ]
+    results = []
+    async with connected(service) as mcp:
+        for arguments, action in asked:
+            call = asyncio.create_task(mcp.call_tool("ask_form", arguments))
+            request_id, *_ = await waiting_ids(http, service.url)
+            await fill_on_web(http, service.url, request_id, {}, action=action, name="Grace")
+            result = await asyncio.wait_for(call, 30)
+            assert not result.is_error, text_of(result)
+            results.append(result.structured_content)
+    assert results == [
+        {"action": "decline", "by": "Grace"},
+        {"action": "cancel", "by": "Grace"},
+        {"action": "accept", "by": "Grace"},
+    ]
