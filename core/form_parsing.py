@@ -36,6 +36,9 @@ _NAME = re.compile(r"[^\x00-\x1f\x7f]{1,64}")
 # Keywords that only annotate; a schema may carry them and they change nothing.
 _ANNOTATIONS = frozenset({"$comment", "examples", "deprecated", "readOnly", "writeOnly", "$id"})
 
+# What a multi-choice's `items` holds: its choices, as an enum or a list of const and title.
+_ITEMS_KEYWORDS = frozenset({"type", "enum", "enumNames", "oneOf", "anyOf"})
+
 _FORMATS = {
     "email": FieldKind.EMAIL,
     "uri": FieldKind.URI,
@@ -249,6 +252,21 @@ def _read_field(
 def _read_choices(
     raw: Mapping[str, Any], where: str, problems: list[Problem], *, multi: bool = False
 ) -> tuple[Choice, ...]:
+    # Each list of choices would be read and the others dropped: a schema names one.
+    lists = [key for key in ("enum", "oneOf", "anyOf") if key in raw]
+    if len(lists) > 1:
+        problems.append(
+            Problem(where, f"must list its choices once, in {' or '.join(lists)}, got both")
+        )
+        return ()
+    if multi and (unknown := set(raw) - _ITEMS_KEYWORDS - _ANNOTATIONS):
+        problems.append(
+            Problem(
+                where,
+                f"has keywords askbridge cannot enforce for a choice: {sorted(unknown)} "
+                "(MCP's elicitation schema does not have them)",
+            )
+        )
     titled = raw.get("oneOf", raw.get("anyOf"))
     pairs: list[tuple[Any, Any]]
     if titled is not None:
@@ -260,6 +278,21 @@ def _read_choices(
                 )
             )
             return ()
+        if "enumNames" in raw:
+            problems.append(
+                Problem(
+                    f"{where}.enumNames",
+                    f"titles an enum; each of {key}'s choices has its own title",
+                )
+            )
+        for index, option in enumerate(titled):
+            if extra := set(option) - {"const", "title"} - _ANNOTATIONS:
+                problems.append(
+                    Problem(
+                        f"{where}.{key}[{index}]",
+                        f"must hold only const and title, got also {sorted(extra)}",
+                    )
+                )
         pairs = [(o.get("const"), o.get("title", o.get("const"))) for o in titled]
         at = f"{where}.{key}"
     else:

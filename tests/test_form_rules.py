@@ -85,6 +85,36 @@ def test_a_schema_outside_the_subset_is_refused_naming_each_problem() -> None:
     assert any("properties.e.default: must be a text" in p for p in found)
 
 
+def test_nothing_a_choice_schema_says_is_left_unread() -> None:
+    """A keyword inside a multi-choice's items, a second list of choices and a key beside a
+    choice's const and title would each be dropped without a word: each is refused, named."""
+    titled = [{"const": "x", "title": "X"}]
+    found = problems(
+        {
+            "message": "Pick",
+            "requested_schema": {
+                "type": "object",
+                "properties": {
+                    "a": {"type": "array", "items": {"enum": ["x"], "pattern": "^x"}},
+                    "b": {"type": "array", "items": {"enum": ["y"], "anyOf": titled}},
+                    "c": {"type": "string", "enum": ["y"], "oneOf": titled},
+                    "d": {"type": "string", "enumNames": ["Y"], "oneOf": titled},
+                    "e": {"type": "string", "oneOf": [{**titled[0], "description": "x"}]},
+                },
+            },
+        }
+    )
+    where = "form.requested_schema.properties"
+    assert found == [
+        f"{where}.a.items: has keywords askbridge cannot enforce for a choice: ['pattern'] "
+        "(MCP's elicitation schema does not have them)",
+        f"{where}.b.items: must list its choices once, in enum or anyOf, got both",
+        f"{where}.c: must list its choices once, in enum or oneOf, got both",
+        f"{where}.d.enumNames: titles an enum; each of oneOf's choices has its own title",
+        f"{where}.e.oneOf[0]: must hold only const and title, got also ['description']",
+    ]
+
+
 def test_a_form_holds_at_most_ten_fields() -> None:
     ten = {f"f{i}": {"type": "string"} for i in range(10)}
     assert len(form(ten).fields) == 10
