@@ -242,6 +242,10 @@ def read_input(form: Form, values: Mapping[str, object]) -> dict[str, Any]:
                 problems += refused.problems
         else:
             content[name] = value
+    for field in form.fields:
+        # A surface's multi-choice gives nothing when nothing is picked.
+        if field.takes_none and field.name not in content:
+            content[field.name] = []
     try:
         checked = check_content(form, content)
     except FormRefused as refused:

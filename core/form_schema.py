@@ -85,6 +85,12 @@ class FormField(_Frozen):
     default: Any = None
     """A value `check_value` accepts, or None."""
 
+    @property
+    def takes_none(self) -> bool:
+        """A required multi-choice that may hold no choice (minItems 0): nothing picked is its
+        answer, [], so no surface's input insists on a pick (`core.form_checks.read_input`)."""
+        return self.kind is FieldKind.CHOICES and self.required and self.min_items == 0
+
     def choice_title(self, value: str) -> str:
         return next((c.title for c in self.choices if c.value == value), value)
 

@@ -376,3 +376,17 @@ async def test_a_form_of_ten_fields_is_shown_whole_and_filled_in(
         "checks": ["smoke", "security"],
         **{f"step{n}": f"do {n}" for n in range(1, 6)},
     }
+
+
+async def test_a_required_multi_choice_that_may_hold_none_is_answered_with_none(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    """Required with minItems 0: no box checked is the answer [], not a field left empty."""
+    tags = {"type": "array", "title": "Tags", "items": {"enum": ["a", "b"]}, "minItems": 0}
+    schema = {"type": "object", "properties": {"tags": tags}, "required": ["tags"]}
+    await ask(http, service.url, "ask_none", form={"message": "Tags?", "requested_schema": schema})
+    status, page = await fill_on_web(http, service.url, "ask_none", {})
+    assert status == 200, page
+    async with http.get(f"{service.url}/v1/questions/ask_none") as response:
+        found = await response.json()
+    assert (found["status"], found["content"]) == ("answered", {"tags": []})

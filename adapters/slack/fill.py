@@ -85,8 +85,9 @@ def field_input(field: FormField) -> InputBlock:
     }
     if field.description.strip():
         made["hint"] = plain(field.description, MAX_LABEL)
-    # An unticked box is an answer (no), so a yes-or-no field is never one Slack insists on.
-    if not field.required or field.kind is FieldKind.BOOLEAN:
+    # An unticked box is an answer (no), so a yes-or-no field is never one Slack insists on;
+    # nor is a multi-choice whose answer may be no choice.
+    if not field.required or field.kind is FieldKind.BOOLEAN or field.takes_none:
         made["optional"] = True
     return made
 

@@ -53,7 +53,7 @@ def _inputs(index: int, field: FormField, value: object) -> list[Element]:
     element: Element = {
         "id": field_input(index),
         "label": _label(field),
-        "isRequired": field.required,
+        "isRequired": field.required and not field.takes_none,
     }
     kind = field.kind
     if kind is FieldKind.BOOLEAN:

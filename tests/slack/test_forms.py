@@ -379,3 +379,18 @@ async def test_a_form_of_ten_fields_is_shown_whole_and_filled_in(bridge: Bridge)
         "checks": ["smoke", "chaos"],
         **{f"step{n}": f"do {n}" for n in range(1, 6)},
     }
+
+
+async def test_a_required_multi_choice_that_may_hold_none_is_answered_with_none(
+    bridge: Bridge,
+) -> None:
+    """Required with minItems 0: the list must be there, and may be empty. Slack's client does
+    not insist on a pick, and nothing picked comes back as []."""
+    tags = {"type": "array", "title": "Tags", "items": {"enum": ["a", "b"]}, "minItems": 0}
+    schema = {"type": "object", "properties": {"tags": tags}, "required": ["tags"]}
+    message = await bridge.ask(form_body("form_none", schema))
+    modal = await fill_in(bridge, "U1", message)
+    sent = await bridge.slack.person("U1").submit_view(modal)
+    sent.assert_sent()
+    outcome = await bridge.outcome("form_none")
+    assert (outcome["status"], outcome["content"]) == ("answered", {"tags": []})

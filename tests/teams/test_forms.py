@@ -228,3 +228,18 @@ async def test_a_press_delivered_again_counts_once(
     async with http.get(f"{bridge.url}/v1/questions/form_teams/events") as response:
         kinds = [e["kind"] for e in (await response.json())["events"]]
     assert kinds.count("vote") == 1
+
+
+async def test_a_required_multi_choice_that_may_hold_none_is_answered_with_none(
+    teams: TeamsEmulator, bridge: Service, http: aiohttp.ClientSession
+) -> None:
+    """Required with minItems 0: Teams does not insist on a pick, and none picked is []."""
+    tags = {"type": "array", "title": "Tags", "items": {"enum": ["a", "b"]}, "minItems": 0}
+    schema = {"type": "object", "properties": {"tags": tags}, "required": ["tags"]}
+    _, message = await ask_form(teams, http, bridge, form={"requested_schema": schema})
+    assert card_inputs(message.card)["f0"]["isRequired"] is False
+    submit = actions(message.card)["Submit"]
+    code, answer = await teams.press(bridge.url, message, ALICE, submit, {"f0": ""})
+    assert code == 200, answer
+    final = await status(http, bridge.url, "form_teams")
+    assert (final["status"], final["content"]) == ("answered", {"tags": []})
