@@ -11,6 +11,7 @@ a multi-select's picks come back joined with commas, which a value may hold.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from askbridge.adapters.teams.text import Element, clip, paragraph, plain, run
@@ -135,9 +136,21 @@ def _number(value: object) -> float | int | None:
 
 
 def _date_and_time(value: object) -> tuple[str, str]:
+    """A date and time as the card's inputs hold it: in UTC, which their labels say, so that a
+    default at another offset is shown, and sent back, as the same instant."""
     if not isinstance(value, str) or len(value) < 16:
         return "", ""
-    return value[:10], value[11:16]
+    try:
+        at = datetime.fromisoformat(value)
+    except ValueError:
+        # Not one (what a person gave, refused): shown as it was typed.
+        return value[:10], value[11:16]
+    try:
+        at = at if at.tzinfo is None else at.astimezone(UTC)
+    except OverflowError:
+        # An instant UTC cannot write (year 1 at a positive offset): no time to show for it.
+        return "", ""
+    return at.date().isoformat(), at.strftime("%H:%M")
 
 
 def _picked(field: FormField, value: object) -> list[str]:

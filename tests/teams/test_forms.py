@@ -243,3 +243,26 @@ async def test_a_required_multi_choice_that_may_hold_none_is_answered_with_none(
     assert code == 200, answer
     final = await status(http, bridge.url, "form_teams")
     assert (final["status"], final["content"]) == ("answered", {"tags": []})
+
+
+async def test_a_date_and_time_default_is_shown_in_utc_as_the_inputs_say(
+    teams: TeamsEmulator, bridge: Service, http: aiohttp.ClientSession
+) -> None:
+    """A card's date and time inputs are in UTC: a default at another offset is shown as the
+    same instant in UTC, and submitted as it stands it is that instant."""
+    at = {
+        "type": "string",
+        "format": "date-time",
+        "title": "Start",
+        "default": "2026-03-01T00:30:00+01:00",
+    }
+    schema = {"type": "object", "properties": {"start": at}}
+    _, message = await ask_form(teams, http, bridge, form={"requested_schema": schema})
+    inputs = card_inputs(message.card)
+    shown = {"f0": inputs["f0"]["value"], "f0t": inputs["f0t"]["value"]}
+    assert shown == {"f0": "2026-02-28", "f0t": "23:30"}
+    submit = actions(message.card)["Submit"]
+    code, answer = await teams.press(bridge.url, message, ALICE, submit, shown)
+    assert code == 200, answer
+    final = await status(http, bridge.url, "form_teams")
+    assert final["content"] == {"start": "2026-02-28T23:30:00+00:00"}
