@@ -53,6 +53,9 @@ MESSAGE_BLOCK = "ab-form-message"
 MESSAGE_BUDGET = 2500
 MULTILINE_FROM = 200
 """Text inputs that take more characters than this get several lines."""
+MAX_PICKER_TIMESTAMP = 9_999_999_999
+"""A datetimepicker starts at a UNIX timestamp of ten digits at most: 1970 to 2286."""
+DATE_TIME_SHAPE = "YYYY-MM-DDTHH:MM:SS+HH:MM"
 ERROR_BUDGET = 1000
 TITLE_IN_ERROR_BUDGET = 60
 
@@ -109,6 +112,8 @@ def _element(field: FormField) -> FormInput:
     if kind is FieldKind.DATE_TIME:
         if isinstance(default, str):
             at = int(datetime.fromisoformat(default).timestamp())
+            if not 0 <= at <= MAX_PICKER_TIMESTAMP:
+                return _typed_date_time(default)
             return {"type": "datetimepicker", "action_id": FIELD_ACTION, "initial_date_time": at}
         return {"type": "datetimepicker", "action_id": FIELD_ACTION}
     if kind.is_number:
@@ -140,6 +145,19 @@ def _text(field: FormField) -> FormInput:
     if isinstance(field.default, str) and field.default:
         element["initial_value"] = field.default
     return element
+
+
+def _typed_date_time(default: str) -> PlainTextInput:
+    """A date and time whose default the picker cannot start at (before 1970, after 2286),
+    typed as text instead, holding that default: it is read as typed (`core.forms.read_text`)."""
+    return {
+        "type": "plain_text_input",
+        "action_id": FIELD_ACTION,
+        "max_length": len(DATE_TIME_SHAPE) + len(".000000"),
+        "multiline": False,
+        "initial_value": default,
+        "placeholder": plain(DATE_TIME_SHAPE, MAX_PLACEHOLDER),
+    }
 
 
 def _number(field: FormField) -> FormInput:

@@ -394,3 +394,21 @@ async def test_a_required_multi_choice_that_may_hold_none_is_answered_with_none(
     sent.assert_sent()
     outcome = await bridge.outcome("form_none")
     assert (outcome["status"], outcome["content"]) == ("answered", {"tags": []})
+
+
+async def test_a_date_and_time_default_slacks_picker_cannot_hold_still_opens_the_form(
+    bridge: Bridge,
+) -> None:
+    """Slack's date-and-time picker starts at a UNIX timestamp of ten digits at most, from 1970
+    to 2286: a default outside them is typed as text instead, so the modal opens and the
+    default, submitted as it stands, is the answer."""
+    landed = {"type": "string", "format": "date-time", "title": "Landed"}
+    landed["default"] = "1969-07-20T20:17:40+00:00"
+    schema = {"type": "object", "properties": {"landed": landed}}
+    message = await bridge.ask(form_body("form_1969", schema))
+    modal = await fill_in(bridge, "U1", message)
+    assert validate_view(modal.view) == []
+    sent = await bridge.slack.person("U1").submit_view(modal)
+    sent.assert_sent()
+    outcome = await bridge.outcome("form_1969")
+    assert outcome["content"] == {"landed": "1969-07-20T20:17:40+00:00"}
