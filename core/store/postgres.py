@@ -120,9 +120,13 @@ class PostgresStore:
                 f"({type(error).__name__}: {error}); check that the server runs, the database "
                 "exists and the user may log in"
             ) from error
-        async with self.pool.acquire() as db, db.transaction():
-            await self._drive(db, tx.migrate(MIGRATIONS))
-            self._channel = _channel_of(await db.fetchval("SELECT current_schema()"))
+        try:
+            async with self.pool.acquire() as db, db.transaction():
+                await self._drive(db, tx.migrate(MIGRATIONS))
+                self._channel = _channel_of(await db.fetchval("SELECT current_schema()"))
+        except StartupError:
+            await self.close()
+            raise
 
     async def close(self) -> None:
         """Stop listening (and reconnecting), then close every connection."""

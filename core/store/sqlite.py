@@ -92,6 +92,10 @@ class SQLiteStore:
     async def open(self) -> None:
         try:
             await self._run(self._open, alone=True)
+        except StartupError:
+            # A schema this askbridge must not use: the file is left as it was, and free.
+            await self.close()
+            raise
         except (OSError, sqlite3.Error) as error:
             raise StartupError(
                 f"cannot open the SQLite database {self.path!r} ({error}); check "

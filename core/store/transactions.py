@@ -16,8 +16,9 @@ from datetime import datetime
 from typing import Any, TypeAlias, TypeVar
 
 from askbridge.core import audit_log
+from askbridge.core.errors import StartupError
 from askbridge.core.models import MessageRef, Person, Request, Selections, Status, Vote
-from askbridge.core.store import codec
+from askbridge.core.store import codec, schema
 from askbridge.core.store import queries as q
 from askbridge.core.store.base import Attempt, Click, Delivery, Ending, Event, Render
 from askbridge.core.store.sql import Query, Step, notify
@@ -403,12 +404,18 @@ def events(
     return [codec.load_event(row) for row in rows]
 
 
-def migrate(migrations: Iterable[tuple[int, Iterable[str]]]) -> Script[None]:
+def migrate(migrations: Sequence[tuple[int, Iterable[str]]]) -> Script[None]:
     """Bring the schema up to date: the `migrations` (version, statements) newer than the
-    stored version, in order, then the events stored before the audit log had hashes."""
+    stored version, in order, then the events stored before the audit log had hashes.
+
+    A schema newer than the last of `migrations` is refused: the caller rolls back, so nothing
+    is written."""
     yield q.MIGRATION_LOCK.value(key=q.MIGRATION_LOCKS)
     yield q.SCHEMA_TABLE.run()
     current = (yield q.SCHEMA_VERSION.value()) or 0
+    known = migrations[-1][0]
+    if current > known:
+        raise StartupError(schema.too_new(current, known))
     for version, statements in migrations:
         if version > current:
             for statement in statements:

@@ -1,0 +1,98 @@
+"""A database whose schema is not the one this askbridge uses: a newer one is refused and left
+as it was (a rollback to an older askbridge)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import asyncpg
+import pytest
+
+from askbridge.core.errors import StartupError
+from askbridge.core.store import migrations as sqlite_schema
+from askbridge.core.store import open_store
+from askbridge.core.store import postgres_schema as pg_schema
+
+
+def _known(url: str) -> int:
+    """The last schema version this askbridge knows for `url`'s kind of database."""
+    migrations = sqlite_schema.MIGRATIONS if url.startswith("sqlite") else pg_schema.MIGRATIONS
+    return migrations[-1][0]
+
+
+async def _run(url: str, *statements: str) -> None:
+    """Each statement, straight on the database, as another askbridge or a person would."""
+    if url.startswith("sqlite"):
+        db = sqlite3.connect(url.removeprefix("sqlite:///"))
+        try:
+            for statement in statements:
+                db.execute(statement)
+            db.commit()
+        finally:
+            db.close()
+        return
+    pg = await asyncpg.connect(url)
+    try:
+        for statement in statements:
+            await pg.execute(statement)
+    finally:
+        await pg.close()
+
+
+async def _contents(url: str) -> list[str]:
+    """Every table's definition and rows, to tell whether anything was written."""
+    if url.startswith("sqlite"):
+        db = sqlite3.connect(url.removeprefix("sqlite:///"))
+        try:
+            return list(db.iterdump())
+        finally:
+            db.close()
+    pg = await asyncpg.connect(url)
+    try:
+        tables = await pg.fetch(
+            "SELECT table_name FROM information_schema.tables"
+            " WHERE table_schema = current_schema() ORDER BY table_name"
+        )
+        found = []
+        for (table,) in tables:
+            columns = await pg.fetch(
+                "SELECT column_name, data_type FROM information_schema.columns"
+                " WHERE table_schema = current_schema() AND table_name = $1 ORDER BY column_name",
+                table,
+            )
+            rows = await pg.fetch(f'SELECT * FROM "{table}"')
+            found.append(f"{table} {[tuple(c) for c in columns]} {sorted(map(repr, rows))}")
+        return found
+    finally:
+        await pg.close()
+
+
+async def _make_newer(url: str) -> int:
+    """The database as this askbridge leaves it, then upgraded by a newer one: a version more,
+    with a table and a column this one does not know."""
+    store = open_store(url)
+    await store.open()
+    await store.close()
+    await _run(
+        url,
+        "CREATE TABLE replies (request_id TEXT NOT NULL, body TEXT NOT NULL)",
+        "ALTER TABLE requests ADD COLUMN reply_to TEXT",
+        f"INSERT INTO schema_version (version) VALUES ({_known(url) + 1})",
+    )
+    return _known(url) + 1
+
+
+async def test_a_schema_newer_than_this_askbridge_is_refused_and_left_as_it_was(
+    store_url: str,
+) -> None:
+    newer = await _make_newer(store_url)
+    before = await _contents(store_url)
+    store = open_store(store_url)
+    with pytest.raises(StartupError) as refused:
+        await store.open()
+    message = str(refused.value)
+    assert f"schema is version {newer}, newer than this askbridge knows (up to {newer - 1})" in (
+        message
+    )
+    assert "restore the backup taken before the upgrade" in message
+    assert await _contents(store_url) == before
