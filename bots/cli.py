@@ -788,8 +788,14 @@ def _prune(settings: Settings, args: argparse.Namespace) -> int:
         return EXIT_ERROR
 
     async def prune() -> int:
-        # Beside a running server: a SQLite file stays the server's.
-        store = open_store(settings.database_url, sqlite_sync=settings.sqlite_sync, serving=False)
+        # Beside a running server: a SQLite file stays the server's, and so does upgrading the
+        # schema, which an older server still running would not know.
+        store = open_store(
+            settings.database_url,
+            sqlite_sync=settings.sqlite_sync,
+            serving=False,
+            upgrade=False,
+        )
         await store.open()
         try:
             return await store.prune(datetime.now(UTC) - keep)

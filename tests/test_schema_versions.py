@@ -1,9 +1,14 @@
 """A database whose schema is not the one this askbridge uses: a newer one is refused and left
-as it was (a rollback to an older askbridge)."""
+as it was (a rollback to an older askbridge); an older one is upgraded by the server only, never
+by a one-off command such as `askbridge prune`."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import sqlite3
+import sys
+from pathlib import Path
 
 import asyncpg
 import pytest
@@ -12,6 +17,7 @@ from askbridge.core.errors import StartupError
 from askbridge.core.store import migrations as sqlite_schema
 from askbridge.core.store import open_store
 from askbridge.core.store import postgres_schema as pg_schema
+from tests.stores import database_url
 
 
 def _known(url: str) -> int:
@@ -96,3 +102,44 @@ async def test_a_schema_newer_than_this_askbridge_is_refused_and_left_as_it_was(
     )
     assert "restore the backup taken before the upgrade" in message
     assert await _contents(store_url) == before
+
+
+async def _make_older(url: str) -> int:
+    """The database as the askbridge before this one left it: every version but the last."""
+    migrations = sqlite_schema.MIGRATIONS if url.startswith("sqlite") else pg_schema.MIGRATIONS
+    older = migrations[-2][0]
+    statements = ["CREATE TABLE schema_version (version INTEGER)"]
+    for version, steps in migrations[:-1]:
+        statements += [*steps, f"INSERT INTO schema_version (version) VALUES ({version})"]
+    await _run(url, *statements)
+    return older
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+async def test_askbridge_prune_leaves_an_older_schema_to_the_server(
+    kind: str, tmp_path: Path
+) -> None:
+    """An older server may still be running on it: a command that upgraded the schema under it
+    would leave it running on a schema it does not know."""
+    async with database_url(kind, tmp_path) as url:
+        older = await _make_older(url)
+        before = await _contents(url)
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "askbridge.bots.cli",
+            "prune",
+            "--older-than",
+            "90d",
+            env={**os.environ, "ASKBRIDGE_DATABASE_URL": url},
+            stderr=asyncio.subprocess.PIPE,
+        )
+        _, err = await asyncio.wait_for(process.communicate(), 60)
+        assert process.returncode == 1, err
+        said = err.decode()
+        assert said.startswith(
+            f"askbridge prune: the database's schema is version {older}, and this askbridge uses "
+            f"version {_known(url)}; a command does not upgrade it"
+        ), said
+        assert "`askbridge serve` upgrades the schema" in said
+        assert await _contents(url) == before

@@ -15,16 +15,19 @@ SQLITE_PREFIX = "sqlite:///"
 POSTGRES_PREFIXES = ("postgresql://", "postgres://")
 
 
-def open_store(url: str, *, sqlite_sync: Sync = "normal", serving: bool = True) -> Store:
+def open_store(
+    url: str, *, sqlite_sync: Sync = "normal", serving: bool = True, upgrade: bool = True
+) -> Store:
     """A store for `url` (not yet opened): `sqlite:///relative.db`, `sqlite:////abs.db`,
-    `postgresql://user@host:5432/database`; `sqlite_sync`, `serving`: see `SQLiteStore`."""
+    `postgresql://user@host:5432/database`; `sqlite_sync`, `serving`, `upgrade`: see
+    `SQLiteStore`."""
     if url.startswith(SQLITE_PREFIX):
         path = url[len(SQLITE_PREFIX) :] or "askbridge.db"
-        return SQLiteStore(path, sync=sqlite_sync, serving=serving)
+        return SQLiteStore(path, sync=sqlite_sync, serving=serving, upgrade=upgrade)
     if url.startswith(POSTGRES_PREFIXES):
         from askbridge.core.store.postgres import PostgresStore  # asyncpg loads only when asked for
 
-        return PostgresStore(url)
+        return PostgresStore(url, upgrade=upgrade)
     scheme = url.split(":", 1)[0] if ":" in url else url
     raise AskbridgeError(
         f"ASKBRIDGE_DATABASE_URL={shown_url(url)!r} is not supported (scheme {scheme!r}); "

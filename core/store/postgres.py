@@ -73,7 +73,8 @@ OnChange: TypeAlias = Callable[[str], Coroutine[Any, Any, None]]
 
 class PostgresStore:
     """`reconnect_s` is (first delay, longest delay) between attempts to listen again;
-    `check_every_s` how often an idle listening connection must answer a `SELECT 1`."""
+    `check_every_s` how often an idle listening connection must answer a `SELECT 1`;
+    `upgrade`: bring an older schema up to date (a server), or refuse it (a one-off command)."""
 
     def __init__(
         self,
@@ -83,8 +84,10 @@ class PostgresStore:
         max_size: int = 10,
         reconnect_s: tuple[float, float] = (0.5, 30.0),
         check_every_s: float = 30.0,
+        upgrade: bool = True,
     ) -> None:
         self.url = url
+        self.upgrade = upgrade
         self._sizes = (min_size, max_size)
         self._reconnect_s = reconnect_s
         self._check_every_s = check_every_s
@@ -122,7 +125,7 @@ class PostgresStore:
             ) from error
         try:
             async with self.pool.acquire() as db, db.transaction():
-                await self._drive(db, tx.migrate(MIGRATIONS))
+                await self._drive(db, tx.migrate(MIGRATIONS, upgrade=self.upgrade))
                 self._channel = _channel_of(await db.fetchval("SELECT current_schema()"))
         except StartupError:
             await self.close()

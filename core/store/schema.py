@@ -1,7 +1,7 @@
 """What an operator is told when the database's schema is not the one this askbridge uses.
 
-Nothing downgrades a schema (`transactions.migrate`); the refusal rolls back before any
-write, so it can say that nothing was changed.
+Only the server upgrades a schema (`transactions.migrate`), and nothing downgrades one; a
+refusal rolls back before any write, so it can say that nothing was changed.
 """
 
 from __future__ import annotations
@@ -14,4 +14,16 @@ def too_new(found: int, known: int) -> str:
         f"{known}): a newer askbridge upgraded it, and this one would misread what that one "
         "writes. Run the newer askbridge, or, to go back to this one, restore the backup "
         "taken before the upgrade. Nothing in the database was changed"
+    )
+
+
+def too_old(found: int, known: int) -> str:
+    """A one-off command (`askbridge prune`) found a schema that only a server upgrades: an
+    older server may still be running on it, and would then run on a schema it does not know."""
+    held = f"version {found}" if found else "empty (no askbridge tables)"
+    return (
+        f"the database's schema is {held}, and this askbridge uses version {known}; a command "
+        "does not upgrade it, as a server of the older askbridge may still be running on it. "
+        "Stop that server and start this askbridge's (`askbridge serve` upgrades the schema), "
+        "then run the command again. Nothing in the database was changed"
     )

@@ -61,11 +61,14 @@ class SQLiteStore:
         sync: Sync = "normal",
         checkpoints: Checkpoints | None = None,
         serving: bool = True,
+        upgrade: bool = True,
     ) -> None:
         """`serving`: this process serves the file, and no other may (see `_own`); False for
-        a one-off command beside a running server, such as `askbridge prune`."""
+        a one-off command beside a running server, such as `askbridge prune`. `upgrade`: bring
+        an older schema up to date (the server); False refuses it (a one-off command)."""
         self.path = str(path)
         self.serving = serving
+        self.upgrade = upgrade
         self.sync = sync
         self._db: sqlite3.Connection | None = None
         self._calls = GroupCommit(sync, lambda: self._db, self._committed)
@@ -116,7 +119,7 @@ class SQLiteStore:
             # A WAL that a checkpoint copied back is cut to this size when writing restarts.
             self._db.execute(f"PRAGMA journal_size_limit = {self._checkpoints.soft_bytes}")
         with self._transaction() as db:
-            _drive(db, tx.migrate(MIGRATIONS))
+            _drive(db, tx.migrate(MIGRATIONS, upgrade=self.upgrade))
             if self.serving:
                 # This process owns the file: message claims in it are a dead process's.
                 db.execute("UPDATE messages SET claimed_by = NULL, claimed_until = NULL")

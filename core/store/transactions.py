@@ -404,18 +404,22 @@ def events(
     return [codec.load_event(row) for row in rows]
 
 
-def migrate(migrations: Sequence[tuple[int, Iterable[str]]]) -> Script[None]:
+def migrate(
+    migrations: Sequence[tuple[int, Iterable[str]]], *, upgrade: bool = True
+) -> Script[None]:
     """Bring the schema up to date: the `migrations` (version, statements) newer than the
     stored version, in order, then the events stored before the audit log had hashes.
 
-    A schema newer than the last of `migrations` is refused: the caller rolls back, so nothing
-    is written."""
+    A schema newer than the last of `migrations` is refused, and so is an older one when not
+    `upgrade` (a one-off command): the caller rolls back, so nothing is written."""
     yield q.MIGRATION_LOCK.value(key=q.MIGRATION_LOCKS)
     yield q.SCHEMA_TABLE.run()
     current = (yield q.SCHEMA_VERSION.value()) or 0
     known = migrations[-1][0]
     if current > known:
         raise StartupError(schema.too_new(current, known))
+    if current < known and not upgrade:
+        raise StartupError(schema.too_old(current, known))
     for version, statements in migrations:
         if version > current:
             for statement in statements:
