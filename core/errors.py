@@ -101,3 +101,7 @@ class AlreadyEnded(AskbridgeError):
 
 class StartupError(AskbridgeError):
     """The service cannot start as configured; the message names the setting to fix."""
+
+
+class NewerSchema(StartupError):
+    """The database's schema is newer than this askbridge knows: a newer one upgraded it."""

@@ -18,6 +18,8 @@ from askbridge.core.clock import ManualClock
 from askbridge.core.intents import Cancel, Counted, Decided, Pick
 from askbridge.core.metrics import Metrics
 from askbridge.core.models import MessageRef, Person, Request
+from askbridge.core.store import migrations as sqlite_schema
+from askbridge.core.store import postgres_schema as pg_schema
 from askbridge.core.store.sqlite import SQLiteStore
 from tests.chat import Chat
 from tests.conftest import DEPLOY, StartService
@@ -167,6 +169,45 @@ async def test_readyz_fails_while_the_store_does_not_answer(
         assert ready["parts"]["store"]["ready"] is False
         assert "schema_version" in ready["parts"]["store"]["detail"]
         await service.stop()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+async def test_readyz_fails_once_a_newer_askbridge_upgrades_the_schema(
+    kind: str, tmp_path: Path, start_service: StartService, http: aiohttp.ClientSession
+) -> None:
+    """A replica left running through a rolling upgrade would misread what the newer ones
+    write: it is taken out of the load balancer, saying why."""
+    async with database_url(kind, tmp_path) as url:
+        service = await start_service(database_url=url)
+        async with http.get(f"{service.url}/readyz") as response:
+            assert response.status == 200
+        known = (sqlite_schema if kind == "sqlite" else pg_schema).MIGRATIONS[-1][0]
+        await _upgrade(url, known + 1)
+        async with http.get(f"{service.url}/readyz") as response:
+            assert response.status == 503
+            ready = await response.json()
+        assert ready["parts"]["store"] == {
+            "ready": False,
+            "detail": f"the database's schema is version {known + 1}, newer than this "
+            f"askbridge knows (up to {known}): a newer askbridge upgraded it while this one "
+            "ran, and this one would misread what that one writes. Stop this one and run the "
+            "newer askbridge in its place",
+        }
+        await service.stop()
+
+
+async def _upgrade(url: str, version: int) -> None:
+    """Record `version` as a newer askbridge's migration would, from another connection."""
+    insert = f"INSERT INTO schema_version (version) VALUES ({version})"
+    if url.startswith("sqlite:///"):
+        with sqlite3.connect(url.removeprefix("sqlite:///")) as file:
+            file.execute(insert)
+        return
+    server = await asyncpg.connect(url)
+    try:
+        await server.execute(insert)
+    finally:
+        await server.close()
 
 
 async def _break(url: str) -> None:

@@ -20,6 +20,7 @@ from askbridge.core.api.bodies import json_body
 from askbridge.core.api.keys import SOCKETS
 from askbridge.core.api.status import Health, HealthPart
 from askbridge.core.broker import Broker
+from askbridge.core.errors import NewerSchema
 from askbridge.core.metrics import CONTENT_TYPE, Metrics
 from askbridge.core.surface import PlatformRuntime, Readiness
 from askbridge.core.version import VERSION
@@ -108,6 +109,8 @@ def count_request(metrics: Metrics, request: web.Request, status: int) -> None:
 async def _store_ready(broker: Broker) -> Readiness:
     try:
         await broker.ping()
+    except NewerSchema as error:
+        return Readiness(False, str(error))
     except Exception as error:
         return Readiness(False, f"the database does not answer: {type(error).__name__}: {error}")
     return Readiness(True, "the database answers")

@@ -117,7 +117,8 @@ class Lifecycle(Protocol):
     async def close(self) -> None: ...
 
     async def ping(self) -> None:
-        """Raise when the database cannot be reached or does not answer (for `/readyz`)."""
+        """Raise when the database cannot be reached or does not answer, or NewerSchema when a
+        newer askbridge has upgraded its schema since this one opened it (for `/readyz`)."""
 
     def unavailable(self, error: BaseException) -> str | None:
         """Why `error`, raised by a call of this store, means the database cannot serve for

@@ -27,3 +27,12 @@ def too_old(found: int, known: int) -> str:
         "Stop that server and start this askbridge's (`askbridge serve` upgrades the schema), "
         "then run the command again. Nothing in the database was changed"
     )
+
+
+def upgraded_meanwhile(found: int, known: int) -> str:
+    """A newer askbridge upgraded the database while this one ran."""
+    return (
+        f"the database's schema is version {found}, newer than this askbridge knows (up to "
+        f"{known}): a newer askbridge upgraded it while this one ran, and this one would "
+        "misread what that one writes. Stop this one and run the newer askbridge in its place"
+    )

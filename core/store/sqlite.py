@@ -142,7 +142,7 @@ class SQLiteStore:
             self._lock = None
 
     async def ping(self) -> None:
-        await self._read(tx.value, q.SCHEMA_VERSION.value())
+        await self._read(tx.schema_known, MIGRATIONS[-1][0])
 
     def unavailable(self, error: BaseException) -> str | None:
         if not isinstance(error, sqlite3.OperationalError):

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any, TypeAlias, TypeVar
 
 from askbridge.core import audit_log
-from askbridge.core.errors import StartupError
+from askbridge.core.errors import NewerSchema, StartupError
 from askbridge.core.models import MessageRef, Person, Request, Selections, Status, Vote
 from askbridge.core.store import codec, schema
 from askbridge.core.store import queries as q
@@ -417,7 +417,7 @@ def migrate(
     current = (yield q.SCHEMA_VERSION.value()) or 0
     known = migrations[-1][0]
     if current > known:
-        raise StartupError(schema.too_new(current, known))
+        raise NewerSchema(schema.too_new(current, known))
     if current < known and not upgrade:
         raise StartupError(schema.too_old(current, known))
     for version, statements in migrations:
@@ -426,6 +426,14 @@ def migrate(
                 yield Query.verbatim(statement).run()
             yield q.MIGRATED.run(version=version)
     yield from chain_unchained()
+
+
+def schema_known(known: int) -> Script[None]:
+    """Whether the schema is still one this askbridge knows, as it runs: a newer replica may
+    have upgraded it since (NewerSchema)."""
+    current = (yield q.SCHEMA_VERSION.value()) or 0
+    if current > known:
+        raise NewerSchema(schema.upgraded_meanwhile(current, known))
 
 
 def chain_unchained() -> Script[None]:
