@@ -17,7 +17,7 @@ from askbridge.core.errors import StartupError
 from askbridge.core.store import migrations as sqlite_schema
 from askbridge.core.store import open_store
 from askbridge.core.store import postgres_schema as pg_schema
-from tests.stores import database_url
+from tests.stores import database_url, postgres_schema
 
 
 def _known(url: str) -> int:
@@ -143,3 +143,20 @@ async def test_askbridge_prune_leaves_an_older_schema_to_the_server(
         ), said
         assert "`askbridge serve` upgrades the schema" in said
         assert await _contents(url) == before
+
+
+async def test_replicas_started_together_on_an_empty_database_migrate_it_once() -> None:
+    """They take turns under an advisory lock: the first makes the schema, the others find it
+    made."""
+    async with postgres_schema() as url:
+        replicas = [open_store(url) for _ in range(4)]
+        try:
+            await asyncio.gather(*(replica.open() for replica in replicas))
+            pg = await asyncpg.connect(url)
+            try:
+                versions = [r[0] for r in await pg.fetch("SELECT version FROM schema_version")]
+            finally:
+                await pg.close()
+            assert sorted(versions) == [version for version, _ in pg_schema.MIGRATIONS]
+        finally:
+            await asyncio.gather(*(replica.close() for replica in replicas))
