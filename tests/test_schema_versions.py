@@ -160,3 +160,48 @@ async def test_replicas_started_together_on_an_empty_database_migrate_it_once() 
             assert sorted(versions) == [version for version, _ in pg_schema.MIGRATIONS]
         finally:
             await asyncio.gather(*(replica.close() for replica in replicas))
+
+
+async def test_a_replica_does_not_upgrade_the_schema_under_older_replicas() -> None:
+    """An older replica would misread what this one writes once the schema changes (a replica
+    of schema 15 took a typed form for a request without questions and answered it empty):
+    the upgrade waits until they are stopped, and says so."""
+    async with postgres_schema() as url:
+        older = await _make_older(url)
+        before = await _contents(url)
+        running = await asyncpg.connect(url)
+        try:
+            # An older replica's pooled connection, named as it names them.
+            await running.execute(
+                "SELECT set_config('application_name', $1 || current_schema(), false)",
+                f"askbridge schema {older} in ",
+            )
+            name = await running.fetchval("SELECT current_setting('application_name')")
+            store = open_store(url)
+            with pytest.raises(StartupError) as refused:
+                await store.open()
+            message = str(refused.value)
+            assert message.startswith(
+                f"the database's schema is version {older}, and this askbridge would upgrade it "
+                f"to {_known(url)}, but replicas of an older askbridge still use it (connections "
+                f"named {name} in pg_stat_activity)"
+            ), message
+            assert await _contents(url) == before
+        finally:
+            await running.close()
+        store = open_store(url)
+        await store.open()
+        try:
+            pg = await asyncpg.connect(url)
+            try:
+                assert await pg.fetchval("SELECT max(version) FROM schema_version") == _known(url)
+                names = await pg.fetch(
+                    "SELECT application_name FROM pg_stat_activity WHERE pid <> pg_backend_pid()"
+                    " AND application_name = $1 || current_schema()",
+                    f"askbridge schema {_known(url)} in ",
+                )
+                assert names, "this replica's connections are named for the replicas after it"
+            finally:
+                await pg.close()
+        finally:
+            await store.close()

@@ -115,7 +115,11 @@ class PostgresStore:
     async def open(self) -> None:
         try:
             self._pool = await asyncpg.create_pool(
-                self.url, min_size=self._sizes[0], max_size=self._sizes[1], reset=_kept
+                self.url,
+                min_size=self._sizes[0],
+                max_size=self._sizes[1],
+                reset=_kept,
+                init=_named,
             )
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
             raise StartupError(
@@ -578,6 +582,18 @@ class PostgresStore:
 
     async def next_delivery(self) -> datetime | None:
         return await self._read(tx.next_delivery)
+
+
+NAME = "askbridge schema {version} in "
+"""The pooled connections' application_name, followed by the schema they use: what a replica
+about to upgrade the schema looks for (`queries.OLDER_REPLICAS`)."""
+
+
+async def _named(connection: Connection) -> None:
+    await connection.execute(
+        "SELECT set_config('application_name', $1 || current_schema(), false)",
+        NAME.format(version=MIGRATIONS[-1][0]),
+    )
 
 
 async def _kept(_connection: Connection) -> None:

@@ -24,6 +24,17 @@ MIGRATION_LOCKS = 0x61736B62
 MIGRATION_LOCK = Query(None, postgres="SELECT pg_advisory_xact_lock(:key)")
 SCHEMA_TABLE = Query("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER)")
 SCHEMA_VERSION = Query("SELECT max(version) FROM schema_version")
+# Each PostgreSQL replica names its pooled connections after the schema version it knows and
+# the schema it uses (`postgres.NAME`), so that one about to upgrade the schema sees the older
+# replicas still using it, which would misread what it writes.
+OLDER_REPLICAS = Query(
+    None,
+    postgres="SELECT string_agg(DISTINCT application_name, ', ') FROM pg_stat_activity"
+    " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+    " AND application_name ~ '^askbridge schema [0-9]+ in '"
+    " AND substr(application_name, strpos(application_name, ' in ') + 4) = current_schema()"
+    " AND CAST(split_part(application_name, ' ', 3) AS integer) < :known",
+)
 MIGRATED = Query("INSERT INTO schema_version (version) VALUES (:version)")
 
 # --- requests ---------------------------------------------------------------------------

@@ -36,3 +36,14 @@ def upgraded_meanwhile(found: int, known: int) -> str:
         f"{known}): a newer askbridge upgraded it while this one ran, and this one would "
         "misread what that one writes. Stop this one and run the newer askbridge in its place"
     )
+
+
+def older_replicas(names: str, found: int, known: int) -> str:
+    """Replicas of an older askbridge still use the database this one would upgrade."""
+    return (
+        f"the database's schema is version {found}, and this askbridge would upgrade it to "
+        f"{known}, but replicas of an older askbridge still use it (connections named {names} "
+        "in pg_stat_activity), and they would misread what this one writes. Stop every one of "
+        "them, then start this askbridge again; replicas of one version cannot share the "
+        "database with another's once the schema changes. Nothing in the database was changed"
+    )

@@ -420,6 +420,10 @@ def migrate(
         raise NewerSchema(schema.too_new(current, known))
     if current < known and not upgrade:
         raise StartupError(schema.too_old(current, known))
+    if 0 < current < known:
+        older = yield q.OLDER_REPLICAS.value(known=known)
+        if older:
+            raise StartupError(schema.older_replicas(older, current, known))
     for version, statements in migrations:
         if version > current:
             for statement in statements:
