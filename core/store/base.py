@@ -112,7 +112,9 @@ class Lifecycle(Protocol):
     """Opening, closing and watching the database: what the service itself calls."""
 
     async def open(self) -> None:
-        """Connect and bring the schema up to date."""
+        """Connect and bring the schema up to date (a one-off command's store refuses an older
+        one instead); a schema newer than this askbridge knows is refused (NewerSchema), and
+        left as it was."""
 
     async def close(self) -> None: ...
 
