@@ -205,3 +205,25 @@ async def test_a_replica_does_not_upgrade_the_schema_under_older_replicas() -> N
                 await pg.close()
         finally:
             await store.close()
+
+
+async def test_askbridge_prune_makes_no_tables_in_an_empty_database() -> None:
+    """An empty PostgreSQL database is a URL that names the wrong one, most likely."""
+    async with postgres_schema() as url:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "askbridge.bots.cli",
+            "prune",
+            "--older-than",
+            "90d",
+            env={**os.environ, "ASKBRIDGE_DATABASE_URL": url},
+            stderr=asyncio.subprocess.PIPE,
+        )
+        _, err = await asyncio.wait_for(process.communicate(), 60)
+        assert process.returncode == 1, err
+        assert err.decode().startswith(
+            "askbridge prune: the database holds no askbridge tables, and a command does not "
+            "make them: check that ASKBRIDGE_DATABASE_URL names the database the server uses"
+        ), err
+        assert await _contents(url) == []

@@ -20,12 +20,17 @@ def too_new(found: int, known: int) -> str:
 def too_old(found: int, known: int) -> str:
     """A one-off command (`askbridge prune`) found a schema that only a server upgrades: an
     older server may still be running on it, and would then run on a schema it does not know."""
-    held = f"version {found}" if found else "empty (no askbridge tables)"
+    if not found:
+        return (
+            "the database holds no askbridge tables, and a command does not make them: check "
+            "that ASKBRIDGE_DATABASE_URL names the database the server uses. Nothing in the "
+            "database was changed"
+        )
     return (
-        f"the database's schema is {held}, and this askbridge uses version {known}; a command "
-        "does not upgrade it, as a server of the older askbridge may still be running on it. "
-        "Stop that server and start this askbridge's (`askbridge serve` upgrades the schema), "
-        "then run the command again. Nothing in the database was changed"
+        f"the database's schema is version {found}, and this askbridge uses version {known}; a "
+        "command does not upgrade it, as a server of the older askbridge may still be running "
+        "on it. Stop that server and start this askbridge's in its place (`askbridge serve` "
+        "upgrades the schema), then run the command again. Nothing in the database was changed"
     )
 
 
