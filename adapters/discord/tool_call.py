@@ -4,6 +4,8 @@ block (Discord colours the "-" and "+" lines), commands in a code block, named v
 Code blocks hold the text as written, with any ``` in it broken so that it cannot close the
 block, and mentions broken as everywhere else; the title, labels and values go through
 `text.escape`. A long diff or command shows its first lines and says how many are left.
+Under a tight share the title and notes are cut first: what runs (commands, diffs, values)
+keeps its room, and is cut itself only when it cannot be whole even then.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from askbridge.core.tool_view import (
     Diff,
     Fields,
     Fitted,
+    Note,
     Part,
     ToolView,
     fitted,
@@ -29,23 +32,51 @@ MAX_TOOL_TEXT = 1600
 MAX_LINES = 30
 BLOCK_BUDGET = 900
 FIELD_BUDGET = 200
+TITLE_BUDGET = 300
 MAX_FIELDS = 8
 MAX_PARTS = 8
 
 
 def tool_text(tool: ToolView, limit: int = MAX_TOOL_TEXT) -> str:
     """The call as one markdown text of at most `limit` characters (MAX_TOOL_TEXT at most):
-    its start, when it must be cut, and the link to all of it while that takes at most half."""
+    its start, when it must be cut, and the link to all of it while that takes at most half.
+    The title and notes are cut before what runs, down to nothing when it needs all of it."""
     limit = min(limit, MAX_TOOL_TEXT)
-    pieces = [f"**{shorten(line(tool.title), 300)}**"]
-    pieces += [_part(part) for part in tool.parts[:MAX_PARTS]]
-    text = "\n".join(p for p in pieces if p)
+    parts = tool.parts[:MAX_PARTS]
+    shown = {index: _part(part) for index, part in enumerate(parts) if not isinstance(part, Note)}
+
+    def text(share: int) -> str:
+        """The call with its title and notes cut to `share` (each to its own budget at most)."""
+        pieces = [_bold(line(tool.title), min(share, TITLE_BUDGET))]
+        for index, part in enumerate(parts):
+            if isinstance(part, Note):
+                pieces.append(_bold(escape(part.text), min(share, FIELD_BUDGET)))
+            else:
+                pieces.append(shown[index])
+        return "\n".join(p for p in pieces if p)
+
+    whole = text(TITLE_BUDGET)
     link = "" if tool.full_view is None else f"\n-# [{FULL_VIEW}](<{tool.full_view}>)"
-    cut = len(text) > limit or is_cut(tool, MAX_LINES, BLOCK_BUDGET, MAX_PARTS)
+    cut = len(whole) > limit or is_cut(tool, MAX_LINES, BLOCK_BUDGET, MAX_PARTS)
     if not link or not cut or 2 * len(link) > limit:
-        return shorten(text, limit)
+        link = ""
+    room = limit - len(link)
+    # The largest share of the title and notes with which the call fits whole, else none.
+    low, high = 0, TITLE_BUDGET
+    while low < high:
+        share = (low + high + 1) // 2
+        if len(text(share)) <= room:
+            low = share
+        else:
+            high = share - 1
     # The link goes after the cut, so that no cut can take it.
-    return shorten(text, limit - len(link)) + link
+    return shorten(text(low), room) + link
+
+
+def _bold(escaped: str, limit: int) -> str:
+    """`escaped` cut to `limit` and in bold; nothing when nothing of it fits."""
+    short = shorten(escaped, limit)
+    return f"**{short}**" if short else ""
 
 
 def _part(part: Part) -> str:
@@ -62,7 +93,7 @@ def _part(part: Part) -> str:
         if len(part.fields) > MAX_FIELDS:
             rows.append(f"- and {len(part.fields) - MAX_FIELDS} more")
         return "\n".join(rows)
-    return f"**{shorten(escape(part.text), FIELD_BUDGET)}**"
+    return _bold(escape(part.text), FIELD_BUDGET)
 
 
 def _block(language: str, shown: Fitted) -> str:

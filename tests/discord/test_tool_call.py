@@ -1,0 +1,101 @@
+"""The tool call's share of a Discord message: what runs keeps its room before the title and
+the notes, and is cut itself (with its ellipsis, then the link to all of it) only when it
+cannot be whole even with them gone."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from askbridge.adapters.discord.render import render
+from askbridge.adapters.discord.text import shorten
+from askbridge.adapters.discord.tool_call import MAX_TOOL_TEXT, tool_text
+from askbridge.core.models import Request, Target
+from askbridge.core.questions import parse_questions
+from askbridge.core.tool_view import FULL_VIEW, Code, Fields, Named, Note, Part, ToolView
+from askbridge.core.view import RequestView
+from tests.emulators.discord import validate_message
+from tests.emulators.discord.components import TEXT_DISPLAY, walk
+from tests.hostile import SHOWN_AS_ONE
+
+COMPONENTS_V2 = 1 << 15
+WHEN = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
+PAGE = "https://askbridge.example/q/ask_r?token=" + "0" * 64
+WIDE = st.lists(
+    st.sampled_from(["a", " ", "\n", "*", "_", "`", "```", "<@1>", "\\", "中", *SHOWN_AS_ONE]),
+    max_size=400,
+).map("".join)
+"""Texts of characters markdown escapes, fences, mentions, wide and joined characters."""
+
+
+def alone(part: Part) -> str:
+    """What runs, as the call shows it with no title and nothing else."""
+    return tool_text(ToolView(tool="Bash", title="", parts=(part,)))
+
+
+@st.composite
+def calls(draw: st.DrawFn) -> tuple[ToolView, Part]:
+    """A call with a title, notes before and after what runs, and maybe a link to all of it;
+    and what runs: a command or named values."""
+    command = draw(
+        st.builds(Code, text=st.text(max_size=1200) | WIDE, label=st.just("") | WIDE)
+        | st.builds(Fields, fields=st.lists(st.builds(Named, name=WIDE, value=WIDE), max_size=3))
+    )
+    before = draw(st.lists(st.builds(Note, text=WIDE), max_size=2))
+    after = draw(st.lists(st.builds(Note, text=WIDE), max_size=1))
+    title = draw(st.text(max_size=600) | WIDE)
+    full_view = draw(st.none() | st.just(PAGE))
+    tool = ToolView(tool="Bash", title=title, parts=(*before, command, *after), full_view=full_view)
+    return tool, command
+
+
+@settings(max_examples=300, deadline=None)
+@given(calls(), st.integers(min_value=0, max_value=MAX_TOOL_TEXT))
+def test_what_runs_is_cut_after_the_title_and_notes(
+    case: tuple[ToolView, Part], limit: int
+) -> None:
+    tool, runs = case
+    shown = tool_text(tool, limit)
+    assert len(shown) <= limit
+    link = "" if tool.full_view is None else f"\n-# [{FULL_VIEW}](<{tool.full_view}>)"
+    if 2 * len(link) > limit:
+        link = ""  # The link goes with a cut only while it takes at most half.
+    whole = alone(runs)
+    if len(whole) <= limit - len(link):
+        assert whole in shown
+    elif whole not in shown:
+        # Cut: the title and the notes are gone, what runs shows its start, then the link.
+        assert shown == shorten(whole, limit - len(link)) + link
+
+
+def test_a_long_title_and_note_give_way_to_the_command_in_a_full_message() -> None:
+    """Four long questions leave the call a tight share of the message: the command, not the
+    title and the note before it, is what stays whole."""
+    command = "kubectl rollout restart deployment/api --namespace production"
+    tool = ToolView(
+        tool="Bash",
+        title="Run a command " + "that does many things " * 20,
+        parts=(Note(text="Changed by someone before it was allowed " * 5), Code(text=command)),
+    )
+    options = [{"label": f"{'l' * 60}{o}", "description": "d" * 500} for o in range(4)]
+    questions = [{"question": "q" * 2000, "header": f"H{q}", "options": options} for q in range(4)]
+    req = Request(
+        request_id="ask_r",
+        questions=parse_questions(questions),
+        targets=(Target(platform="discord", channel="1"),),
+        context="c" * 2000,
+        tool=tool,
+        created_at=WHEN,
+    )
+    components: list[dict[str, Any]] = render(RequestView.of(req)).to_components()  # type: ignore[no-untyped-call]
+    message = {"flags": COMPONENTS_V2, "components": components}
+    assert validate_message(message) is None
+    texts = [
+        p.component["content"] for p in walk(components) if p.component["type"] == TEXT_DISPLAY
+    ]
+    assert sum(len(t) for t in texts) <= 4000
+    [shown] = [t for t in texts if t.startswith("c" * 100)]
+    assert shown.endswith(f"…**\n```\n{command}\n```")
