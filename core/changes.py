@@ -3,7 +3,8 @@
 What may be changed is one text: a `Bash` command, an `Edit`'s new text, a `Write`'s content,
 or any other tool's whole input as a JSON object. A form is prefilled with it (`changeable`);
 what comes back is read into the input to run (`changed_input`), and the message then shows
-the call as it was allowed (`approved_view`).
+the call as it was allowed (`approved_view`). A surface offers it only where its form holds
+the text whole (`offered`).
 
 Only an asker that runs the input it is given back offers this (`allow_changes`: the Claude
 Code hooks and the Agent SDK helper), and only on an approval whose first option is Allow once.
@@ -17,6 +18,7 @@ vote's event in the audit trail records the digest of the changed input (`change
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,6 +68,16 @@ def changeable(request: Request) -> Changeable | None:
         return Changeable(label, tool.asked[key], key)
     text = json.dumps(tool.asked, indent=2, ensure_ascii=False)
     return Changeable("Input (JSON object)", text, None)
+
+
+def offered(field: Changeable | None, holds: Callable[[Changeable], bool]) -> Changeable | None:
+    """`field` when a surface offers Edit and allow for it: only when its form is prefilled
+    with all of the text as asked (`holds`: whether the surface's form and message have room
+    for it, in the surface's own measure), and that text could be sent back unchanged. A form
+    left empty or cut would have a person type the whole call again, unseen."""
+    if field is None or len(field.text) > MAX_CHANGE_CHARS or not holds(field):
+        return None
+    return field
 
 
 class ChangeRefused(ValueError):

@@ -30,7 +30,7 @@ from askbridge.adapters.discord.lines import (
 )
 from askbridge.adapters.discord.text import clip, escape, line, link, prose, shorten
 from askbridge.adapters.discord.tool_call import tool_text
-from askbridge.core.changes import CHANGE_ACTION, Changeable
+from askbridge.core.changes import CHANGE_ACTION, Changeable, offered
 from askbridge.core.forms import Form, FormField
 from askbridge.core.models import UserQuestion
 from askbridge.core.view import CANCEL_HINT, WHO_MAY_ANSWER, RequestView, State
@@ -136,8 +136,7 @@ MAX_TEXT_INPUT = 4000
 def change_fits(view: RequestView) -> Changeable | None:
     """What of the tool call may be changed (Edit and allow), when its value fits a modal's
     text input."""
-    field = view.changeable
-    return field if field is not None and 0 < len(field.text) <= MAX_TEXT_INPUT else None
+    return offered(view.changeable, lambda field: 0 < len(field.text) <= MAX_TEXT_INPUT)
 
 
 def words_label(view: RequestView) -> str | None:

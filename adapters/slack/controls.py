@@ -20,7 +20,7 @@ from askbridge.adapters.slack.blockkit import (
 )
 from askbridge.adapters.slack.ids import WIRE, ActionId, BadActionId
 from askbridge.adapters.slack.text import shorten
-from askbridge.core.changes import CHANGE_ACTION
+from askbridge.core.changes import CHANGE_ACTION, offered
 from askbridge.core.intents import Action
 from askbridge.core.models import UserQuestion
 from askbridge.core.view import CANCEL_QUESTION, CANCEL_SURE, CANCEL_WARNING, RequestView
@@ -72,11 +72,11 @@ def form_buttons(view: RequestView) -> list[Element]:
     own words, "Add a note" when it takes notes, "Edit and allow…" when its tool call may be
     changed and the value fits a modal's text input."""
     policy = view.request.policy
-    field = view.changeable
+    field = offered(view.changeable, lambda f: len(f.text) <= MAX_TEXT_INPUT)
     wanted = [
         (Action.WORDS, OTHER_LABEL, policy.allow_other),
         (Action.ADD_NOTE, NOTE_LABEL, policy.allow_notes),
-        (Action.CHANGE, CHANGE_ACTION, field is not None and len(field.text) <= MAX_TEXT_INPUT),
+        (Action.CHANGE, CHANGE_ACTION, field is not None),
     ]
     return [
         button(ActionId(view.request_id, kind), label, WIRE[kind])

@@ -4,11 +4,11 @@ The connector sends JSON with every character past ASCII escaped (aiohttp's `jso
 takes 12 bytes, a CJK character 6, so a card is measured as sent, and each text is given the
 same number of bytes as sent, not of characters: a long line of emoji is cut sooner than as
 long a line of Latin letters. A card too large is made to fit, in this order: the longest runs
-of text are cut, down to MIN_RUN bytes; then a text prefilled in an input (a command to
-change, a form's default, what a person typed) is left out, the largest first, with a line
-under its input saying so; then runs, choice titles, option buttons and input labels are cut
-together as far as it takes. Every text is cut between characters as shown, with an ellipsis
-(`text.cut`); a choice keeps its value, which names the option.
+of text are cut, down to MIN_RUN bytes; then a text prefilled in an input (a form's default,
+what a person typed) is left out, the largest first, with a line under its input saying so;
+then runs, choice titles, option buttons and input labels are cut together as far as it
+takes. Every text is cut between characters as shown, with an ellipsis (`text.cut`); a
+choice keeps its value, which names the option.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from askbridge.adapters.teams.fit import fit
+from askbridge.adapters.teams.fit import fit, fits
 from askbridge.adapters.teams.form import form_elements
 from askbridge.adapters.teams.ids import (
     CANCEL,
@@ -38,7 +38,7 @@ from askbridge.adapters.teams.text import (
 )
 from askbridge.adapters.teams.tool_call import tool_elements
 from askbridge.core.answers import MAX_TYPED_CHARS, NOTE_HINT, NOTE_LABEL, NOTE_PLACEHOLDER
-from askbridge.core.changes import CHANGE_ACTION, CHANGE_HINT, CHANGE_TITLE, Changeable
+from askbridge.core.changes import CHANGE_ACTION, CHANGE_HINT, CHANGE_TITLE, Changeable, offered
 from askbridge.core.forms import as_uri
 from askbridge.core.models import Person, UserQuestion
 from askbridge.core.view import (
@@ -62,8 +62,8 @@ OWN_WORDS_HINT = "Your answer, if none of the options fits"
 MAX_WHO = 20
 """Answerers named on the card; the rest are counted."""
 MAX_CHANGE_CHARS = 4000
-"""The longest input the card offers to change in place: its field, prefilled, and the call
-shown above it must fit in one card."""
+"""The longest input the card offers to change in place (its field's maxLength); it is offered
+only when the card has room for it whole besides everything else (`_offer_change`)."""
 
 
 def render(
@@ -81,7 +81,10 @@ def render(
     card: Element = {"type": "AdaptiveCard", "$schema": SCHEMA, "version": VERSION, "body": body}
     if view.waiting:
         card["actions"] = _actions(view)
-    return fit(card)
+    fit(card)
+    if view.waiting:
+        _offer_change(card, view)
+    return card
 
 
 def attachment(card: Element) -> Element:
@@ -216,9 +219,6 @@ def _actions(view: RequestView) -> list[Element]:
         ],
     }
     actions: list[Element] = [{"type": "Action.ShowCard", "title": "Cancel", "card": confirm}]
-    field = view.changeable
-    if field is not None and len(field.text) <= MAX_CHANGE_CHARS:
-        actions.insert(0, _change_card(request_id, field))
     form = view.form
     if form is not None:
         done: Element = {
@@ -252,6 +252,22 @@ def _actions(view: RequestView) -> list[Element]:
         }
         actions.insert(0, submit)
     return actions
+
+
+def _offer_change(card: Element, view: RequestView) -> None:
+    """Edit and allow, before Cancel, when the card as fitted without it has room for its field
+    prefilled with all of the input: the call shown is not cut for it, and a person never has
+    to type a call again to change it."""
+    actions: list[Element] = card["actions"]
+    request_id = view.request_id
+
+    def holds(field: Changeable) -> bool:
+        with_change = [*actions[:-1], _change_card(request_id, field), actions[-1]]
+        return len(field.text) <= MAX_CHANGE_CHARS and fits({**card, "actions": with_change})
+
+    field = offered(view.changeable, holds)
+    if field is not None:
+        actions.insert(len(actions) - 1, _change_card(request_id, field))
 
 
 def _change_card(request_id: str, field: Changeable) -> Element:

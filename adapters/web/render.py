@@ -19,7 +19,7 @@ from aiohttp import web
 
 from askbridge.adapters.web import clicks
 from askbridge.core.answers import MAX_TYPED_CHARS, NOTE_LABEL, NOTE_PLACEHOLDER
-from askbridge.core.changes import CHANGE_HINT, CHANGE_TITLE, MAX_CHANGE_CHARS
+from askbridge.core.changes import CHANGE_HINT, CHANGE_TITLE, MAX_CHANGE_CHARS, offered
 from askbridge.core.forms import FieldKind, Form, FormField
 from askbridge.core.intents import CHANGED, NOTE
 from askbridge.core.public_links import TOKEN_PARAM
@@ -442,7 +442,8 @@ def _top(view: RequestView) -> dict[str, Any]:
 
 def _change(view: RequestView, typed: str | None, problem: str | None) -> Change | None:
     """The inline edit form, prefilled with the value as asked (or as the person left it)."""
-    field = view.changeable
+    # The page's field holds any text askbridge takes back.
+    field = offered(view.changeable, lambda _: True)
     if field is None:
         return None
     text = field.text if typed is None else typed
