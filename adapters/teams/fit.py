@@ -80,6 +80,13 @@ def fit(card: Element) -> Element:
     return card
 
 
+def fits_with_runs_cut(card: Element) -> bool:
+    """Whether `card` fits Teams' size limit with its runs of text cut, down to MIN_RUN bytes
+    (cut in place when it does): what a card's other texts, which are never cut (a mention),
+    must leave room for."""
+    return fits(card) or _cut_to_fit(card, [_Text(e, "text") for e in _runs(card)], MIN_RUN)
+
+
 def _cut_to_fit(card: Element, texts: list[_Text], least: int) -> bool:
     """Whether `card` fits with each of `texts` cut to the same number of bytes, at least
     `least`: cut to the most that fits, else to `least`."""

@@ -1,6 +1,7 @@
 """The reminder card: the one place a Teams card mentions people. Only the answerers who are
 Teams people (`teams:<Entra user id>`) are mentioned, each by an `<at>` tag in a TextBlock with
-its entity, named as Teams names them; everything else on it is plain runs."""
+its entity, named as Teams names them, as many as the card's size leaves room for and then
+"and N more"; everything else on it is plain runs."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from askbridge.adapters.teams.clicks import PLATFORM
-from askbridge.adapters.teams.fit import fit
+from askbridge.adapters.teams.fit import fit, fits_with_runs_cut
 from askbridge.adapters.teams.render import VERSION, answerers_text
 from askbridge.adapters.teams.text import Element, clip, plain
 from askbridge.core.view import RequestView
@@ -29,16 +30,13 @@ def tag_text(name: str) -> str:
 
 
 def reminder_card(view: RequestView, names: Mapping[str, str]) -> Element:
-    """The nudge, mentioning each Teams answerer in `names` (Entra id -> name); its sentence
-    is cut to fit Teams' size limit, the mentions never (a cut tag pings nobody)."""
+    """The nudge, mentioning each Teams answerer in `names` (Entra id -> name) as far as Teams'
+    size limit lets it: as many whole mentions as fit, in order, with the sentence cut no
+    shorter than MIN_RUN, then "and N more"; a mention is never cut (a cut tag pings nobody)."""
     entities = [
         {"type": "mention", "text": tag_text(name), "mentioned": {"id": user, "name": name}}
         for user, name in names.items()
     ]
-    body: list[Element] = []
-    if entities:
-        tags = " ".join(str(entity["text"]) for entity in entities)
-        body.append({"type": "TextBlock", "text": f"⏰ {tags}", "wrap": True})
     default = view.default_answers
     deadline = view.deadline
     said = view.reminder.format(
@@ -46,8 +44,22 @@ def reminder_card(view: RequestView, names: Mapping[str, str]) -> Element:
         deadline="" if deadline is None else deadline.strftime("%Y-%m-%d %H:%M UTC"),
         answers="" if default is None else view.summary(default),
     )
+    for count in range(len(entities), 0, -1):
+        card = _card(entities[:count], len(entities) - count, said)
+        if fits_with_runs_cut(card):
+            return card
+    return fit(_card([], 0, said))
+
+
+def _card(entities: list[Element], more: int, said: str) -> Element:
+    """The reminder mentioning `entities`, then saying how many `more` are not mentioned."""
+    body: list[Element] = []
+    if entities:
+        tags = " ".join(str(entity["text"]) for entity in entities)
+        rest = f" and {more} more" if more else ""
+        body.append({"type": "TextBlock", "text": f"⏰ {tags}{rest}", "wrap": True})
     body.append(plain(said))
     card: Element = {"type": "AdaptiveCard", "version": VERSION, "body": body}
     if entities:
         card["msteams"] = {"entities": entities}
-    return fit(card)
+    return card

@@ -14,8 +14,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from askbridge.adapters.teams.fit import MAX_CARD_BYTES, PREFILL_LEFT_OUT
-from askbridge.adapters.teams.mentions import MAX_MENTIONS, reminder_card
+from askbridge.adapters.teams.fit import MAX_CARD_BYTES, PREFILL_LEFT_OUT, sent_size
+from askbridge.adapters.teams.mentions import MAX_MENTIONS, reminder_card, tag_text
 from askbridge.adapters.teams.notes import note
 from askbridge.adapters.teams.render import MAX_CHANGE_CHARS, render
 from askbridge.adapters.teams.surface import TeamsSurface
@@ -56,6 +56,7 @@ from tests.emulators.teams.cards import (
 )
 from tests.hostile import (
     FORM_EXAMPLES,
+    SHOWN_AS_ONE,
     FormCase,
     at_most,
     form_cases,
@@ -500,3 +501,43 @@ def test_a_reminder_of_the_longest_default_answers_fits() -> None:
     said = [run["text"] for e in card["body"] for run in e.get("inlines", [])]
     assert len(said) == 1
     assert said[0].endswith(f"{ROCKET}…")
+
+
+NAME_PIECES = st.sampled_from([ROCKET, "漢", "a", " ", "<", ">", "*", "_", "\\", *SHOWN_AS_ONE])
+
+
+LONG_NAME = st.lists(NAME_PIECES, min_size=100, max_size=300).map("".join)
+"""A name of 100 to 300 characters as shown, of up to 12 bytes each as sent."""
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.lists(LONG_NAME, min_size=1, max_size=MAX_MENTIONS), st.booleans())
+def test_a_reminder_mentions_as_many_whole_names_as_fit(names_: list[str], long: bool) -> None:
+    """Up to twenty answerers named in characters of up to 12 bytes as sent, beside long default
+    answers or not: the card fits, its mentions are the first answerers', each tag whole and
+    matching its entity exactly, and "and N more" counts the rest."""
+    names = {f"aad-{n}": name for n, name in enumerate(names_)}
+    labels = [f"{o}" + ROCKET * (LONG if long else 1) for o in range(MAX_OPTIONS)]
+    options = [{"label": label, "description": ""} for label in labels]
+    questions = parse_questions([{"question": "Pick?", "header": "h", "options": options}])
+    policy = Policy(
+        answerers=tuple(f"teams:{user}" for user in names),
+        timeout_answers={"h": labels[0]},
+    )
+    expires = datetime(2030, 1, 2, tzinfo=UTC)
+    view = RequestView.of(teams_request(questions=questions, policy=policy, expires_at=expires))
+    card = reminder_card(view, names)
+    check_card(card)
+    assert sent_size(card) <= MAX_CARD_BYTES
+    entities = card.get("msteams", {}).get("entities", [])
+    kept = list(names)[: len(entities)]
+    assert mentioned(card) == kept
+    assert [e["text"] for e in entities] == [tag_text(names[user]) for user in kept]
+    assert [e["mentioned"]["name"] for e in entities] == [names[user] for user in kept]
+    lines = [t for t in markdown_texts(card) if t.startswith("⏰")]
+    if entities:
+        more = len(names) - len(entities)
+        tags = " ".join(e["text"] for e in entities)
+        assert lines == [f"⏰ {tags} and {more} more" if more else f"⏰ {tags}"]
+    else:
+        assert lines == []

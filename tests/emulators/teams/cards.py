@@ -1,8 +1,9 @@
 """What Teams refuses of an Adaptive Card, checked on every card the emulator receives: a
 schema version it renders (Action.Execute from 1.4, nothing past 1.5), element and action
 types it knows, input ids given once, at most MAX_ACTIONS actions in a row, a payload within
-its size limit, and then what the Adaptive Cards schema refuses (schema.py): the limits are
-Teams' own, the schema knows none of them."""
+its size limit (the emulator measures the whole message around it too), and then what the
+Adaptive Cards schema refuses (schema.py): the limits are Teams' own, the schema knows none
+of them."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from typing import Any
 from tests.emulators.teams.schema import schema_errors
 
 MAX_CARD_BYTES = 28 * 1024
+MAX_MESSAGE_BYTES = MAX_CARD_BYTES
+"""Teams' limit holds for the whole message as sent: the activity, its card and mentions."""
 MAX_ACTIONS = 6
 ELEMENTS = {
     "TextBlock", "RichTextBlock", "Container", "ColumnSet", "Column", "FactSet", "Image",

@@ -7,6 +7,7 @@ authority issued is refused; so is a card Teams would not render (`cards.py`).""
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
 import ssl
 import time
@@ -19,7 +20,13 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from tests.emulators.teams.cards import CardRefused, check_card, client_refusal, mentioned
+from tests.emulators.teams.cards import (
+    MAX_MESSAGE_BYTES,
+    CardRefused,
+    check_card,
+    client_refusal,
+    mentioned,
+)
 from tests.emulators.teams.keys import SigningKey, self_signed
 
 ISSUER = "https://api.botframework.com"
@@ -205,7 +212,12 @@ class TeamsEmulator:
             return web.json_response({"error": {"code": "ConversationNotFound"}}, status=404)
         return None
 
-    def _card(self, body: Any) -> dict[str, Any]:
+    def _card(self, sent: bytes) -> dict[str, Any]:
+        """The card of a message as the connector received it; Teams refuses a message over
+        its size limit as sent, the activity around the card and its mentions too."""
+        if len(sent) > MAX_MESSAGE_BYTES:
+            raise CardRefused(f"the message is over {MAX_MESSAGE_BYTES} bytes as sent")
+        body = json.loads(sent)
         attachments = body.get("attachments") if isinstance(body, dict) else None
         if not isinstance(attachments, list) or len(attachments) != 1:
             raise CardRefused("a message with one card is expected")
@@ -220,7 +232,7 @@ class TeamsEmulator:
         if (refusal := self._authorized(request)) is not None:
             return refusal
         try:
-            card = self._card(await request.json())
+            card = self._card(await request.read())
         except CardRefused as error:
             self.refused.append(str(error))
             return web.json_response(
@@ -253,7 +265,7 @@ class TeamsEmulator:
         if message is None or message.conversation != request.match_info["cid"]:
             return web.json_response({"error": {"code": "ActivityNotFound"}}, status=404)
         try:
-            card = self._card(await request.json())
+            card = self._card(await request.read())
         except CardRefused as error:
             self.refused.append(str(error))
             return web.json_response(
