@@ -55,10 +55,13 @@ def tool_text(tool: ToolView, limit: int = MAX_TOOL_TEXT) -> str:
                 pieces.append(shown[index])
         return "\n".join(p for p in pieces if p)
 
-    whole = text(TITLE_BUDGET)
+    whole, runs = text(TITLE_BUDGET), text(0)
     link = "" if tool.full_view is None else f"\n-# [{FULL_VIEW}](<{tool.full_view}>)"
-    cut = len(whole) > limit or is_cut(tool, MAX_LINES, BLOCK_BUDGET, MAX_PARTS)
-    if not link or not cut or 2 * len(link) > limit:
+    hidden = is_cut(tool, MAX_LINES, BLOCK_BUDGET, MAX_PARTS)
+    if not (len(whole) > limit or hidden) or 2 * len(link) > limit:
+        link = ""
+    elif not hidden and len(runs) <= limit < len(runs) + len(link):
+        # Room for all of what runs or for the link, not both: what runs comes first.
         link = ""
     room = limit - len(link)
     # The largest share of the title and notes with which the call fits whole, else none.

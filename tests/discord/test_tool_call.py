@@ -12,10 +12,16 @@ from hypothesis import strategies as st
 
 from askbridge.adapters.discord.render import render
 from askbridge.adapters.discord.text import shorten
-from askbridge.adapters.discord.tool_call import MAX_TOOL_TEXT, tool_text
+from askbridge.adapters.discord.tool_call import (
+    BLOCK_BUDGET,
+    MAX_LINES,
+    MAX_PARTS,
+    MAX_TOOL_TEXT,
+    tool_text,
+)
 from askbridge.core.models import Request, Target
 from askbridge.core.questions import parse_questions
-from askbridge.core.tool_view import FULL_VIEW, Code, Fields, Named, Note, Part, ToolView
+from askbridge.core.tool_view import FULL_VIEW, Code, Fields, Named, Note, Part, ToolView, is_cut
 from askbridge.core.view import RequestView
 from tests.emulators.discord import validate_message
 from tests.emulators.discord.components import TEXT_DISPLAY, walk
@@ -64,11 +70,24 @@ def test_what_runs_is_cut_after_the_title_and_notes(
     if 2 * len(link) > limit:
         link = ""  # The link goes with a cut only while it takes at most half.
     whole = alone(runs)
-    if len(whole) <= limit - len(link):
+    hidden = is_cut(tool, MAX_LINES, BLOCK_BUDGET, MAX_PARTS)
+    # With room for all of what runs or for the link, not both, what runs comes first.
+    if len(whole) <= limit - len(link) or (len(whole) <= limit and not hidden):
         assert whole in shown
-    elif whole not in shown:
+    else:
         # Cut: the title and the notes are gone, what runs shows its start, then the link.
         assert shown == shorten(whole, limit - len(link)) + link
+
+
+def test_what_runs_whole_comes_before_the_link() -> None:
+    """A share with room for the whole command or for the link to all of the call, not both:
+    the command is shown whole, under what is left of the title, without the link."""
+    command = "\n".join(f"step {n} " + "x" * 70 for n in range(8))
+    tool = ToolView(tool="Bash", title="t" * 300, parts=(Code(text=command),), full_view=PAGE)
+    whole = alone(Code(text=command))
+    shown = tool_text(tool, len(whole) + 10)
+    assert shown.endswith(whole)
+    assert FULL_VIEW not in shown
 
 
 def test_a_long_title_and_note_give_way_to_the_command_in_a_full_message() -> None:
