@@ -6,12 +6,14 @@ sent.
 Anyone can reach the endpoint, and bolt reads a body before it checks the signature, assuming
 the shape Slack gives it: so a body is read here, as bolt would read it, and handed to bolt only
 when it is an interaction askbridge takes, shaped as bolt reads one (ValueError otherwise), with
-signature headers bolt's check can compare.
+signature headers bolt's check can compare. A Socket Mode envelope's payload is held to the same
+shape (`socket_request`) before bolt reads it.
 """
 
 from __future__ import annotations
 
 import re
+import reprlib
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl
@@ -22,6 +24,7 @@ from slack_bolt.request.async_internals import build_async_context
 from slack_bolt.request.async_request import AsyncBoltRequest
 from yarl import URL
 
+from askbridge.adapters.slack.ids import FILL_CALLBACK_ID, FORM_CALLBACK_ID
 from askbridge.core.api.errors import parse_json
 from askbridge.core.api.reading import body_deadline
 
@@ -31,6 +34,7 @@ TIMESTAMP = "X-Slack-Request-Timestamp"
 SIGNATURE = "X-Slack-Signature"
 SECONDS = re.compile(r"[0-9]{1,15}")
 """A timestamp bolt's `int()` reads: ASCII digits, far fewer than Python's 4300-digit limit."""
+CALLBACK_IDS = (FORM_CALLBACK_ID, FILL_CALLBACK_ID)
 
 
 def header_problem(headers: Mapping[str, str]) -> str | None:
@@ -52,13 +56,25 @@ async def bolt_request(request: web.Request) -> AsyncBoltRequest:
     async with body_deadline(request):
         raw = await request.text()
     body = parse_json(_payload(raw, request.content_type))
+    made = AsyncBoltRequest(body="", query=request.query_string, headers=request.headers)  # type: ignore[arg-type]
+    made.raw_body = raw
+    return _shaped(made, body)
+
+
+def socket_request(payload: object) -> AsyncBoltRequest:
+    """What bolt's Socket Mode handler makes of an envelope's `payload`; ValueError, saying
+    why, for a payload that is not an interaction askbridge takes."""
+    made = AsyncBoltRequest(body={}, mode="socket_mode")
+    return _shaped(made, payload)
+
+
+def _shaped(made: AsyncBoltRequest, body: object) -> AsyncBoltRequest:
+    """`made`, carrying `body` once it is shaped as bolt reads an interaction askbridge takes."""
     if not isinstance(body, dict):
         raise ValueError("the payload is not a JSON object")
     problem = unreadable(body)
     if problem is not None:
         raise ValueError(problem)
-    made = AsyncBoltRequest(body="", query=request.query_string, headers=request.headers)  # type: ignore[arg-type]
-    made.raw_body = raw
     made.body = body
     try:
         made.context = build_async_context(AsyncBoltContext({}), body)
@@ -70,7 +86,8 @@ async def bolt_request(request: web.Request) -> AsyncBoltRequest:
 
 def unreadable(body: Mapping[str, Any]) -> str | None:
     """Why `body` is no click or form that bolt can match to askbridge's listeners, or None:
-    bolt reads the first action's id, and a view's type and callback id, as Slack sends them."""
+    bolt reads the first action's id, and a view's type and callback id, as Slack sends them;
+    every action has a listener, and only askbridge's forms do."""
     kind = body.get("type")
     if kind == "block_actions":
         actions = body.get("actions")
@@ -82,11 +99,13 @@ def unreadable(body: Mapping[str, Any]) -> str | None:
         if (
             isinstance(view, dict)
             and view.get("type") == "modal"
-            and isinstance(view.get("callback_id"), str)
+            and view.get("callback_id") in CALLBACK_IDS
         ):
             return None
-        return "a form's view is not a modal with a callback_id"
-    return f"askbridge takes clicks (block_actions) and forms (view_submission), not {kind!r}"
+        return "a form's view is not a modal of askbridge's, with its callback_id"
+    # reprlib: a type of any size or shape is named in a few dozen characters.
+    named = reprlib.repr(kind)
+    return f"askbridge takes clicks (block_actions) and forms (view_submission), not {named}"
 
 
 def _has_action_id(action: object) -> bool:

@@ -10,7 +10,6 @@ from typing import Any, Literal
 import aiohttp
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response
-from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.app.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.async_handler import AsyncRetryHandler
@@ -27,6 +26,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from askbridge.adapters.slack.handlers import Handlers
 from askbridge.adapters.slack.ids import ANY_ACTION, FILL_CALLBACK_ID, FORM_CALLBACK_ID
 from askbridge.adapters.slack.incoming import bolt_request, header_problem
+from askbridge.adapters.slack.socket_mode import SocketModeHandler
 from askbridge.adapters.slack.surface import Install, SlackSurface
 from askbridge.core.api.errors import error_response
 from askbridge.core.broker import Broker
@@ -140,7 +140,7 @@ class SlackRuntime:
         self.app.action(ANY_ACTION)(self.clicks.on_action)
         self.app.view_submission(FORM_CALLBACK_ID)(self.clicks.on_submit)
         self.app.view_submission(FILL_CALLBACK_ID)(self.clicks.on_submit)
-        self._socket: AsyncSocketModeHandler | None = None
+        self._socket: SocketModeHandler | None = None
 
     @property
     def signed_paths(self) -> tuple[str, ...]:
@@ -214,7 +214,7 @@ class SlackRuntime:
                 "(xapp-…) with the connections:write scope under Basic Information → "
                 "App-Level Tokens, and turn on Socket Mode"
             ) from error
-        handler = AsyncSocketModeHandler(self.app, app_token=token)
+        handler = SocketModeHandler(self.app, token)
         handler.client.wss_uri = opened["url"]
         self._socket = handler
         try:

@@ -6,6 +6,7 @@ import asyncio
 import copy
 import json
 import logging
+import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any
 from urllib.parse import urlencode
@@ -15,9 +16,10 @@ import pytest
 
 from askbridge.adapters.slack.ids import FILL_CALLBACK_ID, FORM_CALLBACK_ID, ActionId
 from askbridge.core.intents import Action
+from tests.conftest import StartService
 from tests.emulators.slack import Delivery, SlackEmulator
 from tests.emulators.slack.delivery import signed_headers
-from tests.slack.conftest import Bridge, answer_fully, ask_body
+from tests.slack.conftest import Bridge, answer_fully, ask_body, start_bridge
 
 
 def retargeted(delivery: Delivery, action_id: str, **changes: Any) -> dict[str, Any]:
@@ -251,14 +253,8 @@ def changed(
             yield each
 
 
-async def test_signed_deliveries_of_a_shape_slack_never_sends_are_refused_or_ignored(
-    http_bridge: Bridge, http: aiohttp.ClientSession, caplog: pytest.LogCaptureFixture
-) -> None:
-    """Only Slack can sign, but a payload it signs is read as data: whatever its shape, the
-    answer is a 4xx or an acknowledgement that does nothing, never a 500 or a traceback."""
-    bridge, slack = http_bridge, http_bridge.slack
-    message = await bridge.ask(ask_body("ask_shapes"))
-    click = (await slack.person("U1").choose_radio(message, "SQLite")).payload
+def odd_shapes(slack: SlackEmulator, click: dict[str, Any]) -> list[dict[str, Any]]:
+    """Clicks and forms, each with one field of a shape Slack never sends (about 200)."""
     clicks = [
         "type", "actions", "user", "team", "container", "message", "channel", "state",
         "response_url", "response_urls", "authorizations", "enterprise", "api_app_id",
@@ -276,13 +272,24 @@ async def test_signed_deliveries_of_a_shape_slack_never_sends_are_refused_or_ign
         },
     }
     views = [("view",), *[("view", key) for key in submission["view"]], ("view", "state", "values")]
-    payloads = [
+    return [
         *changed(click, [(key,) for key in clicks] + inner),
         *changed(submission, views),
         *changed(
             {**submission, "view": {**submission["view"], "callback_id": FILL_CALLBACK_ID}}, views
         ),
     ]
+
+
+async def test_signed_deliveries_of_a_shape_slack_never_sends_are_refused_or_ignored(
+    http_bridge: Bridge, http: aiohttp.ClientSession, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Only Slack can sign, but a payload it signs is read as data: whatever its shape, the
+    answer is a 4xx or an acknowledgement that does nothing, never a 500 or a traceback."""
+    bridge, slack = http_bridge, http_bridge.slack
+    message = await bridge.ask(ask_body("ask_shapes"))
+    click = (await slack.person("U1").choose_radio(message, "SQLite")).payload
+    payloads = odd_shapes(slack, click)
     for payload in payloads:
         delivered = await slack.deliver(payload)
         assert delivered.status is not None, (payload, delivered)
@@ -301,3 +308,40 @@ async def test_signed_deliveries_of_a_shape_slack_never_sends_are_refused_or_ign
             assert "error" in await response.json()
     assert errors_logged(caplog) == []
     assert (await bridge.status("ask_shapes"))["status"] == "waiting"
+
+
+MARKER = "xoxb-in-a-payload-7f3a"
+"""Held by every odd payload, where a payload keeps its verification token: never logged."""
+
+
+async def test_socket_mode_envelopes_of_a_shape_slack_never_sends_are_acked_and_ignored(
+    slack: SlackEmulator,
+    start_service: StartService,
+    http: aiohttp.ClientSession,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Over Socket Mode a payload is held to the shape the HTTP endpoint holds a body to: an
+    envelope of another shape is acknowledged (or Slack sends it again) and logged once as a
+    warning that leaves the payload out, never as bolt's traceback."""
+    bridge = await start_bridge(slack, "socket", start_service, http)
+    message = await bridge.ask(ask_body("ask_socket_shapes"))
+    click = (await slack.person("U1").choose_radio(message, "SQLite")).payload
+    for payload in odd_shapes(slack, click):
+        (await slack.deliver({**payload, "token": MARKER})).assert_acked()
+    caplog.clear()
+    # Envelopes whose payload is no object at all, which slack_sdk cannot even read.
+    odd = (None, 1, MARKER, [{**click, "token": MARKER}])
+    for value in odd:
+        envelope = {"envelope_id": str(uuid.uuid4()), "type": "interactive", "payload": value}
+        outcome = await slack.socket.push(envelope)
+        assert outcome.acked, (value, outcome)
+        assert outcome.ack == {"envelope_id": envelope["envelope_id"]}
+    warned = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warned) == len(odd), [r.getMessage() for r in warned]
+    assert all(r.name == "askbridge.slack" for r in warned)
+    assert errors_logged(caplog) == []
+    assert MARKER not in caplog.text
+    assert (await bridge.status("ask_socket_shapes"))["status"] == "waiting"
+    # A genuine click after them all still counts.
+    await answer_fully(bridge, "U1", message)
+    assert (await bridge.outcome("ask_socket_shapes"))["status"] == "answered"

@@ -146,17 +146,22 @@ class SocketModeServer:
         retry_reason: str = "",
     ) -> SocketOutcome:
         """Push one envelope to the next open connection in turn and wait for its ack."""
-        envelope_id = str(uuid.uuid4())
-        if not self._connections:
-            return SocketOutcome(envelope_id, False, False, None, "no Socket Mode connection")
         envelope: SocketEnvelope = {
-            "envelope_id": envelope_id,
+            "envelope_id": str(uuid.uuid4()),
             "type": envelope_type,
             "payload": dict(payload),
             "accepts_response_payload": _accepts_response_payload(payload, envelope_type),
             "retry_attempt": retry_attempt,
             "retry_reason": retry_reason,
         }
+        return await self.push(envelope)
+
+    async def push(self, envelope: Mapping[str, object]) -> SocketOutcome:
+        """Push `envelope` as it is, of whatever shape, to the next open connection in turn
+        and wait for the ack of its `envelope_id`."""
+        envelope_id = str(envelope["envelope_id"])
+        if not self._connections:
+            return SocketOutcome(envelope_id, False, False, None, "no Socket Mode connection")
         waiter: asyncio.Future[JSONDict] = asyncio.get_running_loop().create_future()
         self._pending[envelope_id] = waiter
         connection = self._connections[self._turn % len(self._connections)]
