@@ -4,16 +4,18 @@ docs/explanation/speed.md). The raw body, which bolt's signature check reads, is
 sent.
 
 Anyone can reach the endpoint, and bolt reads a body before it checks the signature, assuming
-the shape Slack gives it: so a body is read here, as bolt would read it, and handed to bolt only
-when it is an interaction askbridge takes, shaped as bolt reads one (ValueError otherwise), with
-signature headers bolt's check can compare. A Socket Mode envelope's payload is held to the same
-shape (`socket_request`) before bolt reads it.
+the shape Slack gives it, and logs the body of a request whose signature is wrong: so the
+signature is checked here, with slack_sdk's verifier as bolt checks it, before the body is read
+as anything (bolt's own check is off), and the body is handed to bolt only when it is an
+interaction askbridge takes, shaped as bolt reads one (ValueError otherwise). A Socket Mode
+envelope's payload is held to the same shape (`socket_request`) before bolt reads it.
 """
 
 from __future__ import annotations
 
 import re
 import reprlib
+import time
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl
@@ -22,11 +24,11 @@ from aiohttp import web
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.request.async_internals import build_async_context
 from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_sdk.signature import SignatureVerifier
 from yarl import URL
 
 from askbridge.adapters.slack.ids import FILL_CALLBACK_ID, FORM_CALLBACK_ID
 from askbridge.core.api.errors import parse_json
-from askbridge.core.api.reading import body_deadline
 
 FORM = "application/x-www-form-urlencoded"
 JSON = "application/json"
@@ -34,6 +36,8 @@ TIMESTAMP = "X-Slack-Request-Timestamp"
 SIGNATURE = "X-Slack-Signature"
 SECONDS = re.compile(r"[0-9]{1,15}")
 """A timestamp bolt's `int()` reads: ASCII digits, far fewer than Python's 4300-digit limit."""
+STALE_S = 5 * 60
+"""How far from now slack_sdk's verifier lets a request's timestamp be."""
 CALLBACK_IDS = (FORM_CALLBACK_ID, FILL_CALLBACK_ID)
 
 
@@ -50,14 +54,28 @@ def header_problem(headers: Mapping[str, str]) -> str | None:
     return None
 
 
-async def bolt_request(request: web.Request) -> AsyncBoltRequest:
-    """What `slack_bolt.adapter.aiohttp.to_bolt_request` makes of `request`; ValueError,
-    saying why, for a body that is not an interaction askbridge takes."""
-    async with body_deadline(request):
-        raw = await request.text()
-    body = parse_json(_payload(raw, request.content_type))
+def signature_problem(
+    verifier: SignatureVerifier, raw: bytes, headers: Mapping[str, str]
+) -> str | None:
+    """Why `raw` was not signed by Slack a moment ago, or None; for headers `header_problem`
+    found no fault with. It names the fault only, never the body (it may hold tokens or what
+    people typed)."""
+    timestamp, signature = headers[TIMESTAMP], headers[SIGNATURE]
+    if verifier.is_valid(raw, timestamp, signature):
+        return None
+    if abs(time.time() - int(timestamp)) > STALE_S:
+        return f"{TIMESTAMP} is more than five minutes away from now"
+    return f"{SIGNATURE} is not the body's signature with SLACK_SIGNING_SECRET"
+
+
+def bolt_request(request: web.Request, raw: bytes) -> AsyncBoltRequest:
+    """What `slack_bolt.adapter.aiohttp.to_bolt_request` makes of `request`, whose body is
+    `raw`; ValueError, saying why, for a body that is not an interaction askbridge takes."""
+    # Slack sends UTF-8; a charset the headers name is not looked up (an unknown one fails).
+    text = raw.decode()
+    body = parse_json(_payload(text, request.content_type))
     made = AsyncBoltRequest(body="", query=request.query_string, headers=request.headers)  # type: ignore[arg-type]
-    made.raw_body = raw
+    made.raw_body = text
     return _shaped(made, body)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
 
 import aiohttp
@@ -21,14 +22,16 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.http_retry.request import HttpRequest
 from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
+from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
 from askbridge.adapters.slack.handlers import Handlers
 from askbridge.adapters.slack.ids import ANY_ACTION, FILL_CALLBACK_ID, FORM_CALLBACK_ID
-from askbridge.adapters.slack.incoming import bolt_request, header_problem
+from askbridge.adapters.slack.incoming import bolt_request, header_problem, signature_problem
 from askbridge.adapters.slack.socket_mode import SocketModeHandler
 from askbridge.adapters.slack.surface import Install, SlackSurface
 from askbridge.core.api.errors import error_response
+from askbridge.core.api.reading import read_body
 from askbridge.core.broker import Broker
 from askbridge.core.errors import StartupError
 from askbridge.core.metrics import Metrics
@@ -131,6 +134,9 @@ class SlackRuntime:
         self.app = AsyncApp(
             client=self.client,
             signing_secret=config.signing_secret or "",
+            # `_events` checks the signature before the body is read; bolt's check logs the body
+            # of a request whose signature is wrong.
+            request_verification_enabled=False,
             process_before_response=False,
             # bolt sets the level of a logger with this name; it must not be one of ours.
             name="askbridge-slack-bolt",
@@ -147,16 +153,23 @@ class SlackRuntime:
         return (EVENTS_PATH,) if self.config.mode == "http" else ()
 
     def mount(self, app: web.Application) -> None:
-        if self.config.mode == "http":
-            app.router.add_post(EVENTS_PATH, self._events)
+        secret = self.config.signing_secret
+        if self.config.mode == "http" and secret:
+            app.router.add_post(EVENTS_PATH, partial(self._events, SignatureVerifier(secret)))
 
-    async def _events(self, request: web.Request) -> web.Response:
-        """Slack's HTTP deliveries; bolt checks the signature (401 when it is wrong or stale)."""
+    async def _events(self, signatures: SignatureVerifier, request: web.Request) -> web.Response:
+        """Slack's HTTP deliveries: 401 unless Slack signed the body a moment ago, 400 unless
+        it is an interaction askbridge takes."""
         problem = header_problem(request.headers)
+        raw = b""
+        if problem is None:
+            raw = await read_body(request)
+            problem = signature_problem(signatures, raw, request.headers)
         if problem is not None:
+            log.warning("refused a request to %s: %s", EVENTS_PATH, problem)
             return error_response(401, f"{problem}; this endpoint takes only Slack's requests")
         try:
-            incoming = await bolt_request(request)
+            incoming = bolt_request(request, raw)
         except ValueError as error:
             return error_response(400, f"not a Slack interaction askbridge takes: {error}")
         response = await self.app.async_dispatch(incoming)

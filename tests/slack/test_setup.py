@@ -11,6 +11,7 @@ import pytest
 from askbridge.core.errors import StartupError
 from tests.conftest import StartService
 from tests.emulators.slack import SlackEmulator
+from tests.emulators.slack.delivery import signed_headers
 from tests.slack.conftest import Bridge, Mode, ask_body, slack_settings, start_bridge
 
 MANIFEST = Path(__file__).parents[2] / "adapters" / "slack" / "manifest.yaml"
@@ -143,12 +144,12 @@ async def test_a_tunnel_reaches_slack_events_but_not_the_agent_api(
     async with http.post(f"{url}/slack/events", headers=form, data=b"payload=%7B%7D") as r:
         # Past the Host check, the unsigned request is refused.
         assert r.status == 401
-    garbled = {
-        **tunnel,
-        "Content-Type": "application/json",
-        "X-Slack-Request-Timestamp": "1700000000",
-        "X-Slack-Signature": "v0=00",
-    }
-    async with http.post(f"{url}/slack/events", headers=garbled, data=b"payload=") as r:
+    slack = http_bridge.slack
+    signed = signed_headers(
+        slack.identity.signing_secret, b"payload=", "application/json", slack.clock(), "none"
+    )
+    async with http.post(
+        f"{url}/slack/events", headers={**tunnel, **signed}, data=b"payload="
+    ) as r:
         assert r.status == 400
         assert (await r.json())["error"].startswith("not a Slack interaction askbridge takes")

@@ -8,6 +8,7 @@ import json
 import logging
 import uuid
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -19,7 +20,15 @@ from askbridge.core.intents import Action
 from tests.conftest import StartService
 from tests.emulators.slack import Delivery, SlackEmulator
 from tests.emulators.slack.delivery import signed_headers
-from tests.slack.conftest import Bridge, answer_fully, ask_body, start_bridge
+from tests.server_process import ServerProcess
+from tests.slack.conftest import (
+    Bridge,
+    answer_fully,
+    ask_body,
+    serving,
+    slack_settings,
+    start_bridge,
+)
 
 
 def retargeted(delivery: Delivery, action_id: str, **changes: Any) -> dict[str, Any]:
@@ -345,3 +354,32 @@ async def test_socket_mode_envelopes_of_a_shape_slack_never_sends_are_acked_and_
     # A genuine click after them all still counts.
     await answer_fully(bridge, "U1", message)
     assert (await bridge.outcome("ask_socket_shapes"))["status"] == "answered"
+
+
+async def test_a_bad_or_missing_signature_is_one_warning_that_leaves_the_body_out(
+    tmp_path: Path, slack: SlackEmulator, http: aiohttp.ClientSession
+) -> None:
+    """A body Slack did not sign may still hold a token or what people wrote: the server's log
+    names why it was refused, once, at WARNING, and holds nothing of the body."""
+    written = "written-by-a-person-4c9e"
+    server = ServerProcess(tmp_path / "askbridge.db", env=slack_settings(slack, "http"))
+    try:
+        await serving(server, slack, "http")
+        body = ask_body("ask_unsigned")
+        body["questions"][0]["question"] = f"Which database, {written}?"
+        async with http.post(f"{server.url}/v1/questions", json=body) as response:
+            posted = (await response.json())["messages"][0]
+        message = slack.message(posted["channel"], posted["message_id"])
+        for tamper in ("forged_signature", "stale_timestamp", "unsigned"):
+            refused = await slack.person("U1").click_button(message, "Cancel", tamper=tamper)
+            assert refused.status == 401, tamper
+            assert written in (refused.request_body or b"").decode(), tamper
+    finally:
+        await server.stop()
+    logged = "".join(server.log)
+    assert written not in logged
+    refusals = [line for line in server.log if "refused a request to /slack/events" in line]
+    assert len(refusals) == 3, logged
+    assert all(" WARNING " in line for line in refusals), refusals
+    reasons = ("is not the body's signature", "five minutes", "unsigned request")
+    assert [reason in line for reason, line in zip(reasons, refusals, strict=True)] == [True] * 3
