@@ -82,13 +82,16 @@ class Deliveries:
             # The SDK reads the verified claims from the request under this string key.
             warnings.simplefilter("ignore", web.NotAppKeyWarning)
             request["claims_identity"] = ClaimsIdentity(claims, authentication_type="Bearer")
+        if not isinstance(activity.get("recipient"), dict):
+            # The SDK reads the activity without it, then fails on the answer, which goes back
+            # to the bot the activity names.
+            return _unreadable("recipient: Teams names the bot each activity is for")
         try:
             response = await self._adapter.process(request, self)
         except ValidationError as error:
             # Signed by the connector, so only a change in Teams' format lands here; the SDK
             # reads the activity before any turn (a turn's own failures go to `turn_failed`).
-            log.warning("could not read an activity: %s", _first_problem(error))
-            return error_response(400, f"not an activity Teams would send: {_first_problem(error)}")
+            return _unreadable(_first_problem(error))
         return response if response is not None else web.Response(status=202)
 
     async def on_turn(self, context: TurnContext) -> None:
@@ -145,6 +148,11 @@ def _first_problem(error: ValidationError) -> str:
     problem = error.errors()[0]
     where = ".".join(str(step) for step in problem["loc"]) or "the activity"
     return f"{where}: {problem['msg']}"
+
+
+def _unreadable(problem: str) -> web.Response:
+    log.warning("could not read an activity: %s", problem)
+    return error_response(400, f"not an activity Teams would send: {problem}")
 
 
 def _refused(why: Unauthorized) -> web.Response:

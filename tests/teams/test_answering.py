@@ -239,9 +239,25 @@ async def test_a_signed_delivery_that_is_no_activity_gets_400(
     assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
+PRESS_FOR_NO_ONE = {
+    "type": "invoke",
+    "name": "adaptiveCard/action",
+    "id": "a1",
+    "from": {"id": "29:alice", "name": "alice"},
+    "conversation": {"id": "19:c1"},
+    "value": {"action": {"type": "Action.Execute", "verb": "x", "data": {}}},
+}
+"""A press with no `recipient`, the bot it is for: the SDK reads it, then cannot answer it."""
+
+
 @pytest.mark.parametrize(
     "activity",
-    [{}, {"type": 5}, {"type": "message", "from": 5}, {"type": "invoke", "conversation": "x"}],
+    [
+        *({}, {"type": 5}, {"type": "message", "from": 5}, {"type": "invoke", "conversation": "x"}),
+        PRESS_FOR_NO_ONE,
+        {**PRESS_FOR_NO_ONE, "recipient": None},
+        {**PRESS_FOR_NO_ONE, "recipient": 5},
+    ],
 )
 async def test_a_signed_activity_of_a_shape_teams_never_sends_gets_400(
     teams: TeamsEmulator,
