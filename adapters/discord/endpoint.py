@@ -24,6 +24,7 @@ from nacl.signing import VerifyKey
 
 from askbridge.adapters.discord.handlers import MAX_CONTENT, NO_PINGS, First
 from askbridge.adapters.discord.ids import BadCustomId, CustomId, unpack
+from askbridge.adapters.discord.surface import SNOWFLAKE
 from askbridge.adapters.discord.text import shorten
 from askbridge.core.api.errors import error_response, parse_json
 from askbridge.core.api.reading import read_body
@@ -107,6 +108,21 @@ class Signatures:
         return None
 
 
+def unreadable(payload: dict[str, Any]) -> str | None:
+    """What discord.py would misread in a click or a submission, or None: it reads any
+    `guild_id` it can turn into a number (or none, when it is empty) as the server's, and then
+    looks for who clicked as the server's `member`, or else as a `user`, finding no one when
+    that is missing."""
+    guild_id = payload.get("guild_id")
+    if "guild_id" in payload and not (isinstance(guild_id, str) and SNOWFLAKE.fullmatch(guild_id)):
+        return "its guild_id is not a Discord id (a string of digits)"
+    who = "member" if "guild_id" in payload else "user"
+    if not isinstance(payload.get(who), dict):
+        where = "in a server" if who == "member" else "outside a server"
+        return f"a click {where} names who made it as its {who} (an object)"
+    return None
+
+
 class Inline:
     """The first response as the reply to Discord's request (see `handlers.First`)."""
 
@@ -179,6 +195,10 @@ class Endpoint:
             return error_response(
                 400, f"askbridge takes clicks (3) and form submissions (5), not type {kind!r}"
             )
+        problem = unreadable(payload)
+        if problem is not None:
+            log.warning("could not read an interaction: %s", problem)
+            return error_response(400, f"not an interaction Discord would send: {problem}")
         try:
             interaction: discord.Interaction[Any] = discord.Interaction(
                 data=payload, state=self._handler.state

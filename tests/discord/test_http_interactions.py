@@ -174,6 +174,43 @@ async def test_a_signed_body_that_is_no_interaction_askbridge_takes_gets_400(
     assert expected in refused.body["error"]
 
 
+ODD_GUILD_IDS: tuple[object, ...] = (5, [1], "abc", None, "", {}, True, "1" * 30, "１２")
+"""Not a snowflake string, though discord.py reads some as one (a number, fullwidth digits) and
+others as no server at all."""
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        *({"guild_id": odd} for odd in ODD_GUILD_IDS),
+        {"member": None},
+        {"member": "x"},
+    ],
+    ids=repr,
+)
+async def test_a_signed_click_naming_its_server_or_clicker_oddly_gets_400_and_no_traceback(
+    bridge: Service,
+    world: World,
+    http: aiohttp.ClientSession,
+    caplog: pytest.LogCaptureFixture,
+    change: dict[str, Any],
+) -> None:
+    """discord.py reads a guild_id that is no snowflake string as some server's, or as none,
+    and then finds no one who clicked: the endpoint refuses it first."""
+    emulator, alice = world.emulator, world.alice
+    question = posted(emulator, await ask(http, bridge.url, DEPLOY))
+    genuine = await emulator.click(question, alice.id, "Yes")
+    await answered(genuine, 6)
+    payload = {**copy.deepcopy(dict(genuine.payload)), **change}
+    payload["id"] = str(int(payload["id"]) + 1)
+    refused = await emulator.post_to_endpoint(payload)
+    assert refused.status == 400, refused
+    assert refused.body["error"].startswith("not an interaction Discord would send: "), refused
+    assert [
+        r.getMessage() for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR
+    ] == []
+
+
 def test_signatures_are_checked_before_the_age_and_the_age_both_ways() -> None:
     key = SigningKey.generate()
     signatures = Signatures(VerifyKey(bytes(key.verify_key)), now=lambda: 1_000_000.0)
