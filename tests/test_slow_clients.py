@@ -17,6 +17,9 @@ from tests.emulators.slack import SlackEmulator
 from tests.emulators.teams import TeamsEmulator
 from tests.slack.conftest import slack_settings
 
+PROMPTLY_S = 5.0
+"""Well within aiohttp's lingering time, and far beyond a close on a busy machine."""
+
 
 async def test_trickled_headers_and_silent_connections_are_closed(
     start_service: StartService,
@@ -78,6 +81,9 @@ async def test_a_body_that_does_not_arrive_in_time_gets_408_on_every_route(
             assert b"application/json" in head, path
             length = int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0])
             body = await reader.readexactly(length)
+            # Then the server hangs up at once, rather than waiting up to aiohttp's lingering
+            # time (10 s) for the rest of a body it will not read.
+            assert await asyncio.wait_for(reader.read(), timeout=PROMPTLY_S) == b"", path
             writer.close()
             assert json.loads(body)["error"] == (
                 "the request body did not arrive within 0.5 s (ASKBRIDGE_IDLE_TIMEOUT_S); "

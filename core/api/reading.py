@@ -9,6 +9,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from aiohttp import web
+from aiohttp.abc import AbstractStreamWriter
+from aiohttp.web_protocol import RequestHandler
+from aiohttp.web_request import BaseRequest
 
 BODY_READ_S = 10.0
 """The most a body may take to arrive, whatever ASKBRIDGE_IDLE_TIMEOUT_S says."""
@@ -28,9 +31,28 @@ async def body_deadline(request: web.Request) -> AsyncIterator[None]:
             f"the request body did not arrive within {seconds:g} s "
             "(ASKBRIDGE_IDLE_TIMEOUT_S); send it whole"
         )
-        raise web.HTTPRequestTimeout(
+        raise BodyTimeout(
             text=json.dumps({"error": message}), content_type="application/json"
         ) from None
+
+
+class BodyTimeout(web.HTTPRequestTimeout):
+    """The 408, and then the connection closed at once: aiohttp would otherwise keep reading
+    the rest of the body for up to its lingering time (10 s), which helps an honest client
+    whose body is left unread, not one trickling it."""
+
+    _connection: RequestHandler | None = None
+
+    async def prepare(self, request: BaseRequest) -> AbstractStreamWriter | None:
+        self.force_close()  # "Connection: close" tells the client why it ends
+        self._connection = request.protocol
+        return await super().prepare(request)
+
+    async def write_eof(self, data: bytes = b"") -> None:
+        await super().write_eof(data)
+        if self._connection is not None:
+            # The response is written; the transport sends it before it closes.
+            self._connection.force_close()
 
 
 async def read_body(request: web.Request) -> bytes:
