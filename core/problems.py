@@ -35,6 +35,12 @@ def invalid(error: ValidationError, where: str = "") -> InvalidQuestion:
             problems += [Problem((at + p.location).lstrip("."), p.message) for p in found]
             continue
         value = detail.get("input")
+        # pydantic reads a text with a length limit as UTF-8 first, and words a lone surrogate
+        # as no text at all; it is told as in every other text.
+        unicode = detail["type"] == "string_unicode" and isinstance(value, str)
+        if unicode and (problem := text_problem(value)) is not None:
+            problems.append(Problem(at.lstrip("."), problem))
+            continue
         missing = detail["type"] == "missing" or isinstance(value, Mapping)
         got = "" if missing else f", got {shown(value)}"
         problems.append(Problem(at.lstrip("."), f"{detail['msg'].lower()}{got}"))

@@ -103,6 +103,21 @@ def test_a_lone_surrogate_is_refused_in_every_text(
     assert "'\\ud800'" in problem
 
 
+@pytest.mark.parametrize("field", ["name", "cwd"])
+def test_a_lone_surrogate_in_a_tool_calls_name_or_directory_is_named_as_in_any_text(
+    field: str,
+) -> None:
+    """pydantic reads these texts (each with a length limit) as UTF-8 first, in words of its own
+    that do not say what to send instead."""
+    tool = {"name": "Bash", "input": {"command": "ls"}, "cwd": "/srv"}
+    tool[field] = "x\ud800y"
+    [problem] = problems(ask(tool=tool))
+    assert problem == (
+        f"tool.{field}: must be valid Unicode text, got a lone surrogate '\\ud800' at "
+        "character 1 (half of a UTF-16 pair; send the whole character)"
+    )
+
+
 def test_a_target_object_with_a_lone_surrogate_is_refused() -> None:
     [problem] = problems(ask(target={"platform": "slack", "channel": "C\udc00"}))
     assert problem.startswith("target.channel: must be valid Unicode text")

@@ -95,7 +95,12 @@ def quiet_in(tz: str) -> dict[str, Any]:
         (
             {"questions": QUESTION, "tool": {"name": "Bash", "input": {}, "cwd": f"/{LONE}"}},
             "tool.cwd",
-            "unicode string",
+            "lone surrogate",
+        ),
+        (
+            {"questions": QUESTION, "tool": {"name": f"Ba{LONE}sh", "input": {}}},
+            "tool.name",
+            "lone surrogate",
         ),
         (
             {"form": {"message": "m", "url": f"https://example.com/{LONE}"}},
