@@ -16,12 +16,12 @@ from urllib.parse import unquote
 import pytest
 import yaml
 
-from askbridge.bots.cli import _parser
+from askbridge.bots.cli import EXIT_STATUSES, _parser
 from askbridge.core.api.openapi import openapi_document
 from askbridge.core.form_schema import FEW_FIELDS, MAX_FIELDS
 from tests.docs.api_reference import api_page
-from tests.docs.cli_reference import cli_page, commands
-from tests.docs.hooks import PROJECT_FILES, project_links
+from tests.docs.cli_reference import cli_page, commands, exit_statuses_page
+from tests.docs.hooks import MARKER, PARTS, PROJECT_FILES, project_links
 from tests.docs.previews import block_kit_builder, discohook
 from tests.docs.settings_reference import explained, settings_models, settings_page, variable
 
@@ -73,6 +73,18 @@ def test_every_command_is_in_the_command_line_reference() -> None:
     assert "askbridge hook claude-code" in found
     for prog in found:
         assert f"## `{prog}`" in page
+
+
+def test_the_exit_statuses_in_the_command_line_reference_are_the_commands_own() -> None:
+    """`askbridge ask`'s exit statuses are listed from the table its `--help` is made from,
+    and none is written by hand beside them."""
+    source = (ROOT / "docs" / "reference" / "cli.md").read_text()
+    assert "exit-statuses" in [found["name"] for found in MARKER.finditer(source)]
+    assert re.findall(r"`[0-9]+`", source) == [], "an exit status written by hand"
+    page = PARTS["exit-statuses"]()
+    assert page == exit_statuses_page()
+    for code, meaning in EXIT_STATUSES:
+        assert f"| `{code}` | {meaning} |" in page
 
 
 def test_the_previewer_links_carry_the_message_itself() -> None:

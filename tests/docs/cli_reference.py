@@ -1,4 +1,5 @@
-"""The command-line reference: each command's `--help`, from the parser `askbridge` runs."""
+"""The command-line reference: each command's `--help`, from the parser `askbridge` runs, and
+the exit statuses of `askbridge ask`, from the table its help is made from."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import argparse
 import os
 from collections.abc import Iterator
 
-from askbridge.bots.cli import _parser
+from askbridge.bots.cli import EXIT_STATUSES, _parser
 
 WIDTH = "100"
 """argparse wraps to the terminal's width (COLUMNS); the page is the same on every machine."""
@@ -35,3 +36,8 @@ def commands(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParse
         if isinstance(action, argparse._SubParsersAction):
             for sub in dict.fromkeys(action.choices.values()):
                 yield from commands(sub)
+
+
+def exit_statuses_page() -> str:
+    rows = [f"| `{code}` | {meaning} |" for code, meaning in EXIT_STATUSES]
+    return "\n".join(["| status | when |", "|---|---|", *rows]) + "\n"

@@ -21,7 +21,7 @@ from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
 from tests.docs.api_reference import api_page, openapi_json
-from tests.docs.cli_reference import cli_page
+from tests.docs.cli_reference import cli_page, exit_statuses_page
 from tests.docs.previews import previews_page
 from tests.docs.settings_reference import settings_page
 from tests.docs.socket_reference import socket_page
@@ -31,6 +31,7 @@ PARTS: dict[str, Callable[[], str]] = {
     "http-api": api_page,
     "settings": settings_page,
     "cli": cli_page,
+    "exit-statuses": exit_statuses_page,
     "websocket-frames": socket_page,
     "message-previews": previews_page,
 }
