@@ -17,7 +17,7 @@ from aiohttp.abc import AbstractResolver
 from askbridge.adapters.web import WebSurface, add_web_routes, form_key
 from askbridge.bots.database_place import earlier_database_warning
 from askbridge.bots.event_loop import running_loop
-from askbridge.bots.settings import EVERY_INTERFACE, Settings, local_url
+from askbridge.bots.settings import Settings, bound, every_interface, local_url
 from askbridge.bots.surfaces import SURFACES, SurfaceEntry, Wiring, surface_words
 from askbridge.core.api import add_api_routes, add_health_routes, api_middlewares
 from askbridge.core.api.auth import is_loopback
@@ -71,10 +71,11 @@ class Service:
     @property
     def listening_on(self) -> str:
         """What the server binds: its URL, or every interface and where this machine reaches it."""
-        if self.settings.host not in EVERY_INTERFACE:
+        host = self.settings.host
+        if not every_interface(host):
             return self.url
-        bound = self.settings.host or "*"
-        return f"{bound}:{self.port} (every interface; on this machine {self.url})"
+        which = "every IPv6 interface" if ":" in host else "every interface"
+        return f"{bound(host or '*', self.port)} ({which}; on this machine {self.url})"
 
     @property
     def web_enabled(self) -> bool:

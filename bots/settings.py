@@ -8,6 +8,7 @@ surface's entry in `bots.surfaces`), read from the same environment, `.env` and 
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -133,15 +134,28 @@ class TeamsSettings(PlatformSettings):
         )
 
 
-EVERY_INTERFACE = ("0.0.0.0", "")
-"""ASKBRIDGE_HOST values that bind every IPv4 interface."""
+def every_interface(host: str) -> bool:
+    """Whether ASKBRIDGE_HOST binds every interface: empty, or the unspecified address of
+    IPv4 (0.0.0.0) or of IPv6 (::, which asyncio binds for IPv6 alone)."""
+    if not host:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_unspecified
+    except ValueError:
+        return False
+
+
+def bound(host: str, port: int) -> str:
+    """`host` and `port` as an address is written, an IPv6 address in brackets."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def local_url(host: str, port: int) -> str:
-    """Where this machine reaches a server bound to `host` and `port`: over loopback when it
-    binds every interface."""
-    host = "127.0.0.1" if host in EVERY_INTERFACE else host
-    return f"http://{f'[{host}]' if ':' in host else host}:{port}"
+    """Where this machine reaches a server bound to `host` and `port`: over loopback, of the
+    same IP version, when it binds every interface."""
+    if every_interface(host):
+        host = "::1" if ":" in host else "127.0.0.1"
+    return f"http://{bound(host, port)}"
 
 
 class Settings(BaseSettings):
@@ -228,6 +242,14 @@ class Settings(BaseSettings):
             found = model(_env_file=env_file, **values)
             self._platforms[model] = found
         return found
+
+    @field_validator("host")
+    @classmethod
+    def _unbracketed(cls, value: str) -> str:
+        """An IPv6 address as a URL writes it, `[::1]`, is the address: the brackets are the
+        URL's, and nothing binds or resolves them."""
+        inner = value[1:-1] if value.startswith("[") and value.endswith("]") else value
+        return inner if ":" in inner else value
 
     @field_validator("log_level", "log_format", mode="before")
     @classmethod

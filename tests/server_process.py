@@ -10,8 +10,11 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-# "listening on http://…", or "listening on 0.0.0.0:… (every interface; on this machine http://…)".
-LISTENING = re.compile(r"listening on (?:\S+ \(every interface; on this machine )?(http://[^\s)]+)")
+# "listening on http://…", or "listening on 0.0.0.0:… (every interface; on this machine http://…)"
+# ("every IPv6 interface" for [::]).
+LISTENING = re.compile(
+    r"listening on (?:\S+ \(every (?:IPv6 )?interface; on this machine )?(http://[^\s)]+)"
+)
 
 
 SERVE = (sys.executable, "-m", "askbridge.bots.cli", "serve")

@@ -203,11 +203,12 @@ async def test_a_wrong_token_gets_401(
         assert r.status == 200
 
 
+@pytest.mark.parametrize("host", ["0.0.0.0", "", "::", "[::]"])
 async def test_a_public_address_without_a_token_refuses_to_start(
-    start_service: StartService,
+    start_service: StartService, host: str
 ) -> None:
     with pytest.raises(StartupError, match="ASKBRIDGE_API_TOKEN is not set"):
-        await start_service(host="0.0.0.0")
+        await start_service(host=host)
 
 
 async def test_a_foreign_host_header_is_refused_on_an_open_loopback_server(

@@ -186,14 +186,51 @@ async def test_serve_stops_cleanly_on_a_signal(server: ServerProcess, signum: in
     assert not any("Traceback" in line for line in server.log)
 
 
+@pytest.mark.parametrize(
+    ("host", "bound", "which", "here"),
+    [
+        ("0.0.0.0", "0.0.0.0", "every interface", "127.0.0.1"),
+        # asyncio binds IPv6's unspecified address for IPv6 alone.
+        ("::", "[::]", "every IPv6 interface", "[::1]"),
+        ("[::]", "[::]", "every IPv6 interface", "[::1]"),
+    ],
+)
 async def test_serve_on_every_interface_says_so_and_where_to_reach_it_here(
-    server: ServerProcess, http: aiohttp.ClientSession
+    server: ServerProcess,
+    http: aiohttp.ClientSession,
+    host: str,
+    bound: str,
+    which: str,
+    here: str,
 ) -> None:
-    server.env.update({"ASKBRIDGE_HOST": "0.0.0.0", "ASKBRIDGE_API_TOKEN": "the-token"})
+    server.env.update({"ASKBRIDGE_HOST": host, "ASKBRIDGE_API_TOKEN": "the-token"})
     url = await server.start()
     [line] = [line for line in server.log if "is listening on" in line]
     port = url.rsplit(":", 1)[1]
-    assert f"is listening on 0.0.0.0:{port} (every interface; on this machine {url}) (" in line
+    assert url == f"http://{here}:{port}"
+    assert f"is listening on {bound}:{port} ({which}; on this machine {url}) (" in line
+    async with http.get(f"{url}/healthz") as response:
+        assert response.status == 200
+
+
+@pytest.mark.parametrize("host", ["::", "[::]", "0:0:0:0:0:0:0:0"])
+async def test_serve_on_every_ipv6_interface_needs_a_token(
+    server: ServerProcess, host: str
+) -> None:
+    server.env["ASKBRIDGE_HOST"] = host
+    with pytest.raises(AssertionError, match="ASKBRIDGE_API_TOKEN is not set"):
+        await server.start()
+    assert server.process is not None
+    assert await server.process.wait() != 0
+
+
+async def test_serve_on_ipv6_loopback_written_as_a_url_writes_it(
+    server: ServerProcess, http: aiohttp.ClientSession
+) -> None:
+    """`[::1]` is loopback, as `::1` is: no token, and the server listens there."""
+    server.env["ASKBRIDGE_HOST"] = "[::1]"
+    url = await server.start()
+    assert url.startswith("http://[::1]:")
     async with http.get(f"{url}/healthz") as response:
         assert response.status == 200
 

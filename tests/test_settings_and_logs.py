@@ -10,12 +10,14 @@ import sys
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 
 import aiohttp
 import pytest
 
 from askbridge.bots.logs import IsoFormatter, RedactSecrets, configure_logging
-from askbridge.bots.settings import unknown_variables
+from askbridge.bots.settings import every_interface, local_url, unknown_variables
+from tests.conftest import settings_for
 from tests.server_process import ServerProcess
 
 
@@ -199,3 +201,39 @@ async def test_a_mistyped_variable_is_a_json_line_when_the_log_is_json(
         "ASKBRIDGE_WEBHOK_SECRET is not a setting askbridge reads; did you mean "
         "ASKBRIDGE_WEBHOOK_SECRET?"
     )
+
+
+@pytest.mark.parametrize(
+    ("host", "every", "here"),
+    [
+        ("0.0.0.0", True, "http://127.0.0.1:8765"),
+        ("", True, "http://127.0.0.1:8765"),
+        ("::", True, "http://[::1]:8765"),
+        ("0:0:0:0:0:0:0:0", True, "http://[::1]:8765"),
+        ("127.0.0.1", False, "http://127.0.0.1:8765"),
+        ("::1", False, "http://[::1]:8765"),
+        ("localhost", False, "http://localhost:8765"),
+        ("192.0.2.7", False, "http://192.0.2.7:8765"),
+    ],
+)
+def test_every_interface_of_either_ip_version_is_reached_here_over_its_loopback(
+    host: str, every: bool, here: str
+) -> None:
+    assert every_interface(host) is every
+    assert local_url(host, 8765) == here
+
+
+@pytest.mark.parametrize(
+    ("given", "host", "here"),
+    [
+        ("[::1]", "::1", "http://[::1]:8765"),
+        ("[::]", "::", "http://[::1]:8765"),
+        ("[x]", "[x]", "http://[x]:8765"),
+    ],
+)
+def test_an_ipv6_host_in_brackets_is_the_address_inside(
+    tmp_path: Path, given: str, host: str, here: str
+) -> None:
+    settings = settings_for(tmp_path, host=given, port=8765)
+    assert settings.host == host
+    assert settings.server_url == here
