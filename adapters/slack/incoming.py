@@ -1,6 +1,6 @@
 """Slack's HTTP deliveries as bolt requests, an interaction's form decoded with yarl (in C)
 rather than bolt's `urllib.parse`, which was about a tenth of a click's CPU (see
-docs/explanation/speed.md). The raw body, which bolt's signature check reads, is the one Slack
+docs/explanation/speed.md). The raw body, which the signature check reads, is the one Slack
 sent.
 
 Anyone can reach the endpoint, and bolt reads a body before it checks the signature, assuming
