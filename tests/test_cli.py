@@ -231,8 +231,9 @@ async def test_serve_on_ipv6_loopback_written_as_a_url_writes_it(
     server.env["ASKBRIDGE_HOST"] = "[::1]"
     url = await server.start()
     assert url.startswith("http://[::1]:")
-    async with http.get(f"{url}/healthz") as response:
-        assert response.status == 200
+    for path in ("/healthz", "/v1/questions"):
+        async with http.get(f"{url}{path}") as response:
+            assert response.status == 200, path
 
 
 @pytest.mark.parametrize(("choice", "runs_on"), [("auto", "uvloop"), ("asyncio", "asyncio")])
