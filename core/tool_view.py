@@ -173,18 +173,31 @@ FULL_VIEW = "See all of it on the web page"
 
 @dataclass(frozen=True)
 class Fitted:
-    """Lines cut to what a chat message holds, and how many were left out."""
+    """Lines cut to what a chat message holds: how many were left out, and how many of those
+    kept were cut short (the end of a long line)."""
 
     lines: tuple[str, ...]
     hidden: int
+    shortened: int = 0
 
     @property
     def hidden_line(self) -> str | None:
-        """What a message says of the lines it left out; None when it left none out."""
-        if not self.hidden:
-            return None
-        lines = "line is" if self.hidden == 1 else "lines are"
-        return f"{self.hidden} more {lines} not shown here"
+        """What a message says of what it left out; None when it left nothing out. A line cut
+        short counts as much as one left out: a command may differ only after the cut."""
+        more = f"{self.hidden} more line{'s' if self.hidden > 1 else ''}" if self.hidden else ""
+        ends = ""
+        if self.shortened:
+            ends = (
+                "The end of 1 line"
+                if self.shortened == 1
+                else f"The ends of {self.shortened} lines"
+            )
+        if ends and more:
+            return f"{ends} and {more} are not shown here"
+        if ends or more:
+            one = (self.shortened or self.hidden) == 1
+            return f"{ends or more} {'is' if one else 'are'} not shown here"
+        return None
 
 
 def fitted(lines: Sequence[str], max_lines: int, max_chars: int, line_chars: int = 300) -> Fitted:
@@ -192,28 +205,52 @@ def fitted(lines: Sequence[str], max_lines: int, max_chars: int, line_chars: int
     to `line_chars`: a chat message shows the start of a long diff or command, and says how
     much is left (`Fitted.hidden_line`)."""
     kept: list[str] = []
-    used = 0
+    used = shortened = 0
     for line in lines:
-        if len(line) > line_chars:
+        cut = len(line) > line_chars
+        if cut:
             line = line[: cut_point(line, line_chars - 1)] + "…"
         if len(kept) == max_lines or used + len(line) + 1 > max_chars:
             break
         kept.append(line)
         used += len(line) + 1
-    return Fitted(tuple(kept), len(lines) - len(kept))
+        shortened += cut
+    return Fitted(tuple(kept), len(lines) - len(kept), shortened)
 
 
-def is_cut(tool: ToolView, max_lines: int, max_chars: int, max_parts: int) -> bool:
+def fields_cut(part: Fields, max_fields: int, value_chars: int) -> bool:
+    """Whether a message that shows `max_fields` of `part`'s values, each cut to `value_chars`,
+    leaves some of them out."""
+    shown = part.fields[:max_fields]
+    return len(part.fields) > max_fields or any(len(f.value) > value_chars for f in shown)
+
+
+def is_cut(
+    tool: ToolView,
+    max_lines: int,
+    max_chars: int,
+    max_parts: int,
+    *,
+    max_fields: int,
+    value_chars: int,
+) -> bool:
     """Whether a message that shows `max_parts` parts, each diff or command `fitted` to
-    `max_lines` and `max_chars`, leaves lines of `tool` out."""
-    for part in tool.parts[:max_parts]:
+    `max_lines` and `max_chars` and each part's named values as `fields_cut` says, leaves some
+    of `tool` out."""
+    if len(tool.parts) > max_parts:
+        return True
+    for part in tool.parts:
         if isinstance(part, Diff):
             lines = part.lines()
         elif isinstance(part, Code):
             lines = part.text.split("\n")
+        elif isinstance(part, Fields):
+            if fields_cut(part, max_fields, value_chars):
+                return True
+            continue
         else:
             continue
-        if fitted(lines, max_lines, max_chars).hidden:
+        if fitted(lines, max_lines, max_chars).hidden_line is not None:
             return True
     return False
 

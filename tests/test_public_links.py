@@ -163,6 +163,46 @@ async def test_a_cut_command_links_to_its_page_in_slack_and_discord(
         assert "web page" not in discord.message(int(discord_ref.message_id)).text
 
 
+CUT_WITHIN = {
+    "one long line": ("Bash", {"command": "echo " + "a" * 400 + " && rm -rf ~"}),
+    "a long argument": ("WebFetch", {"url": "https://example.com/" + "p" * 600 + "?then=evil"}),
+    "many arguments": ("mcp__db__query", {f"arg{n}": "x" for n in range(12)}),
+}
+
+
+@pytest.mark.parametrize("case", CUT_WITHIN)
+async def test_a_call_cut_within_a_line_or_an_argument_links_to_its_page(
+    case: str, start_service: StartService, http: aiohttp.ClientSession
+) -> None:
+    """A call may differ only past the cut of its one line, or in an argument left out: the
+    message says so and links to all of it, as it does for lines left out."""
+    name, given = CUT_WITHIN[case]
+    async with SlackEmulator() as slack, DiscordEmulator(bot_username="askbridge-bot") as discord:
+        slack.add_user("U1", "alice")
+        slack.add_channel(CHANNEL, "general")
+        guild = discord.add_guild("team")
+        channel = discord.add_text_channel(guild.id, "approvals")
+        bridge = await start_bridge(
+            slack, "socket", start_service, http, public_url=PUBLIC, **discord_env(discord)
+        )
+        body = {
+            **approval("ask_cut", target=[f"slack:{CHANNEL}", f"discord:{channel.id}"]),
+            "questions": permission_questions({"tool_name": name}, always=None, shown=True),
+            "tool": {"name": name},
+            "subject": given,
+        }
+        await ask(http, bridge.url, body)
+        link = await link_of(bridge.service, "ask_cut")
+        slack_ref, discord_ref = (await bridge.service.broker.get("ask_cut")).messages
+        slack_text = slack.message(CHANNEL, slack_ref.message_id).visible_text
+        assert f"<{link}|See all of it on the web page>" in slack_text
+        discord_text = discord.message(int(discord_ref.message_id)).text
+        assert f"[See all of it on the web page](<{link}>)" in discord_text
+        if name == "Bash":
+            for text in (slack_text, discord_text):
+                assert "The end of 1 line is not shown here" in text
+
+
 def test_a_public_url_is_checked() -> None:
     with pytest.raises(ValueError, match=r"must be the web page's address, http:// or https://"):
         Settings(None, public_url="askbridge.example.com")

@@ -192,3 +192,13 @@ def test_characters_that_reorder_a_call_are_shown_by_code_point() -> None:
     kept = tool_view(ToolUse(name="Bash", input={"command": command}), keep_input=True)
     assert kept.asked == {"command": command}, "what runs, and what people may change, is kept"
     assert parts(view("Bash", {"command": "ls \u200f"}), Note) == [], "a mark is let through"
+
+
+def test_a_line_cut_short_is_said_to_be_cut_as_lines_left_out_are() -> None:
+    """A command may differ only past the cut of a long line: the message says so."""
+    long = "echo " + "a" * 400 + " && rm -rf ~"
+    assert fitted([long], 40, 3000).hidden_line == "The end of 1 line is not shown here"
+    both = fitted([long, long, *["x"] * 50], 40, 3000)
+    assert both.hidden_line == "The ends of 2 lines and 12 more lines are not shown here"
+    assert fitted(["x"] * 41, 40, 3000).hidden_line == "1 more line is not shown here"
+    assert fitted(["x"] * 40, 40, 3000).hidden_line is None

@@ -57,7 +57,9 @@ def tool_text(tool: ToolView, limit: int = MAX_TOOL_TEXT) -> str:
 
     whole, runs = text(TITLE_BUDGET), text(0)
     link = "" if tool.full_view is None else f"\n-# [{FULL_VIEW}](<{tool.full_view}>)"
-    hidden = is_cut(tool, MAX_LINES, BLOCK_BUDGET, MAX_PARTS)
+    hidden = is_cut(
+        tool, MAX_LINES, BLOCK_BUDGET, MAX_PARTS, max_fields=MAX_FIELDS, value_chars=FIELD_BUDGET
+    )
     if not (len(whole) > limit or hidden) or 2 * len(link) > limit:
         link = ""
     elif not hidden and len(runs) <= limit < len(runs) + len(link):
@@ -90,13 +92,20 @@ def _part(part: Part) -> str:
         return f"**{shorten(line(part.label), 100)}**\n{block}" if part.label else block
     if isinstance(part, Fields):
         rows = [
-            f"- **{shorten(line(f.name), 100)}**: {shorten(escape(f.value), FIELD_BUDGET)}"
+            f"- **{shorten(line(f.name), 100)}**: {_value(f.value)}"
             for f in part.fields[:MAX_FIELDS]
         ]
         if len(part.fields) > MAX_FIELDS:
             rows.append(f"- and {len(part.fields) - MAX_FIELDS} more")
         return "\n".join(rows)
     return _bold(escape(part.text), FIELD_BUDGET)
+
+
+def _value(value: str) -> str:
+    """`value` escaped; cut only when it is longer than FIELD_BUDGET as written, as `is_cut`
+    counts it, so its escapes never cut it without a link to all of it."""
+    escaped = escape(value)
+    return escaped if len(value) <= FIELD_BUDGET else shorten(escaped, FIELD_BUDGET)
 
 
 def _block(language: str, shown: Fitted) -> str:

@@ -9,7 +9,17 @@ from __future__ import annotations
 
 from askbridge.adapters.slack.blockkit import RichElement
 from askbridge.adapters.slack.text import Line, Link, Span, bullets, section, shorten, text
-from askbridge.core.tool_view import FULL_VIEW, Code, Diff, Fields, Fitted, Part, ToolView, fitted
+from askbridge.core.tool_view import (
+    FULL_VIEW,
+    Code,
+    Diff,
+    Fields,
+    Fitted,
+    Part,
+    ToolView,
+    fields_cut,
+    fitted,
+)
 
 MAX_LINES = 40
 BLOCK_BUDGET = 2500
@@ -37,7 +47,7 @@ def _part(part: Part, full_view: str | None) -> list[RichElement]:
         shown = fitted(part.text.split("\n"), MAX_LINES, BLOCK_BUDGET)
         return [*label, *_preformatted(shown, full_view)]
     if isinstance(part, Fields):
-        return _fields(part)
+        return _fields(part, full_view)
     return [section([Span(shorten(part.text, FIELD_BUDGET), italic=True)])]
 
 
@@ -55,11 +65,15 @@ def _preformatted(shown: Fitted, full_view: str | None) -> list[RichElement]:
     return elements
 
 
-def _fields(part: Fields) -> list[RichElement]:
+def _fields(part: Fields, full_view: str | None) -> list[RichElement]:
     rows: list[Line] = [
         [Span(shorten(f.name, 100), bold=True), Span(f": {shorten(f.value, FIELD_BUDGET)}")]
         for f in part.fields[:MAX_FIELDS]
     ]
     if len(part.fields) > MAX_FIELDS:
         rows.append([Span(f"and {len(part.fields) - MAX_FIELDS} more", italic=True)])
-    return [bullets(rows)] if rows else [section([])]
+    if not rows:
+        return [section([])]
+    if full_view is not None and fields_cut(part, MAX_FIELDS, FIELD_BUDGET):
+        return [bullets(rows), section([Link(full_view, FULL_VIEW)])]
+    return [bullets(rows)]

@@ -35,7 +35,10 @@ def tool_elements(tool: ToolView) -> list[Element]:
     elements = [plain(tool.title, bold=True, limit=300)]
     for part in tool.parts[:MAX_PARTS]:
         elements += _part(part)
-    if tool.full_view is not None and is_cut(tool, MAX_LINES, BLOCK_BUDGET, MAX_PARTS):
+    cut = is_cut(
+        tool, MAX_LINES, BLOCK_BUDGET, MAX_PARTS, max_fields=MAX_FIELDS, value_chars=MAX_VALUE
+    )
+    if tool.full_view is not None and cut:
         see: Element = {"type": "Action.OpenUrl", "title": FULL_VIEW, "url": tool.full_view}
         elements.append({"type": "ActionSet", "actions": [see]})
     return elements

@@ -53,7 +53,9 @@ OUR_SUBTEXT = (
     *("-# Fill in the form", "-# Filling in the form", "-# Open the link"),
 )
 """The lines askbridge itself sets in small print."""
-HIDDEN_LINES = re.compile(r"-# \d+ more (line is|lines are) not shown here")
+HIDDEN_LINES = re.compile(
+    r"-# (The ends? of \d+ lines?( and \d+ more lines?)?|\d+ more lines?) (is|are) not shown here"
+)
 """What a cut diff or command says in small print below its code block."""
 OUR_ITEMS = re.compile(r"- ")
 """askbridge's own list items (options, tally rows, fields), whole or cut short: an agent's or

@@ -4,6 +4,7 @@ card with its command verbatim, and one click answers the agent."""
 from __future__ import annotations
 
 import aiohttp
+import pytest
 
 from askbridge.bots.service import Service
 from askbridge.core.changes import CHANGE_ACTION
@@ -170,3 +171,45 @@ async def test_a_cut_command_links_to_its_page(
         {"type": "Action.OpenUrl", "title": "See all of it on the web page", "url": link}
     ]
     assert any("more lines are not shown here" in text for text in plain_texts(message.card))
+
+
+CUT_WITHIN = {
+    "one long line": ("Bash", {"command": "echo " + "a" * 400 + " && rm -rf ~"}),
+    "a long argument": ("WebFetch", {"url": "https://example.com/" + "p" * 600 + "?then=evil"}),
+    "many arguments": ("mcp__db__query", {f"arg{n}": "x" for n in range(12)}),
+}
+
+
+@pytest.mark.parametrize("case", CUT_WITHIN)
+async def test_a_call_cut_within_a_line_or_an_argument_links_to_its_page(
+    case: str,
+    teams: TeamsEmulator,
+    trusted: None,
+    start_service: StartService,
+    http: aiohttp.ClientSession,
+) -> None:
+    name, given = CUT_WITHIN[case]
+    bridge = await start_service(**teams.settings(), public_url="https://askbridge.example.com")
+    conversation = teams.add_conversation()
+    await ask(
+        http,
+        bridge.url,
+        request_id="ask_cut",
+        questions=permission_questions({"tool_name": name}, always=None, shown=True),
+        tool={"name": name},
+        subject=given,
+        target=f"teams:{conversation}",
+    )
+    message = await teams.wait_for_message(conversation)
+    request = await bridge.broker.get("ask_cut")
+    assert request.tool is not None
+    opened = [
+        action["url"]
+        for element in message.card["body"]
+        if element["type"] == "ActionSet"
+        for action in element["actions"]
+        if action["type"] == "Action.OpenUrl"
+    ]
+    assert opened == [request.tool.full_view]
+    if name == "Bash":
+        assert "The end of 1 line is not shown here" in plain_texts(message.card)

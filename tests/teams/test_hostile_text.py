@@ -67,7 +67,10 @@ from tests.hostile import (
     wide_text,
 )
 
-DYNAMIC_OWN = re.compile(r"and \d+ more|\d+ more (line is|lines are) not shown here")
+DYNAMIC_OWN = re.compile(
+    r"and \d+ more|(The ends? of \d+ lines?( and \d+ more lines?)?|\d+ more lines?) (is|are) "
+    r"not shown here"
+)
 
 
 def own_words(view: RequestView) -> set[str]:
