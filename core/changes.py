@@ -103,11 +103,16 @@ def changed_input(request: Request, typed: str) -> dict[str, Any] | None:
         raise ChangeRefused("Please remove the control characters.")
     if field.key is None:
         return _json_input(tool.asked, text)
-    if text.rstrip("\n") == field.text.rstrip("\n"):
+    asked = field.text.replace("\r\n", "\n")
+    if text.rstrip("\n") == asked.rstrip("\n"):
         return None
-    if field.key != "command" and field.text.endswith("\n") and not text.endswith("\n"):
+    if field.key != "command" and asked.endswith("\n") and not text.endswith("\n"):
         # Chat platforms drop a text's last line break; a file's own is kept.
         text += "\n"
+    if "\n" in asked and asked.count("\n") == field.text.count("\r\n"):
+        # A form sends line breaks as its platform writes them: a text whose every line
+        # break was CRLF (a Windows file) keeps them.
+        text = text.replace("\n", "\r\n")
     return {**tool.asked, field.key: text}
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from askbridge.core.ask import Ask
 from askbridge.core.broker import Broker
+from askbridge.core.changes import changed_input
 from askbridge.core.clock import ManualClock
 from askbridge.core.hooks.claude_code import (
     HookOptions,
@@ -199,3 +200,17 @@ def test_the_hook_returns_the_approved_input_as_claude_code_takes_it() -> None:
             "updatedInput": {"command": "make test"},
         }
     }
+
+
+async def test_a_text_with_windows_line_breaks_keeps_them(broker: Broker) -> None:
+    """Every form sends its line breaks as the platform writes them: a file's CRLF line breaks
+    sent back unchanged are no change, and a changed text keeps them."""
+    asked = {"file_path": "/repo/a.bat", "content": "@echo off\r\nset A=1\r\n"}
+    request = await approval(broker, "Write", asked)
+    for sent in ("@echo off\r\nset A=1\r\n", "@echo off\nset A=1"):
+        field = RequestView.of(request).changeable
+        assert field is not None
+        assert changed_input(request, sent) is None, sent
+    outcome = await broker.act(request.request_id, ALICE, allow_with_changes("@echo on\nset A=2"))
+    assert isinstance(outcome, Decided)
+    assert outcome.view.request.approved_input == {**asked, "content": "@echo on\r\nset A=2\r\n"}
