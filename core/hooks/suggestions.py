@@ -4,7 +4,10 @@ A `PermissionRequest` carries the permission updates Claude Code would make if i
 "don't ask again": `addRules` (allow `Bash(npm test *)`), `addDirectories`, `setMode`
 (`acceptEdits` for the session). Each becomes an option worded as Claude Code words it, and the
 option chosen returns only its own suggestion as `updatedPermissions`. An option's label has at
-most five words, so the rule itself is in its description. A question holds four options: with
+most five words, so the rule itself is in its description. Every such option allows this call
+(Claude Code applies updates only with an allow): one that lets nothing more run without
+asking (a rule to refuse, `removeRules`, `setMode` plan) says so first ("Allow, then refuse
+Bash"), and `replaceRules` names the rules it replaces. A question holds four options: with
 more than two suggestions (Claude Code 2.1.332 suggests a rule, the working directory and
 acceptEdits for a command that writes), the first has its option and "Always allow" takes them
 all.
@@ -26,11 +29,20 @@ WHERE = {
     "projectSettings": "in this project's settings",
     "userSettings": "in your user settings",
 }
+BEHAVIORS = {"allow": "always allow", "deny": "always refuse", "ask": "always ask about"}
+"""What a rule does, by its `behavior`."""
+THEN = "This call runs; then: "
+"""Heads what an option does that lets nothing more run without asking: whoever picks it
+allows this call, as every "always" option does."""
 MODES = {
     "acceptEdits": ("Allow all edits", "Accept every file edit {where}"),
     "bypassPermissions": ("Allow everything", "Skip every permission prompt {where}"),
-    "plan": ("Switch to plan mode", "Plan without changing anything {where}"),
-    "default": ("Ask every time", "Go back to asking for each call {where}"),
+    "plan": ("Allow, then plan mode", THEN + "plan without changing anything {where}"),
+    "default": ("Allow, then ask every time", THEN + "ask for each call {where}"),
+    "dontAsk": (
+        "Allow, then refuse unasked",
+        THEN + "refuse every call not allowed already {where}",
+    ),
 }
 
 
@@ -65,18 +77,24 @@ def remember_options(suggestions: Sequence[Mapping[str, Any]]) -> list[Remember]
 def _label(suggestion: Mapping[str, Any]) -> str:
     kind = suggestion.get("type")
     if kind == "addRules":
+        verb = _behavior(suggestion)
         tools = {str(r.get("toolName")) for r in _rules(suggestion)}
-        verb = "Always allow" if suggestion.get("behavior", "allow") == "allow" else "Always refuse"
-        named = next(iter(tools)) if len(tools) == 1 else "these tools"
-        return f"{verb} {named}" if " " not in named and len(named) <= 40 else f"{verb} these"
-    if kind == "addDirectories":
-        return (
-            "Allow this directory"
-            if len(_list(suggestion, "directories")) == 1
-            else ("Allow these directories")
-        )
+        named = next(iter(tools)) if len(tools) == 1 else "these"
+        named = named if " " not in named and len(named) <= 40 else "these"
+        if verb == BEHAVIORS["allow"]:
+            return f"Always allow {named}"
+        return f"Allow, then {verb.removeprefix('always ')} {named}"
+    if kind == "replaceRules":
+        return "Allow and replace rules"
+    if kind == "removeRules":
+        return "Allow, then remove rules"
+    if kind in ("addDirectories", "removeDirectories"):
+        one = len(_list(suggestion, "directories")) == 1
+        if kind == "addDirectories":
+            return "Allow this directory" if one else "Allow these directories"
+        return "Allow, then remove directory" if one else "Allow, then remove directories"
     if kind == "setMode":
-        return MODES.get(str(suggestion.get("mode")), ("Change the mode", ""))[0]
+        return MODES.get(str(suggestion.get("mode")), ("Allow, then change mode", ""))[0]
     return "Remember this choice"
 
 
@@ -84,17 +102,31 @@ def _described(suggestion: Mapping[str, Any]) -> str:
     """What choosing `suggestion` does, as Claude Code says it."""
     where = WHERE.get(str(suggestion.get("destination")), "from now on")
     kind = suggestion.get("type")
+    rules = ", ".join(_rule(r) for r in _rules(suggestion))
+    verb = _behavior(suggestion)
     if kind == "addRules":
-        rules = ", ".join(_rule(r) for r in _rules(suggestion))
-        verb = "Always allow" if suggestion.get("behavior", "allow") == "allow" else "Always refuse"
-        return f"{verb} {rules} {where}"
+        said = f"{verb} {rules} {where}"
+        return said[:1].upper() + said[1:] if verb == BEHAVIORS["allow"] else THEN + said
+    if kind == "replaceRules":
+        replaced = f"every '{verb}' rule {where}"
+        return f"Replace {replaced} with: {rules}" if rules else f"Remove {replaced}"
+    if kind == "removeRules":
+        return f"{THEN}no longer {verb} {rules} {where}"
+    directories = ", ".join(_list(suggestion, "directories"))
     if kind == "addDirectories":
-        return f"Allow access to {', '.join(_list(suggestion, 'directories'))} {where}"
+        return f"Allow access to {directories} {where}"
+    if kind == "removeDirectories":
+        return f"{THEN}no access to {directories} {where}"
     if kind == "setMode":
         mode = str(suggestion.get("mode"))
         known = MODES.get(mode)
-        return known[1].format(where=where) if known else f"Switch to {mode} mode {where}"
+        return known[1].format(where=where) if known else f"{THEN}{mode} mode {where}"
     return f"Remember this choice {where}"
+
+
+def _behavior(suggestion: Mapping[str, Any]) -> str:
+    # A rule's behavior askbridge does not know is worded as the strictest, never as allow.
+    return BEHAVIORS.get(str(suggestion.get("behavior", "allow")), BEHAVIORS["deny"])
 
 
 def _rule(rule: Mapping[str, Any]) -> str:

@@ -338,3 +338,65 @@ def test_the_input_goes_once_and_the_file_only_when_the_ask_stays_small(tmp_path
     assert len(json.dumps(ask.body())) < len(content) + 2_000
     assert ask.tool_use is not None
     assert ask.tool_use.input["content"] == content
+
+
+RULE = [{"toolName": "Bash", "ruleContent": "rm:*"}]
+
+
+@pytest.mark.parametrize(
+    ("suggestion", "label", "description"),
+    [
+        (
+            {"type": "addRules", "rules": RULE, "behavior": "deny", "destination": "session"},
+            "Allow, then refuse Bash",
+            "This call runs; then: always refuse Bash(rm:*) for the rest of this session",
+        ),
+        (
+            {"type": "addRules", "rules": RULE, "behavior": "ask", "destination": "session"},
+            "Allow, then ask about Bash",
+            "This call runs; then: always ask about Bash(rm:*) for the rest of this session",
+        ),
+        (
+            {
+                "type": "replaceRules",
+                "rules": [{"toolName": "Bash"}],
+                "behavior": "allow",
+                "destination": "projectSettings",
+            },
+            "Allow and replace rules",
+            "Replace every 'always allow' rule in this project's settings with: Bash",
+        ),
+        (
+            {"type": "removeRules", "rules": RULE, "behavior": "deny", "destination": "session"},
+            "Allow, then remove rules",
+            "This call runs; then: no longer always refuse Bash(rm:*) for the rest of this session",
+        ),
+        (
+            {"type": "removeDirectories", "directories": ["/srv"], "destination": "session"},
+            "Allow, then remove directory",
+            "This call runs; then: no access to /srv for the rest of this session",
+        ),
+        (
+            {"type": "setMode", "mode": "plan", "destination": "session"},
+            "Allow, then plan mode",
+            "This call runs; then: plan without changing anything for the rest of this session",
+        ),
+    ],
+)
+def test_a_suggestion_says_what_it_does_and_that_this_call_runs(
+    suggestion: dict[str, Any], label: str, description: str
+) -> None:
+    """Whoever picks an "always" option allows this call: an option that refuses, removes or
+    replaces rules says so in its own words, never "Always refuse" for an allow, nor "Remember
+    this choice" for a rule that allows every command."""
+    call = ToolCall.from_hook({**APPROVAL_HOOK, "permission_suggestions": [suggestion]})
+    ask = ask_for(call, OPTIONS)
+    assert ask is not None
+    assert [(o.label, o.description) for o in ask.questions[0].options][1] == (label, description)
+    chosen = status("answered", answers={"Permission": label}, answered_by=ADA)
+    assert hook_output(call, decide(call, chosen, OPTIONS)).json_object() == {
+        "hookSpecificOutput": {
+            "hookEventName": "PermissionRequest",
+            "decision": {"behavior": "allow", "updatedPermissions": [suggestion]},
+        }
+    }
