@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -264,27 +264,73 @@ def tool_view(use: ToolUse, *, keep_input: bool = False) -> ToolView:
     return shown
 
 
-_CODE_POINTS = {ord(c): f"<U+{ord(c):04X}>" for c in REORDERING}
+INVISIBLE = frozenset(
+    [chr(c) for c in (*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0))]
+    + list("\u00ad\u115f\u1160\u180e\u200b\u2060\u2061\u2062\u2063\u2064\u3164\ufeff\uffa0")
+)
+"""Characters a message shows as nothing, or as a space or a line break that is none: control
+characters but the tab and the line feed (a carriage return ends a line of Python, yet a chat
+message shows it as a space), and those of no width (U+200B). The joiners U+200C and U+200D
+are let through: emoji and scripts are written with them."""
+_CODE_POINTS = {ord(c): f"<U+{ord(c):04X}>" for c in REORDERING | INVISIBLE}
 
 
 def _readable(view: ToolView) -> ToolView:
-    """`view` with each character that would reorder what people read (`REORDERING`) written as
-    its code point, `<U+202E>`, and a note saying so: an approver sees the call in the order it
-    runs (a command holding U+202E shows its end first). The call itself keeps them."""
-    # JSON text in Python, not pydantic's UTF-8: a lone surrogate is the caller's to refuse.
-    shown = json.dumps(view.model_dump(), ensure_ascii=False)
-    if REORDERING.isdisjoint(shown):
+    """`view` with each character that would reorder what people read (`REORDERING`), or that
+    they cannot see (`INVISIBLE`), written as its code point, `<U+202E>`, and a note saying so:
+    an approver sees the call in the order it runs (a command holding U+202E shows its end
+    first), and two calls that differ only there do not look the same. The call itself keeps
+    them."""
+    shown = view.model_dump()
+    found = [c for text in _texts(shown) for c in text if ord(c) in _CODE_POINTS]
+    if not found:
         return view
-    count = sum(shown.count(c) for c in REORDERING)
-    first = _CODE_POINTS[ord(next(c for c in shown if c in REORDERING))]
-    what = (
-        "an invisible character that reorders the text around it"
-        if count == 1
-        else f"{count} invisible characters that reorder the text around them"
-    )
-    note = Note(text=f"Holds {what}, shown here by code point ({first})")
-    readable = ToolView.model_validate(json.loads(shown.translate(_CODE_POINTS)))
-    return readable.model_copy(update={"parts": (*readable.parts, note)})
+    notes = []
+    reordering = [c for c in found if c in REORDERING]
+    if reordering:
+        what = (
+            "an invisible character that reorders the text around it"
+            if len(reordering) == 1
+            else f"{len(reordering)} invisible characters that reorder the text around them"
+        )
+        notes.append(_noted(what, reordering[0]))
+    unseen = [c for c in found if c in INVISIBLE]
+    if unseen:
+        what = (
+            "an invisible or control character"
+            if len(unseen) == 1
+            else f"{len(unseen)} invisible or control characters"
+        )
+        notes.append(_noted(what, unseen[0]))
+    readable = ToolView.model_validate(_translated(shown))
+    return readable.model_copy(update={"parts": (*readable.parts, *notes)})
+
+
+def _noted(what: str, first: str) -> Note:
+    return Note(text=f"Holds {what}, shown here by code point ({_CODE_POINTS[ord(first)]})")
+
+
+def _texts(value: Any) -> Iterator[str]:
+    """Every text in a view as `model_dump` gives it."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _texts(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _texts(item)
+
+
+def _translated(value: Any) -> Any:
+    """`value`, as `model_dump` gives it, with each text's characters by code point."""
+    if isinstance(value, str):
+        return value.translate(_CODE_POINTS)
+    if isinstance(value, dict):
+        return {key: _translated(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_translated(item) for item in value]
+    return value
 
 
 def _shown(use: ToolUse) -> ToolView:

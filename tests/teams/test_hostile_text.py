@@ -39,7 +39,7 @@ from askbridge.core.models import Person, Policy, Request, Status, Target
 from askbridge.core.permissions import permission_questions
 from askbridge.core.questions import MAX_OPTIONS, MAX_QUESTIONS, parse_questions
 from askbridge.core.surface import form_fields_of
-from askbridge.core.tool_view import ToolUse, tool_view
+from askbridge.core.tool_view import Code, ToolUse, tool_view
 from askbridge.core.view import (
     CANCEL_HINT,
     CANCEL_QUESTION,
@@ -415,7 +415,10 @@ def test_every_edit_and_allow_card_of_the_widest_command_fits(data: st.DataObjec
     command = at_most(data.draw(wide_text()), size, long=True)
     view = RequestView.of(approval(command))
     card = render(view)
-    assert_fits_and_cut_whole(card, [command, CHANGE_ACTION])
+    assert view.tool is not None
+    # The message shows a control character by its code point; the form holds it as asked.
+    shown = [part.text for part in view.tool.parts if isinstance(part, Code)]
+    assert_fits_and_cut_whole(card, [command, *shown, CHANGE_ACTION])
     inputs = card_inputs(card)
     offered = CHANGE_ACTION in [action["title"] for action in card["actions"]]
     assert offered == ("changed" in inputs)
