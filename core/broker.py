@@ -291,8 +291,15 @@ class Broker:
 
     async def _repeated(self, stored: Request, ask: Ask, mine: bool) -> Request:
         """The request a repeated ask names, its posting finished if it was cut short."""
-        if stored.questions != ask.questions or stored.form != ask.form:
+        # An approval's questions are the same for every call of a tool: its subject (the
+        # call's input) tells one from another, so an answer is never given for another call.
+        if stored.policy.subject_sha256 != ask.policy.subject_sha256:
+            asked = "another subject"
+        elif stored.questions != ask.questions or stored.form != ask.form:
             asked = "another form" if stored.form is not None else "other questions"
+        else:
+            asked = ""
+        if asked:
             raise Conflict(
                 f"request_id {stored.request_id!r} already exists with {asked}; "
                 "use a new request_id for a new question"

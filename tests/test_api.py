@@ -13,6 +13,7 @@ import pytest
 from askbridge.bots.service import Service
 from askbridge.core.clock import ManualClock
 from askbridge.core.errors import StartupError
+from askbridge.core.permissions import permission_questions
 from askbridge.core.version import VERSION
 from tests.conftest import DATABASE, EXPECTED, StartService
 from tests.web_person import answer_on_web
@@ -104,6 +105,27 @@ async def test_same_id_with_other_questions_is_a_conflict(
     status, body = await post(http, service, other)
     assert status == 409
     assert "already exists with other questions" in body["error"]
+
+
+async def test_same_id_with_another_subject_is_a_conflict(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    """An approval's questions are the same for every command: a repeat that names another
+    command must not be given the answer about the first."""
+    approval = {
+        "request_id": "ask_run",
+        "questions": permission_questions({"tool_name": "Bash"}, always=None, shown=True),
+        "tool": {"name": "Bash"},
+    }
+    status, _ = await post(http, service, {**approval, "subject": {"command": "ls"}})
+    assert status == 201
+    status, _ = await post(http, service, {**approval, "subject": {"command": "ls"}})
+    assert status == 200
+    status, body = await post(http, service, {**approval, "subject": {"command": "rm -rf ~"}})
+    assert status == 409
+    assert "already exists with another subject" in body["error"]
+    status, body = await post(http, service, {k: v for k, v in approval.items() if k != "tool"})
+    assert status == 409
 
 
 @pytest.mark.parametrize(

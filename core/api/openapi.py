@@ -50,7 +50,8 @@ ERRORS = {
     403: "a browser request from another site, or a Host that is not loopback on an open server",
     404: "no request has this request_id",
     408: "the body did not arrive in time",
-    409: "the request_id was asked with other questions, or the request has already ended",
+    409: "the request_id was asked with other questions or another subject, or the request "
+    "has already ended",
     413: "the body is larger than ASKBRIDGE_MAX_BODY_BYTES",
     415: "the body is not sent as application/json",
     422: "the ask breaks a rule; `error` is written for the agent's model to fix its call",
