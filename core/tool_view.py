@@ -396,7 +396,7 @@ def _edits(
     if text is not None:
         after, missing = _apply(text, edits)
         if not missing:
-            parts.append(Diff(path=path, hunks=_hunks(text, after)))
+            parts += [Diff(path=path, hunks=_hunks(text, after)), *_line_breaks(text, after)]
             return ToolView(tool=tool, title=title, parts=(*parts, *_fields(use.input, own)))
         which = ", ".join(str(i + 1) for i in missing) if len(edits) > 1 else ""
         parts.append(
@@ -407,6 +407,8 @@ def _edits(
         )
     hunks = [h for old, new, _ in edits for h in _hunks(old, new, numbered=False)]
     parts.append(Diff(path=path, hunks=tuple(hunks)))
+    # Each note once, in the order of the edits.
+    parts += dict.fromkeys(note for old, new, _ in edits for note in _line_breaks(old, new))
     return ToolView(tool=tool, title=title, parts=(*parts, *_fields(use.input, own)))
 
 
@@ -429,7 +431,8 @@ def _write(use: ToolUse) -> ToolView:
     if known is not None and known.text is not None:
         title = f"Overwrite {shown_path(path, use.cwd)}"
         diff = Diff(path=path, hunks=_hunks(known.text, content))
-        return ToolView(tool="Write", title=title, parts=(diff, *_fields(use.input, own)))
+        breaks = _line_breaks(known.text, content)
+        return ToolView(tool="Write", title=title, parts=(diff, *breaks, *_fields(use.input, own)))
     parts: list[Diff | Code | Fields | Note] = []
     if known is not None:
         parts.append(Note(text="A new file"))
@@ -440,6 +443,40 @@ def _write(use: ToolUse) -> ToolView:
     parts.append(Diff(path=path, hunks=(Hunk(lines=lines),) if lines else ()))
     title = f"Write {shown_path(path, use.cwd)}"
     return ToolView(tool="Write", title=title, parts=(*parts, *_fields(use.input, own)))
+
+
+_BREAKS = {"\r\n": "CRLF", "\n": "LF", "\r": "CR"}
+
+
+def _line_breaks(before: str, after: str) -> tuple[Note, ...]:
+    """What a diff of lines cannot show: line breaks written otherwise (CRLF for LF, which a
+    shell script or a batch file runs otherwise), and the last line break added or left out."""
+    notes: list[Note] = []
+    was, now = _breaks(before), _breaks(after)
+    if was and now and was != now:
+        notes.append(
+            Note(text=f"Line breaks change from {_named_breaks(was)} to {_named_breaks(now)}")
+        )
+    ended, ends = before.endswith(("\n", "\r")), after.endswith(("\n", "\r"))
+    if before and after and ended != ends:
+        notes.append(
+            Note(
+                text="Adds a line break at the end"
+                if ends
+                else "Leaves out the line break at the end"
+            )
+        )
+    return tuple(notes)
+
+
+def _breaks(text: str) -> frozenset[str]:
+    """The kinds of line break `text` holds."""
+    found = {line[len(line.rstrip("\r\n")) :] for line in text.splitlines(keepends=True)}
+    return frozenset(found & _BREAKS.keys())
+
+
+def _named_breaks(kinds: frozenset[str]) -> str:
+    return " and ".join(_BREAKS[kind] for kind in _BREAKS if kind in kinds)
 
 
 def _hunks(before: str, after: str, *, numbered: bool = True) -> tuple[Hunk, ...]:

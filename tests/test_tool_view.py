@@ -225,3 +225,18 @@ def test_invisible_and_control_characters_are_shown_by_code_point() -> None:
     kept = "👩\u200d👩\u200d👧 ok\tdone"
     assert parts(view("Bash", {"command": kept}), Code) == [Code(text=kept)]
     assert parts(view("Bash", {"command": kept}), Note) == []
+
+
+def test_a_change_of_line_breaks_is_said_as_a_diff_of_lines_cannot_show_it() -> None:
+    """A shell script written with CRLF line breaks no longer runs, yet its lines read the
+    same: the message says what the diff cannot."""
+    script = FileText(path="/repo/run.sh", text="set -e\nmake\n")
+    crlf = view("Write", {"file_path": "/repo/run.sh", "content": "set -e\r\nmake\r\n"}, script)
+    same = view("Write", {"file_path": "/repo/run.sh", "content": "set -e\nmake\n"}, script)
+    assert parts(crlf, Diff) == parts(same, Diff)
+    assert parts(crlf, Note) == [Note(text="Line breaks change from LF to CRLF")]
+    assert parts(same, Note) == []
+    cut = view("Write", {"file_path": "/repo/run.sh", "content": "set -e\nmake"}, script)
+    assert parts(cut, Note) == [Note(text="Leaves out the line break at the end")]
+    edit = view("Edit", {"file_path": "/repo/a.py", "old_string": "x = 1", "new_string": "x = 1\n"})
+    assert parts(edit, Note) == [Note(text="Adds a line break at the end")]
