@@ -167,6 +167,9 @@ class ToolView(_Frozen):
         return self.title[:1].lower() + self.title[1:]
 
 
+TITLE_CHARS = 300
+"""The most of a title a chat message shows: a longer one (a deep path) is cut, and counts as
+cut (`is_cut`)."""
 FULL_VIEW = "See all of it on the web page"
 """The link a message that cut a diff or a command gives to the whole of it."""
 
@@ -236,8 +239,8 @@ def is_cut(
 ) -> bool:
     """Whether a message that shows `max_parts` parts, each diff or command `fitted` to
     `max_lines` and `max_chars` and each part's named values as `fields_cut` says, leaves some
-    of `tool` out."""
-    if len(tool.parts) > max_parts:
+    of `tool` out; so does a title past TITLE_CHARS."""
+    if len(tool.parts) > max_parts or len(tool.title) > TITLE_CHARS:
         return True
     for part in tool.parts:
         if isinstance(part, Diff):

@@ -15,6 +15,7 @@ import discord
 from askbridge.adapters.discord.text import FENCE, escape, line, shorten
 from askbridge.core.tool_view import (
     FULL_VIEW,
+    TITLE_CHARS,
     Code,
     Diff,
     Fields,
@@ -32,7 +33,6 @@ MAX_TOOL_TEXT = 1600
 MAX_LINES = 30
 BLOCK_BUDGET = 900
 FIELD_BUDGET = 200
-TITLE_BUDGET = 300
 MAX_FIELDS = 8
 MAX_PARTS = 8
 
@@ -42,12 +42,16 @@ def tool_text(tool: ToolView, limit: int = MAX_TOOL_TEXT) -> str:
     its start, when it must be cut, and the link to all of it while that takes at most half.
     The title and notes are cut before what runs, down to nothing when it needs all of it."""
     limit = min(limit, MAX_TOOL_TEXT)
+    title = line(tool.title)
+    # Cut past TITLE_CHARS as written, as `is_cut` counts it; then only to make room.
+    title = title if len(tool.title) <= TITLE_CHARS else shorten(title, TITLE_CHARS)
+    top = max(len(title), FIELD_BUDGET)
     parts = tool.parts[:MAX_PARTS]
     shown = {index: _part(part) for index, part in enumerate(parts) if not isinstance(part, Note)}
 
     def text(share: int) -> str:
         """The call with its title and notes cut to `share` (each to its own budget at most)."""
-        pieces = [_bold(line(tool.title), min(share, TITLE_BUDGET))]
+        pieces = [_bold(title, share)]
         for index, part in enumerate(parts):
             if isinstance(part, Note):
                 pieces.append(_bold(escape(part.text), min(share, FIELD_BUDGET)))
@@ -55,7 +59,7 @@ def tool_text(tool: ToolView, limit: int = MAX_TOOL_TEXT) -> str:
                 pieces.append(shown[index])
         return "\n".join(p for p in pieces if p)
 
-    whole, runs = text(TITLE_BUDGET), text(0)
+    whole, runs = text(top), text(0)
     link = "" if tool.full_view is None else f"\n-# [{FULL_VIEW}](<{tool.full_view}>)"
     hidden = is_cut(
         tool, MAX_LINES, BLOCK_BUDGET, MAX_PARTS, max_fields=MAX_FIELDS, value_chars=FIELD_BUDGET
@@ -67,7 +71,7 @@ def tool_text(tool: ToolView, limit: int = MAX_TOOL_TEXT) -> str:
         link = ""
     room = limit - len(link)
     # The largest share of the title and notes with which the call fits whole, else none.
-    low, high = 0, TITLE_BUDGET
+    low, high = 0, top
     while low < high:
         share = (low + high + 1) // 2
         if len(text(share)) <= room:

@@ -11,6 +11,7 @@ from askbridge.adapters.slack.blockkit import RichElement
 from askbridge.adapters.slack.text import Line, Link, Span, bullets, section, shorten, text
 from askbridge.core.tool_view import (
     FULL_VIEW,
+    TITLE_CHARS,
     Code,
     Diff,
     Fields,
@@ -26,16 +27,17 @@ BLOCK_BUDGET = 2500
 """Characters of one preformatted diff or command."""
 FIELD_BUDGET = 300
 MAX_FIELDS = 8
-TITLE_BUDGET = 300
 MAX_PARTS = 8
 
 
 def tool_parts(tool: ToolView) -> list[list[RichElement]]:
     """The call's rich text, one list of elements per rich text block (the title with the
     first part): each stays within what one block holds."""
-    title = section([Span(shorten(tool.title, TITLE_BUDGET), bold=True)])
+    title: list[RichElement] = [section([Span(shorten(tool.title, TITLE_CHARS), bold=True)])]
+    if tool.full_view is not None and len(tool.title) > TITLE_CHARS:
+        title.append(section([Link(tool.full_view, FULL_VIEW)]))
     blocks = [_part(part, tool.full_view) for part in tool.parts[:MAX_PARTS]] or [[]]
-    blocks[0].insert(0, title)
+    blocks[0][:0] = title
     return blocks
 
 

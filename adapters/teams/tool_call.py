@@ -10,6 +10,7 @@ from __future__ import annotations
 from askbridge.adapters.teams.text import Element, paragraph, plain, run, words
 from askbridge.core.tool_view import (
     FULL_VIEW,
+    TITLE_CHARS,
     Code,
     Diff,
     Fields,
@@ -32,7 +33,7 @@ COLOURS = {"-": "Attention", "+": "Good"}
 
 def tool_elements(tool: ToolView) -> list[Element]:
     """The call's card elements, in the order of its parts."""
-    elements = [plain(tool.title, bold=True, limit=300)]
+    elements = [plain(tool.title, bold=True, limit=TITLE_CHARS)]
     for part in tool.parts[:MAX_PARTS]:
         elements += _part(part)
     cut = is_cut(
