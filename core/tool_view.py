@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -543,7 +544,44 @@ def _bash(use: ToolUse) -> ToolView:
 
 
 def _web_fetch(use: ToolUse) -> ToolView:
-    return _named(use, "Fetch a web page", (("URL", "url"), ("Prompt", "prompt")))
+    shown = _named(use, "Fetch a web page", (("URL", "url"), ("Prompt", "prompt")))
+    url = use.input.get("url")
+    notes = _reached(url) if isinstance(url, str) else ()
+    return shown.model_copy(update={"parts": (*shown.parts, *notes)})
+
+
+_PLAIN_URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\\\s%]*")
+"""A URL every parser splits alike: no backslash (a browser's URL takes it for a slash), no
+white space (which it drops), no escapes."""
+
+
+def _reached(url: str) -> tuple[Note, ...]:
+    """What a URL hides of where it goes: a user name before an @ that reads as a host
+    (`https://github.com@evil.example/`), a host written with letters beyond ASCII, which may
+    look like others. Said only of a URL every parser reads alike."""
+    if _PLAIN_URL.fullmatch(url) is None:
+        return ()
+    authority = url.partition("://")[2]
+    for end in "/?#":
+        authority = authority.partition(end)[0]
+    user, at, host = authority.rpartition("@")
+    host = host.rpartition(":")[0] if host.count(":") == 1 else host
+    notes: list[Note] = []
+    if at and host:
+        notes.append(
+            Note(
+                text=f"Goes to {host}; what stands before the @ ({user}) is sent there as a "
+                "user name, not the host"
+            )
+        )
+    if not host.isascii():
+        notes.append(
+            Note(
+                text=f"The host {host} is written with letters beyond ASCII, which may look "
+                "like others"
+            )
+        )
+    return tuple(notes)
 
 
 def _web_search(use: ToolUse) -> ToolView:

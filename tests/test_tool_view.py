@@ -240,3 +240,19 @@ def test_a_change_of_line_breaks_is_said_as_a_diff_of_lines_cannot_show_it() -> 
     assert parts(cut, Note) == [Note(text="Leaves out the line break at the end")]
     edit = view("Edit", {"file_path": "/repo/a.py", "old_string": "x = 1", "new_string": "x = 1\n"})
     assert parts(edit, Note) == [Note(text="Adds a line break at the end")]
+
+
+def test_a_url_says_where_it_goes_when_it_reads_as_somewhere_else() -> None:
+    def notes(url: str) -> list[str]:
+        return [n.text for n in parts(view("WebFetch", {"url": url, "prompt": "Read"}), Note)]
+
+    assert notes("https://github.com@evil.example/repo") == [
+        "Goes to evil.example; what stands before the @ (github.com) is sent there as a user "
+        "name, not the host"
+    ]
+    assert notes("https://\u0430pple.com/") == [
+        "The host \u0430pple.com is written with letters beyond ASCII, which may look like others"
+    ]
+    assert notes("https://example.com/a@b?c=@d") == []
+    # Read otherwise by a browser (a backslash is a slash there): nothing is said of it.
+    assert notes("https://github.com\\@evil.example/") == []
