@@ -14,6 +14,8 @@ from askbridge.adapters.discord.render import render
 from askbridge.adapters.discord.text import shorten
 from askbridge.adapters.discord.tool_call import (
     BLOCK_BUDGET,
+    FIELD_BUDGET,
+    MAX_FIELDS,
     MAX_LINES,
     MAX_PARTS,
     MAX_TOOL_TEXT,
@@ -70,7 +72,9 @@ def test_what_runs_is_cut_after_the_title_and_notes(
     if 2 * len(link) > limit:
         link = ""  # The link goes with a cut only while it takes at most half.
     whole = alone(runs)
-    hidden = is_cut(tool, MAX_LINES, BLOCK_BUDGET, MAX_PARTS)
+    hidden = is_cut(
+        tool, MAX_LINES, BLOCK_BUDGET, MAX_PARTS, max_fields=MAX_FIELDS, value_chars=FIELD_BUDGET
+    )
     # With room for all of what runs or for the link, not both, what runs comes first.
     if len(whole) <= limit - len(link) or (len(whole) <= limit and not hidden):
         assert whole in shown
