@@ -240,7 +240,8 @@ def _read_field(
                 "(MCP's elicitation schema does not have them)",
             )
         )
-    if field is not None and "default" in raw and not found:
+    # A default of null (JSON Schema allows it; SDKs write it for an optional field) is none.
+    if field is not None and raw.get("default") is not None and not found:
         try:
             field = field.model_copy(update={"default": check_value(field, raw["default"])})
         except FormRefused as refused:

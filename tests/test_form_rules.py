@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from mcp.server.elicitation import render_elicitation_schema
+from pydantic import BaseModel, Field
 
 from askbridge.core.errors import InvalidQuestion
 from askbridge.core.forms import (
@@ -241,3 +243,34 @@ def test_a_forms_texts_must_read_as_the_agent_wrote_them() -> None:
         "note": "must not contain RIGHT-TO-LEFT OVERRIDE (U+202E, at character 3): it reorders "
         "what people read; write the text in the order it is read"
     }
+
+
+def test_a_default_of_null_is_no_default() -> None:
+    """JSON Schema lets `default` be null, and SDKs write it for an optional field: no default."""
+    details = form(
+        {
+            "note": {"type": "string", "default": None},
+            "count": {"type": "integer", "default": None},
+            "ok": {"type": "boolean", "default": None},
+            "env": {"type": "string", "enum": ["prod"], "default": None},
+        }
+    )
+    assert [f.default for f in details.fields] == [None] * 4
+    assert details.defaults() == {}
+
+
+def test_what_the_mcp_sdk_sends_for_optional_fields_is_a_form() -> None:
+    class Details(BaseModel):
+        note: str | None = None
+        count: int | None = None
+        ok: bool | None = None
+        reason: str | None = Field(default=None, description="Why")
+
+    schema = render_elicitation_schema(Details)
+    fields = parse_form({"message": "Details", "requested_schema": schema}).fields
+    assert [(f.name, f.required, f.default) for f in fields] == [
+        ("note", False, None),
+        ("count", False, None),
+        ("ok", False, None),
+        ("reason", False, None),
+    ]
