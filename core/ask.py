@@ -99,9 +99,9 @@ class FormInput(BaseModel):
         description='a flat object schema {"type": "object", "properties": {name: property}, '
         '"required": [names]} of 1-5 properties, each a string (title, description, '
         "minLength, maxLength, format: email|uri|date|date-time, default), a number or "
-        "integer (minimum, maximum, default), a boolean (default), a single choice (string "
-        "with enum + enumNames, or oneOf of {const, title}) or a multiple choice (array of "
-        "such an enum, minItems, maxItems)",
+        "integer (minimum, maximum, exclusiveMinimum, exclusiveMaximum, default), a boolean "
+        "(default), a single choice (string with enum + enumNames, or oneOf of {const, "
+        "title}) or a multiple choice (array of such an enum, minItems, maxItems)",
     )
     url: str | None = Field(
         default=None,

@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from askbridge.core.form_schema import MAX_SAFE_INTEGER, FieldKind, Form, FormField
+from askbridge.core.form_values import high_words, low_words, number_text
 from askbridge.core.problems import reordering_problem, shown, text_problem
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -128,10 +129,11 @@ def _is_uri(text: str) -> bool:
 
 
 def _checked_number(field: FormField, value: float, refuse: Any) -> float:
-    if field.minimum is not None and value < field.minimum:
-        raise refuse(f"must be at least {field.minimum:g}, got {value:g}")
-    if field.maximum is not None and value > field.maximum:
-        raise refuse(f"must be at most {field.maximum:g}, got {value:g}")
+    low, high = field.minimum, field.maximum
+    if low is not None and (value <= low if field.above_minimum else value < low):
+        raise refuse(f"must be {low_words(field, low)}, got {number_text(value)}")
+    if high is not None and (value >= high if field.below_maximum else value > high):
+        raise refuse(f"must be {high_words(field, high)}, got {number_text(value)}")
     return value
 
 

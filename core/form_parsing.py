@@ -193,16 +193,26 @@ def _read_field(
             **common,
         )
     elif kind in ("number", "integer"):
-        allowed |= {"minimum", "maximum"}
+        allowed |= {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
         integer = kind == "integer"
-        low_n = _bound(raw, "minimum", where, found, integer)
-        high_n = _bound(raw, "maximum", where, found, integer)
-        if low_n is not None and high_n is not None and low_n > high_n:
-            found.append(Problem(f"{where}.minimum", f"must not exceed maximum ({high_n:g})"))
+        low_n, above = _bounds(raw, "minimum", where, found, integer, upper=False)
+        high_n, below = _bounds(raw, "maximum", where, found, integer, upper=True)
+        if low_n is not None and high_n is not None:
+            strict = above or below
+            if low_n > high_n or (strict and low_n == high_n):
+                found.append(
+                    Problem(
+                        f"{where}.{'exclusiveMinimum' if above else 'minimum'}",
+                        f"must {'be below' if strict else 'not exceed'} "
+                        f"{'exclusiveMaximum' if below else 'maximum'} ({high_n:g})",
+                    )
+                )
         field = FormField(
             kind=FieldKind.INTEGER if integer else FieldKind.NUMBER,
             minimum=low_n,
             maximum=high_n,
+            above_minimum=above,
+            below_maximum=below,
             **common,
         )
     elif kind == "boolean":
@@ -387,8 +397,47 @@ def _count(
     return value
 
 
+def _bounds(
+    raw: Mapping[str, Any],
+    key: str,
+    where: str,
+    problems: list[Problem],
+    integer: bool,
+    *,
+    upper: bool,
+) -> tuple[float | None, bool]:
+    """A field's lower or upper bound (`key` is minimum or maximum) and whether values stay
+    off it: the tighter of `key` and its exclusive form (JSON Schema 2020-12's number, which
+    pydantic and the MCP SDK write for `Field(gt=0)`). An integer's exclusive bound is the
+    whole number next to it, inclusive, which every surface's input can hold."""
+    strict_key = "exclusive" + key.capitalize()
+    bound = _bound(raw, key, where, problems, integer, MAX_SAFE_INTEGER)
+    # The whole number next to an integer's exclusive bound must stay within 2**53, where
+    # floats still count by one.
+    most = MAX_SAFE_INTEGER - 1 if integer else MAX_SAFE_INTEGER
+    strict = _bound(raw, strict_key, where, problems, integer, most)
+    if strict is not None and integer:
+        return _tighter(bound, strict - 1 if upper else strict + 1, upper), False
+    if strict is None:
+        return bound, False
+    if bound is None or _tighter(bound, strict, upper) == strict:
+        return strict, True
+    return bound, False
+
+
+def _tighter(bound: float | None, other: float, upper: bool) -> float:
+    if bound is None:
+        return other
+    return min(bound, other) if upper else max(bound, other)
+
+
 def _bound(
-    raw: Mapping[str, Any], key: str, where: str, problems: list[Problem], integer: bool
+    raw: Mapping[str, Any],
+    key: str,
+    where: str,
+    problems: list[Problem],
+    integer: bool,
+    most: float,
 ) -> float | None:
     value = raw.get(key)
     if value is None:
@@ -397,14 +446,15 @@ def _bound(
         isinstance(value, bool)
         or not isinstance(value, int | float)
         or not math.isfinite(value)
-        or abs(value) > MAX_SAFE_INTEGER
+        or abs(value) > most
         or (integer and value != int(value))
     ):
         wanted = "a whole number" if integer else "a number"
+        limit = "2**53" if most == MAX_SAFE_INTEGER else "2**53 - 1"
         problems.append(
             Problem(
                 f"{where}.{key}",
-                f"must be {wanted} between -2**53 and 2**53, got {shown(value)}",
+                f"must be {wanted} between -{limit} and {limit}, got {shown(value)}",
             )
         )
         return None

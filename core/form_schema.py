@@ -79,6 +79,11 @@ class FormField(_Frozen):
     """For text: the schema's maxLength, never more than a surface's input holds."""
     minimum: float | None = None
     maximum: float | None = None
+    above_minimum: bool = False
+    """For a number: every value lies above `minimum`, not at it (JSON Schema's
+    exclusiveMinimum). An integer's is read as the whole number above it instead."""
+    below_maximum: bool = False
+    """For a number: every value lies below `maximum`, not at it (exclusiveMaximum)."""
     choices: tuple[Choice, ...] = ()
     min_items: int | None = None
     max_items: int | None = None

@@ -30,8 +30,39 @@ def shown_value(field: FormField, value: Any) -> str:
     if field.kind is FieldKind.CHOICES:
         return ", ".join(field.choice_title(str(v)) for v in value) or "(none)"
     if field.kind.is_number:
-        return f"{value:g}" if isinstance(value, float) else str(value)
+        return number_text(value)
     return str(value)
+
+
+def number_text(value: float) -> str:
+    """A number as people read and type it, whole: 3 rather than 3.0, 2.0000001 rather than
+    2 (Python writes a float in the fewest digits that read back as it)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def low_words(field: FormField, low: float) -> str:
+    """A number field's lower bound as people read it: "at least 1", "more than 0"."""
+    return f"{'more than' if field.above_minimum else 'at least'} {number_text(low)}"
+
+
+def high_words(field: FormField, high: float) -> str:
+    """A number field's upper bound as people read it: "at most 10", "less than 1"."""
+    return f"{'less than' if field.below_maximum else 'at most'} {number_text(high)}"
+
+
+def number_range(field: FormField) -> str:
+    """A number field's bounds as people read them, the one wording every hint uses: "from 1
+    to 10", "at least 1", "more than 0 and at most 10"; "" when it has none."""
+    low, high = field.minimum, field.maximum
+    if low is not None and high is not None:
+        if not (field.above_minimum or field.below_maximum):
+            return f"from {number_text(low)} to {number_text(high)}"
+        return f"{low_words(field, low)} and {high_words(field, high)}"
+    if low is not None:
+        return low_words(field, low)
+    return "" if high is None else high_words(field, high)
 
 
 def filled_in(form: Form, content: Mapping[str, Any]) -> Iterator[tuple[FormField, str]]:

@@ -15,6 +15,8 @@ import aiohttp
 from mcp import types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.server.elicitation import render_elicitation_schema
+from pydantic import BaseModel, Field
 
 from askbridge.bots.service import Service
 from askbridge.core.clock import ManualClock
@@ -245,3 +247,38 @@ async def test_ask_form_gives_content_only_with_an_accepted_form(
         {"action": "cancel", "by": "Grace"},
         {"action": "accept", "by": "Grace"},
     ]
+
+
+async def test_ask_form_takes_the_exclusive_bounds_the_mcp_sdk_writes(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    """The SDK writes `Field(gt=0)` as `exclusiveMinimum`; the form is asked, and a value on
+    the bound is refused to the person, not the agent."""
+
+    class Rating(BaseModel):
+        score: float = Field(gt=0, lt=10)
+        stars: int = Field(gt=0, le=5)
+
+    schema = render_elicitation_schema(Rating)
+    arguments = {"message": "Rate the release", "requested_schema": schema}
+    async with connected(service) as mcp:
+        call = asyncio.create_task(mcp.call_tool("ask_form", arguments))
+        asked = asyncio.create_task(waiting_ids(http, service.url))
+        await asyncio.wait((call, asked), timeout=30, return_when=asyncio.FIRST_COMPLETED)
+        # A refused schema ends the call at once: say why, rather than wait for the form.
+        assert not call.done(), text_of(call.result())
+        request_id, *_ = await asked
+        given: dict[str, str | list[str]] = {"text.score": "0", "text.stars": "5"}
+        code, page = await fill_on_web(http, service.url, request_id, given)
+        assert "must be more than 0, got 0" in page
+        assert not call.done()
+        given = {"text.score": "9.5", "text.stars": "5"}
+        code, page = await fill_on_web(http, service.url, request_id, given)
+        assert code == 200, page
+        result = await asyncio.wait_for(call, 30)
+    assert not result.is_error, text_of(result)
+    assert result.structured_content == {
+        "action": "accept",
+        "content": {"score": 9.5, "stars": 5},
+        "by": "Ada",
+    }

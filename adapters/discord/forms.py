@@ -29,7 +29,7 @@ from askbridge.core.answers import (
     typing_hint,
 )
 from askbridge.core.changes import CHANGE_HINT, CHANGE_TITLE, Changeable
-from askbridge.core.forms import Choice, FieldKind, Form, FormField
+from askbridge.core.forms import Choice, FieldKind, Form, FormField, number_range
 from askbridge.core.intents import Action
 from askbridge.core.models import Selections
 from askbridge.core.view import FOREIGN_CLICK, RequestView
@@ -263,13 +263,11 @@ def shape_hint(field: FormField) -> str:
 
 def _number_hint(field: FormField) -> str:
     what = "A whole number" if field.kind is FieldKind.INTEGER else "A number"
-    # As typed, not in exponent form: 1000000 rather than 1e+06.
-    low, high = (None if b is None else value_text(b) for b in (field.minimum, field.maximum))
-    if low is not None and high is not None:
-        return f"{what} from {low} to {high}"
-    if low is not None:
-        return f"{what} of at least {low}"
-    return what if high is None else f"{what} of at most {high}"
+    bounds = number_range(field)
+    if not bounds:
+        return what
+    # "A number of at least 1", but "A number from 1 to 10" and "A number more than 0".
+    return f"{what} {'of ' if bounds.startswith('at ') else ''}{bounds}"
 
 
 def filled(form: Form, request_id: str, data: Mapping[str, Any]) -> dict[str, object]:

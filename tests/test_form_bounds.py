@@ -1,0 +1,153 @@
+"""A number field's bounds as the MCP SDK writes them from a pydantic model: `Field(gt=0)` is
+JSON Schema 2020-12's `exclusiveMinimum`, `lt` its `exclusiveMaximum`. The schema comes from the
+SDK's own renderer, so these tests follow what it really sends; each surface shows the bounds
+as it shows inclusive ones, and askbridge holds values to them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from mcp.server.elicitation import render_elicitation_schema
+from pydantic import BaseModel, Field
+
+from askbridge.adapters.discord import forms as discord_forms
+from askbridge.adapters.slack.fill import modal
+from askbridge.adapters.slack.ids import FormMetadata, field_block_id
+from askbridge.adapters.teams.form import form_elements
+from askbridge.adapters.web import render
+from askbridge.core.errors import InvalidQuestion
+from askbridge.core.forms import Form, FormRefused, parse_form, read_input, read_text
+from askbridge.core.models import Request, Target
+from askbridge.core.view import RequestView
+from tests.emulators.discord import validate_modal
+from tests.emulators.discord.modals import shown
+from tests.emulators.slack import validate_view
+from tests.web_person import typed_form
+
+
+class Rating(BaseModel):
+    score: float = Field(gt=0, lt=10, description="Above 0, below 10")
+    stars: int = Field(gt=0, le=5)
+    weight: float = Field(default=1.5, ge=0.5, lt=2)
+
+
+SCHEMA = render_elicitation_schema(Rating)
+FORM = parse_form({"message": "Rate the release", "requested_schema": SCHEMA})
+
+
+def test_the_sdk_writes_gt_and_lt_as_exclusive_bounds() -> None:
+    # What askbridge must read: if the SDK changes how it writes these, this says so.
+    assert SCHEMA["properties"]["score"] | {"description": ""} == {
+        "type": "number",
+        "title": "Score",
+        "description": "",
+        "exclusiveMinimum": 0,
+        "exclusiveMaximum": 10,
+    }
+    assert SCHEMA["properties"]["stars"]["exclusiveMinimum"] == 0
+
+
+def test_values_are_held_to_exclusive_bounds() -> None:
+    score, stars, weight = FORM.fields
+    assert read_input(FORM, {"score": "0.01", "stars": "1"}) == {"score": 0.01, "stars": 1}
+    refused = [
+        ("score", "0", "must be more than 0, got 0"),
+        ("score", "10", "must be less than 10, got 10"),
+        ("stars", "0", "must be at least 1, got 0"),
+        ("weight", "2", "must be less than 2, got 2"),
+        ("weight", "0.4", "must be at least 0.5, got 0.4"),
+    ]
+    for name, typed, why in refused:
+        field = FORM.field(name)
+        assert field is not None
+        with pytest.raises(FormRefused) as caught:
+            read_text(field, typed)
+        assert caught.value.by_field() == {name: why}
+    # An integer's exclusive bound is the whole number next to it, as every input can hold.
+    assert (stars.minimum, stars.above_minimum, stars.maximum) == (1, False, 5)
+    assert (score.minimum, score.above_minimum, score.below_maximum) == (0, True, True)
+    assert (weight.minimum, weight.above_minimum, weight.below_maximum) == (0.5, False, True)
+
+
+def test_the_tighter_of_two_bounds_holds_and_a_range_left_empty_is_refused() -> None:
+    def field(**bounds: Any) -> Any:
+        prop = {"type": "number", **bounds}
+        schema = {"type": "object", "properties": {"x": prop}}
+        return parse_form({"message": "m", "requested_schema": schema}).fields[0]
+
+    tight = field(minimum=1, exclusiveMinimum=0, maximum=5, exclusiveMaximum=5)
+    assert (tight.minimum, tight.above_minimum, tight.maximum, tight.below_maximum) == (
+        1,
+        False,
+        5,
+        True,
+    )
+    empty: list[tuple[dict[str, Any], str]] = [
+        ({"exclusiveMinimum": 3, "maximum": 3}, "exclusiveMinimum: must be below maximum (3)"),
+        ({"minimum": 3, "exclusiveMaximum": 3}, "minimum: must be below exclusiveMaximum (3)"),
+        ({"exclusiveMinimum": "0"}, "exclusiveMinimum: must be a number"),
+    ]
+    for bounds, why in empty:
+        with pytest.raises(InvalidQuestion) as refused:
+            field(**bounds)
+        assert why in str(refused.value)
+    with pytest.raises(InvalidQuestion, match=r"exclusiveMinimum: must be a whole number"):
+        parse_form(
+            {
+                "message": "m",
+                "requested_schema": {
+                    "type": "object",
+                    "properties": {"n": {"type": "integer", "exclusiveMinimum": 2**53}},
+                },
+            }
+        )
+
+
+def test_discord_states_each_bound_in_the_placeholder() -> None:
+    data = discord_forms.fill_form("ask_t", FORM, None).to_dict()
+    assert validate_modal(data) is None
+    assert [f.placeholder for f in shown(data).fields] == [
+        "A number more than 0 and less than 10",
+        "A whole number from 1 to 5",
+        "A number of at least 0.5 and less than 2",
+    ]
+
+
+def test_slack_teams_and_the_web_page_bound_their_number_inputs() -> None:
+    metadata = FormMetadata("req-1", "C0GENERAL", "1700000000.000100", {"team_id": "T1"})
+    view: Any = modal(FORM, metadata)
+    assert validate_view(view) == []
+    slack = {
+        name: {k: v for k, v in block["element"].items() if k.endswith("_value")}
+        for name in ("score", "stars", "weight")
+        for block in view["blocks"]
+        if block.get("block_id") == field_block_id(name)
+    }
+    assert slack == {
+        "score": {"min_value": "0", "max_value": "10"},
+        "stars": {"min_value": "1", "max_value": "5"},
+        "weight": {"min_value": "0.5", "max_value": "2", "initial_value": "1.5"},
+    }
+    teams = [(e.get("min"), e.get("max")) for e in form_elements(FORM) if "id" in e]
+    assert teams == [(0, 10), (1, 5), (0.5, 2)]
+    page = typed_form(web_page(FORM)).inputs
+    assert [
+        (page[f"text.{n}"]["min"], page[f"text.{n}"]["max"]) for n in ("score", "stars", "weight")
+    ] == [
+        ("0", "10"),
+        ("1", "5"),
+        ("0.5", "2"),
+    ]
+
+
+def web_page(form: Form) -> str:
+    request = Request(
+        request_id="ask_form",
+        questions=(),
+        targets=(Target(platform="web"),),
+        created_at=datetime(2030, 1, 1, tzinfo=UTC),
+        form=form,
+    )
+    return render.typed_form(RequestView.of(request), form, token="0" * 64, version=1)
