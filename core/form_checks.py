@@ -56,18 +56,21 @@ def check_value(field: FormField, value: Any) -> Any:
             raise refuse(f"must be a text, got {shown(value)}")
         return _checked_text(field, value, refuse)
     if kind.is_number:
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-        ):
+        if isinstance(value, bool) or not isinstance(value, int | float):
             raise refuse(f"must be a number, got {shown(value)}")
+        number = finite(value)
+        if number is None:
+            raise refuse("is too large" if isinstance(value, int) else "must be a finite number")
         if kind is FieldKind.INTEGER:
             if value != int(value):
-                raise refuse(f"must be a whole number, got {value:g}")
+                raise refuse(f"must be a whole number, got {number_text(value)}")
             value = int(value)
-        if abs(value) > MAX_SAFE_INTEGER:
-            raise refuse("is too large")
+            # Beyond 2**53 a float no longer holds every whole number: some would change.
+            if abs(value) > MAX_SAFE_INTEGER:
+                raise refuse("is too large")
+        elif abs(value) > MAX_SAFE_INTEGER:
+            # A JSON number is a double (RFC 8785 keeps values so): 10**20 is 1e20.
+            value = number
         return _checked_number(field, value, refuse)
     if kind is FieldKind.BOOLEAN:
         if not isinstance(value, bool):
@@ -126,6 +129,15 @@ def _is_uri(text: str) -> bool:
     return bool(re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", parts.scheme)) and bool(
         parts.netloc or parts.path
     )
+
+
+def finite(value: float) -> float | None:
+    """`value` (a JSON number, an int of any size) as a finite float, or None."""
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _checked_number(field: FormField, value: float, refuse: Any) -> float:

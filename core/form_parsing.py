@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from askbridge.core.errors import FORM_ASK, InvalidQuestion, Problem
-from askbridge.core.form_checks import FormRefused, check_value
+from askbridge.core.form_checks import FormRefused, check_value, finite
 from askbridge.core.form_schema import (
     MAX_CHOICE_TITLE_CHARS,
     MAX_CHOICE_VALUE_CHARS,
@@ -411,11 +411,11 @@ def _bounds(
     pydantic and the MCP SDK write for `Field(gt=0)`). An integer's exclusive bound is the
     whole number next to it, inclusive, which every surface's input can hold."""
     strict_key = "exclusive" + key.capitalize()
-    bound = _bound(raw, key, where, problems, integer, MAX_SAFE_INTEGER)
-    # The whole number next to an integer's exclusive bound must stay within 2**53, where
-    # floats still count by one.
-    most = MAX_SAFE_INTEGER - 1 if integer else MAX_SAFE_INTEGER
-    strict = _bound(raw, strict_key, where, problems, integer, most)
+    # An integer's bounds stay within 2**53, where floats still hold every whole number; the
+    # whole number next to an exclusive one too. A number's may be any finite number.
+    most = MAX_SAFE_INTEGER if integer else math.inf
+    bound = _bound(raw, key, where, problems, integer, most)
+    strict = _bound(raw, strict_key, where, problems, integer, most - 1 if integer else most)
     if strict is not None and integer:
         return _tighter(bound, strict - 1 if upper else strict + 1, upper), False
     if strict is None:
@@ -442,23 +442,18 @@ def _bound(
     value = raw.get(key)
     if value is None:
         return None
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or abs(value) > most
-        or (integer and value != int(value))
-    ):
-        wanted = "a whole number" if integer else "a number"
-        limit = "2**53" if most == MAX_SAFE_INTEGER else "2**53 - 1"
-        problems.append(
-            Problem(
-                f"{where}.{key}",
-                f"must be {wanted} between -{limit} and {limit}, got {shown(value)}",
-            )
-        )
+    number = None if isinstance(value, bool) or not isinstance(value, int | float) else value
+    bound = None if number is None else finite(number)
+    # The bound as sent, not its float, held to `most`: 2**53 + 1 is no float.
+    if bound is None or abs(value) > most or (integer and bound != int(bound)):
+        if not integer:
+            wanted = "a finite number"
+        else:
+            limit = "2**53" if most == MAX_SAFE_INTEGER else "2**53 - 1"
+            wanted = f"a whole number between -{limit} and {limit}"
+        problems.append(Problem(f"{where}.{key}", f"must be {wanted}, got {shown(value)}"))
         return None
-    return float(value)
+    return bound
 
 
 def as_uri(url: str) -> str:

@@ -36,8 +36,9 @@ def shown_value(field: FormField, value: Any) -> str:
 
 def number_text(value: float) -> str:
     """A number as people read and type it, whole: 3 rather than 3.0, 2.0000001 rather than
-    2 (Python writes a float in the fewest digits that read back as it)."""
-    if isinstance(value, float) and value.is_integer():
+    2, 1e+20 rather than 21 digits (Python writes a float in the fewest digits that read back
+    as it, and `core.form_checks.read_text` reads each of these back)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
         return str(int(value))
     return str(value)
 

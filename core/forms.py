@@ -49,4 +49,5 @@ from askbridge.core.form_values import decode as decode
 from askbridge.core.form_values import encode as encode
 from askbridge.core.form_values import filled_in as filled_in
 from askbridge.core.form_values import number_range as number_range
+from askbridge.core.form_values import number_text as number_text
 from askbridge.core.form_values import shown_value as shown_value

@@ -1,7 +1,8 @@
-"""A number field's bounds as the MCP SDK writes them from a pydantic model: `Field(gt=0)` is
-JSON Schema 2020-12's `exclusiveMinimum`, `lt` its `exclusiveMaximum`. The schema comes from the
-SDK's own renderer, so these tests follow what it really sends; each surface shows the bounds
-as it shows inclusive ones, and askbridge holds values to them."""
+"""A number field's bounds and values as the MCP SDK writes them from a pydantic model:
+`Field(gt=0)` is JSON Schema 2020-12's `exclusiveMinimum`, `lt` its `exclusiveMaximum`, and a
+float may be far beyond 2**53. The schema comes from the SDK's own renderer, so these tests
+follow what it really sends; each surface shows the bounds as it shows inclusive ones, and
+every value as it reads back, and askbridge holds values to them."""
 
 from __future__ import annotations
 
@@ -18,7 +19,17 @@ from askbridge.adapters.slack.ids import FormMetadata, field_block_id
 from askbridge.adapters.teams.form import form_elements
 from askbridge.adapters.web import render
 from askbridge.core.errors import InvalidQuestion
-from askbridge.core.forms import Form, FormRefused, parse_form, read_input, read_text
+from askbridge.core.forms import (
+    Form,
+    FormRefused,
+    check_content,
+    decode,
+    encode,
+    parse_form,
+    read_input,
+    read_text,
+    shown_value,
+)
 from askbridge.core.models import Request, Target
 from askbridge.core.view import RequestView
 from tests.emulators.discord import validate_modal
@@ -87,7 +98,7 @@ def test_the_tighter_of_two_bounds_holds_and_a_range_left_empty_is_refused() -> 
     empty: list[tuple[dict[str, Any], str]] = [
         ({"exclusiveMinimum": 3, "maximum": 3}, "exclusiveMinimum: must be below maximum (3)"),
         ({"minimum": 3, "exclusiveMaximum": 3}, "minimum: must be below exclusiveMaximum (3)"),
-        ({"exclusiveMinimum": "0"}, "exclusiveMinimum: must be a number"),
+        ({"exclusiveMinimum": "0"}, "exclusiveMinimum: must be a finite number"),
     ]
     for bounds, why in empty:
         with pytest.raises(InvalidQuestion) as refused:
@@ -151,3 +162,77 @@ def web_page(form: Form) -> str:
         form=form,
     )
     return render.typed_form(RequestView.of(request), form, token="0" * 64, version=1)
+
+
+class Distance(BaseModel):
+    metres: float = Field(default=1e20, le=1e30, ge=-1e300)
+    steps: int = Field(default=3, le=2**53 - 1)
+
+
+DISTANCE = parse_form(
+    {"message": "How far?", "requested_schema": render_elicitation_schema(Distance)}
+)
+
+
+def test_a_number_may_be_any_finite_number_and_an_integer_stays_within_2_53() -> None:
+    metres = DISTANCE.fields[0]
+    assert (metres.minimum, metres.maximum, metres.default) == (-1e300, 1e30, 1e20)
+    # JSON numbers are doubles: 10**20 as an int is 1e20, and is kept as RFC 8785 writes it.
+    content = check_content(DISTANCE, {"metres": 10**20, "steps": 2**53 - 1})
+    assert content == {"metres": 1e20, "steps": 2**53 - 1}
+    assert encode(content)["metres"] == "100000000000000000000"
+    assert decode(encode(content)) == content
+    refused_values: list[tuple[dict[str, Any], dict[str, str]]] = [
+        ({"metres": 1e31}, {"metres": "must be at most 1e+30, got 1e+31"}),
+        ({"metres": 10**400}, {"metres": "is too large"}),
+        ({"steps": 2**53 + 1}, {"steps": "is too large"}),
+    ]
+    for given, why in refused_values:
+        with pytest.raises(FormRefused) as refused:
+            check_content(DISTANCE, given)
+        assert refused.value.by_field() == why
+    refused_schemas: list[tuple[dict[str, Any], str]] = [
+        ({"type": "integer", "maximum": 2**53 + 1}, "between -2**53 and 2**53"),
+        ({"type": "number", "maximum": 10**400}, "must be a finite number"),
+        ({"type": "number", "default": 10**400}, "is too large"),
+    ]
+    for prop, words in refused_schemas:
+        schema = {"type": "object", "properties": {"x": prop}}
+        with pytest.raises(InvalidQuestion, match=words.replace("*", r"\*")):
+            parse_form({"message": "m", "requested_schema": schema})
+
+
+def test_every_surface_shows_a_large_number_so_that_it_reads_back_the_same() -> None:
+    metres = DISTANCE.fields[0]
+    metadata = FormMetadata("req-1", "C0GENERAL", "1700000000.000100", {"team_id": "T1"})
+    view: Any = modal(DISTANCE, metadata)
+    assert validate_view(view) == []
+    [slack] = [
+        b["element"] for b in view["blocks"] if b.get("block_id") == field_block_id("metres")
+    ]
+    data = discord_forms.fill_form("ask_t", DISTANCE, None).to_dict()
+    assert validate_modal(data) is None
+    discord = shown(data).fields[0]
+    teams = form_elements(DISTANCE)[0]
+    web = typed_form(web_page(DISTANCE)).inputs["text.metres"]
+    typed = [
+        slack["initial_value"],
+        slack["max_value"],
+        discord.value,
+        web["value"],
+        web["max"],
+        web["min"],
+        str(teams["value"]),
+        str(teams["max"]),
+    ]
+    # Slack's number input takes no exponent: 1e+30 is written out, digits as Python's float.
+    assert slack["max_value"] == "1" + "0" * 30
+    wanted = [1e20, 1e30, 1e20, 1e20, 1e30, -1e300, 1e20, 1e30]
+    assert [read_text(metres, t) for t in typed] == wanted
+    assert "1e+30" in str(discord.placeholder)
+    # The values given, as every surface's final message shows them: whole, never rounded.
+    assert [shown_value(metres, v) for v in (1e20, 123456789.5, 2.0)] == [
+        "1e+20",
+        "123456789.5",
+        "2",
+    ]

@@ -260,14 +260,8 @@ async def test_ask_form_takes_the_exclusive_bounds_the_mcp_sdk_writes(
         stars: int = Field(gt=0, le=5)
 
     schema = render_elicitation_schema(Rating)
-    arguments = {"message": "Rate the release", "requested_schema": schema}
     async with connected(service) as mcp:
-        call = asyncio.create_task(mcp.call_tool("ask_form", arguments))
-        asked = asyncio.create_task(waiting_ids(http, service.url))
-        await asyncio.wait((call, asked), timeout=30, return_when=asyncio.FIRST_COMPLETED)
-        # A refused schema ends the call at once: say why, rather than wait for the form.
-        assert not call.done(), text_of(call.result())
-        request_id, *_ = await asked
+        call, request_id = await ask_form_on_web(mcp, http, service, schema)
         given: dict[str, str | list[str]] = {"text.score": "0", "text.stars": "5"}
         code, page = await fill_on_web(http, service.url, request_id, given)
         assert "must be more than 0, got 0" in page
@@ -282,3 +276,39 @@ async def test_ask_form_takes_the_exclusive_bounds_the_mcp_sdk_writes(
         "content": {"score": 9.5, "stars": 5},
         "by": "Ada",
     }
+
+
+async def test_ask_form_takes_numbers_beyond_2_53_as_the_mcp_sdk_writes_them(
+    service: Service, http: aiohttp.ClientSession
+) -> None:
+    class Distance(BaseModel):
+        metres: float = Field(default=1e20, le=1e30)
+        further: float
+
+    schema = render_elicitation_schema(Distance)
+    async with connected(service) as mcp:
+        call, request_id = await ask_form_on_web(mcp, http, service, schema)
+        # The default as the page shows it, and a large number as a person types it.
+        code, page = await fill_on_web(http, service.url, request_id, {"text.further": "1e29"})
+        assert code == 200, page
+        result = await asyncio.wait_for(call, 30)
+    assert not result.is_error, text_of(result)
+    assert result.structured_content == {
+        "action": "accept",
+        "content": {"metres": 1e20, "further": 1e29},
+        "by": "Ada",
+    }
+
+
+async def ask_form_on_web(
+    mcp: ClientSession, http: aiohttp.ClientSession, service: Service, schema: dict[str, Any]
+) -> tuple[asyncio.Task[types.CallToolResult], str]:
+    """`ask_form` called with `schema`, and the id of the form it asks on the web page."""
+    arguments = {"message": "Details", "requested_schema": schema}
+    call = asyncio.create_task(mcp.call_tool("ask_form", arguments))
+    asked = asyncio.create_task(waiting_ids(http, service.url))
+    await asyncio.wait((call, asked), timeout=30, return_when=asyncio.FIRST_COMPLETED)
+    # A refused schema ends the call at once: say why, rather than wait for the form.
+    assert not call.done(), text_of(call.result())
+    request_id, *_ = await asked
+    return call, request_id

@@ -29,7 +29,7 @@ from askbridge.core.answers import (
     typing_hint,
 )
 from askbridge.core.changes import CHANGE_HINT, CHANGE_TITLE, Changeable
-from askbridge.core.forms import Choice, FieldKind, Form, FormField, number_range
+from askbridge.core.forms import Choice, FieldKind, Form, FormField, number_range, number_text
 from askbridge.core.intents import Action
 from askbridge.core.models import Selections
 from askbridge.core.view import FOREIGN_CLICK, RequestView
@@ -231,8 +231,8 @@ def _select(
 
 def value_text(value: object) -> str:
     """A value as a text input holds it: numbers as typed (42, 2.5), texts as they are."""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
+    if isinstance(value, float):
+        return number_text(value)
     return str(value)
 
 

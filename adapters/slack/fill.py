@@ -42,7 +42,7 @@ from askbridge.adapters.slack.ids import (
     field_of,
 )
 from askbridge.adapters.slack.text import block, prose, shorten
-from askbridge.core.forms import Choice, FieldKind, Form, FormField
+from askbridge.core.forms import MAX_SAFE_INTEGER, Choice, FieldKind, Form, FormField
 
 FILL_TITLE = "Fill in the form"
 SUBMIT = "Submit"
@@ -177,8 +177,9 @@ def _number(field: FormField) -> FormInput:
 
 
 def number_text(value: float, *, whole: bool) -> str:
-    """A number as a number_input takes it: digits and a point, never an exponent."""
-    if whole or value == int(value):
+    """A number as a number_input takes it: digits and a point, never an exponent. A float's
+    shortest digits, so that 1e20 is 1 and twenty zeros, not the binary value's 21 digits."""
+    if whole or (value == int(value) and abs(value) <= MAX_SAFE_INTEGER):
         return str(int(value))
     return format(Decimal(repr(float(value))), "f")
 

@@ -20,7 +20,7 @@ from aiohttp import web
 from askbridge.adapters.web import clicks
 from askbridge.core.answers import MAX_TYPED_CHARS, NOTE_LABEL, NOTE_PLACEHOLDER
 from askbridge.core.changes import CHANGE_HINT, CHANGE_TITLE, MAX_CHANGE_CHARS, offered
-from askbridge.core.forms import FieldKind, Form, FormField
+from askbridge.core.forms import FieldKind, Form, FormField, number_text
 from askbridge.core.intents import CHANGED, NOTE
 from askbridge.core.public_links import TOKEN_PARAM
 from askbridge.core.view import (
@@ -570,9 +570,7 @@ def _number_text(value: object) -> str:
         return value
     if isinstance(value, bool) or not isinstance(value, int | float):
         return ""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
+    return number_text(value)
 
 
 def _local_time(value: object) -> tuple[str, str]:
