@@ -411,13 +411,19 @@ def _bounds(
     pydantic and the MCP SDK write for `Field(gt=0)`). An integer's exclusive bound is the
     whole number next to it, inclusive, which every surface's input can hold."""
     strict_key = "exclusive" + key.capitalize()
-    # An integer's bounds stay within 2**53, where floats still hold every whole number; the
-    # whole number next to an exclusive one too. A number's may be any finite number.
+    # An integer's bounds are safe integers, and so is the whole number next to an exclusive
+    # one (2**53 is one past the last). A number's may be any finite number.
     most = MAX_SAFE_INTEGER if integer else math.inf
     bound = _bound(raw, key, where, problems, integer, most)
-    strict = _bound(raw, strict_key, where, problems, integer, most - 1 if integer else most)
+    strict = _bound(raw, strict_key, where, problems, integer, most + 1)
     if strict is not None and integer:
-        return _tighter(bound, strict - 1 if upper else strict + 1, upper), False
+        whole = strict - 1 if upper else strict + 1
+        if abs(whole) > MAX_SAFE_INTEGER:
+            problems.append(
+                Problem(f"{where}.{strict_key}", "leaves no whole number within ±(2**53 - 1)")
+            )
+            return None, False
+        return _tighter(bound, whole, upper), False
     if strict is None:
         return bound, False
     if bound is None or _tighter(bound, strict, upper) == strict:
@@ -449,8 +455,8 @@ def _bound(
         if not integer:
             wanted = "a finite number"
         else:
-            limit = "2**53" if most == MAX_SAFE_INTEGER else "2**53 - 1"
-            wanted = f"a whole number between -{limit} and {limit}"
+            limit = "2**53 - 1" if most == MAX_SAFE_INTEGER else "2**53"
+            wanted = f"a whole number between -({limit}) and {limit}"
         problems.append(Problem(f"{where}.{key}", f"must be {wanted}, got {shown(value)}"))
         return None
     return bound

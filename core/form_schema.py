@@ -25,7 +25,9 @@ MAX_CHOICES = 25
 MAX_CHOICE_VALUE_CHARS = 100
 MAX_CHOICE_TITLE_CHARS = 75
 """Slack's option text holds 75 characters."""
-MAX_SAFE_INTEGER = 2**53
+MAX_SAFE_INTEGER = 2**53 - 1
+"""The largest integer a form holds: past it a JSON number (a double) skips whole numbers, and
+RFC 8785, which keeps every value, refuses it."""
 
 
 class FieldKind(enum.StrEnum):
