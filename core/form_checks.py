@@ -257,9 +257,9 @@ def read_input(form: Form, values: Mapping[str, object]) -> dict[str, Any]:
         else:
             content[name] = value
     for field in form.fields:
-        # A surface's multi-choice gives nothing when nothing is picked.
-        if field.takes_none and field.name not in content:
-            content[field.name] = []
+        # What a surface gives for an input nobody touched is decided here, once for all.
+        if field.name not in content and (untouched := field.untouched) is not None:
+            content[field.name] = untouched
     try:
         checked = check_content(form, content)
     except FormRefused as refused:

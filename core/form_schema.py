@@ -98,6 +98,16 @@ class FormField(_Frozen):
         answer, [], so no surface's input insists on a pick (`core.form_checks.read_input`)."""
         return self.kind is FieldKind.CHOICES and self.required and self.min_items == 0
 
+    @property
+    def untouched(self) -> Any:
+        """The answer a surface's input gives when nobody touches it, or None for none. A
+        yes/no is its default, else false: a checkbox or a toggle (Slack, Teams, the web
+        page) cannot say "not answered", and Discord's select left empty reads the same. A
+        multi-choice that takes none is []."""
+        if self.kind is FieldKind.BOOLEAN:
+            return False if self.default is None else self.default
+        return [] if self.takes_none else None
+
     def choice_title(self, value: str) -> str:
         return next((c.title for c in self.choices if c.value == value), value)
 

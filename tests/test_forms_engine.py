@@ -123,9 +123,12 @@ async def test_a_quorum_of_two_needs_two_people_giving_equal_values(
     equal = await broker.act(request_id, CAROL, Fill({"version": "v1", "replicas": 2}))
     assert isinstance(equal, Decided)
     assert equal.view.deciders == (ADA, CAROL)
-    assert equal.view.content == {"version": "v1", "replicas": 2}
+    # A yes/no nobody touched is its default, as an untouched box gives it.
+    assert equal.view.content == {"version": "v1", "replicas": 2, "canary": True}
     assert [row.count for row in equal.view.tally] == [2, 1]
-    assert equal.view.summary(equal.view.tally[1].answers) == "Version: v1; Replicas: 3"
+    assert equal.view.summary(equal.view.tally[1].answers) == (
+        "Version: v1; Replicas: 3; Canary: Yes"
+    )
 
 
 async def test_refused_values_record_nothing(broker: Broker, store: Store) -> None:
