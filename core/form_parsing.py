@@ -29,6 +29,7 @@ from askbridge.core.form_schema import (
     Form,
     FormField,
 )
+from askbridge.core.form_values import number_text
 from askbridge.core.problems import reordering_problem, shown, text_problem, web_url_problem
 
 _NAME = re.compile(r"[^\x00-\x1f\x7f]{1,64}")
@@ -204,7 +205,7 @@ def _read_field(
                     Problem(
                         f"{where}.{'exclusiveMinimum' if above else 'minimum'}",
                         f"must {'be below' if strict else 'not exceed'} "
-                        f"{'exclusiveMaximum' if below else 'maximum'} ({high_n:g})",
+                        f"{'exclusiveMaximum' if below else 'maximum'} ({number_text(high_n)})",
                     )
                 )
         field = FormField(

@@ -100,6 +100,10 @@ def test_the_tighter_of_two_bounds_holds_and_a_range_left_empty_is_refused() -> 
         ({"exclusiveMinimum": 3, "maximum": 3}, "exclusiveMinimum: must be below maximum (3)"),
         ({"minimum": 3, "exclusiveMaximum": 3}, "minimum: must be below exclusiveMaximum (3)"),
         ({"exclusiveMinimum": "0"}, "exclusiveMinimum: must be a finite number"),
+        (
+            {"minimum": 2e20, "maximum": 123456789.5},
+            "minimum: must not exceed maximum (123456789.5)",
+        ),
     ]
     for bounds, why in empty:
         with pytest.raises(InvalidQuestion) as refused:
