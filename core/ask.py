@@ -27,7 +27,15 @@ from pydantic import (
 from askbridge.core.answers import to_selections
 from askbridge.core.errors import ASK_USER_QUESTION, FORM_ASK, InvalidQuestion, Problem
 from askbridge.core.escalation import MAX_ANSWERERS, LadderSchema, read_answerers, read_ladder
-from askbridge.core.forms import Form, FormRefused, check_content, encode, parse_form
+from askbridge.core.forms import (
+    FEW_FIELDS,
+    MAX_FIELDS,
+    Form,
+    FormRefused,
+    check_content,
+    encode,
+    parse_form,
+)
 from askbridge.core.models import Ladder, Policy, QuestionOption, Target, UserQuestion
 from askbridge.core.policy import ANSWERER
 from askbridge.core.problems import (
@@ -97,7 +105,9 @@ class FormInput(BaseModel):
         default=None,
         exclude_if=_is_none,
         description='a flat object schema {"type": "object", "properties": {name: property}, '
-        '"required": [names]} of 1-5 properties, each a string (title, description, '
+        f'"required": [names]}} of 1-{MAX_FIELDS} properties (at most {FEW_FIELDS} where '
+        "Discord or Teams shows it), "
+        "each a string (title, description, "
         "minLength, maxLength, format: email|uri|date|date-time, default), a number or "
         "integer (minimum, maximum, exclusiveMinimum, exclusiveMaximum, default), a boolean "
         "(default), a single choice (string with enum + enumNames, or oneOf of {const, "

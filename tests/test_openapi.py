@@ -18,6 +18,7 @@ from askbridge.core.api.errors import ErrorBody, ProblemDetail
 from askbridge.core.api.openapi import openapi_document
 from askbridge.core.api.status import Actor, StatusObject
 from askbridge.core.ask import ask_schema
+from askbridge.core.forms import FEW_FIELDS, MAX_FIELDS
 from askbridge.core.models import Request
 from tests.hostile import requests
 
@@ -122,3 +123,8 @@ def test_error_bodies_validate_with_and_without_details() -> None:
     for body in (ErrorBody(error="no request"), refused):
         validator("ErrorBody").validate(body.model_dump(mode="json"))
     assert "details" not in ErrorBody(error="no request").model_dump(mode="json")
+
+
+def test_the_form_schema_is_described_with_the_fields_a_form_holds() -> None:
+    described = ask_schema()["$defs"]["FormInput"]["properties"]["requested_schema"]
+    assert f"of 1-{MAX_FIELDS} properties (at most {FEW_FIELDS} where" in described["description"]
