@@ -6,6 +6,8 @@ import copy
 from typing import Any
 
 import pytest
+from mcp.server.elicitation import render_elicitation_schema
+from pydantic import BaseModel, Field
 
 from askbridge.core.errors import InvalidQuestion
 from askbridge.core.hooks.claude_code import BadHookInput, HookOptions, ToolCall
@@ -165,3 +167,27 @@ def test_a_long_server_name_and_working_directory_still_fit_the_context() -> Non
     ask = ask_for(Elicitation.from_hook(long), OPTIONS)
     assert ask.context is not None
     assert ask.context.endswith("s" * 99 + "… asks")
+
+
+def test_a_form_the_mcp_sdk_renders_is_asked_as_it_came() -> None:
+    """What a server on the official SDK sends Claude Code, from a pydantic model: `gt`/`lt` as
+    exclusive bounds, a float beyond 2**53, optional fields. The hook asks it; it does not
+    hand the form back to the terminal."""
+
+    class Expense(BaseModel):
+        amount: float = Field(gt=0, lt=1e20)
+        nights: int = Field(default=1, gt=0)
+        note: str | None = None
+        urgent: bool | None = None
+
+    schema = render_elicitation_schema(Expense)
+    asked = Elicitation.from_hook({**ELICITATION_HOOK, "requested_schema": schema})
+    ask = ask_for(asked, OPTIONS)
+    assert ask.form is not None
+    assert [(f.name, f.minimum, f.maximum) for f in ask.form.fields] == [
+        ("amount", 0, 1e20),
+        ("nights", 1, None),
+        ("note", None, None),
+        ("urgent", None, None),
+    ]
+    assert ask.form.as_sent()["requested_schema"] == schema
