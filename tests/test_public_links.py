@@ -24,7 +24,7 @@ from tests.discord.conftest import discord_env
 from tests.emulators.discord import DiscordEmulator
 from tests.emulators.slack import SlackEmulator
 from tests.slack.conftest import CHANNEL, start_bridge
-from tests.web_person import answer_on_web
+from tests.web_person import answer_on_web, read_form
 
 PUBLIC = "https://askbridge.example.com/team"
 TOKEN = "s3cret-token"
@@ -214,3 +214,34 @@ async def test_a_public_url_without_the_web_page_fails_startup(
 ) -> None:
     with pytest.raises(StartupError, match="ASKBRIDGE_PUBLIC_URL=https://askbridge"):
         await start_service(web_ui="off", public_url=PUBLIC)
+
+
+async def test_a_page_opened_from_a_link_never_passes_its_token_on(
+    start_service: StartService, http: aiohttp.ClientSession
+) -> None:
+    """The token is in the page's address: a browser sends that address as the Referer of
+    whatever the page leads to on another site, and may keep the page in its cache, unless
+    told not to."""
+    service = await start_service(
+        host="0.0.0.0", api_token=TOKEN, web_ui="on", public_url=PUBLIC + "/"
+    )
+    await ask(http, service.url, approval("ask_a"))
+    page = local(await link_of(service, "ask_a"))
+    async with http.get(f"{service.url}{page}") as response:
+        assert response.status == 200
+        assert response.headers["Referrer-Policy"] == "same-origin"
+        assert response.headers["Cache-Control"] == "no-store"
+    form = await read_form(http, service.url, "ask_a", page)
+    data = {"csrf": form.csrf, "click": form.click, "name": "Grace", "action": "submit"}
+    field, value = form.options["Permission"]["Deny"]
+    data[field] = value
+    posted = f"{service.url}{form.action}"
+    async with http.post(posted, data=data, allow_redirects=False) as response:
+        # See Other, to the page with its token: the answer's page.
+        assert response.status == 303
+        assert "token=" in response.headers["Location"]
+        assert response.headers["Referrer-Policy"] == "same-origin"
+        assert response.headers["Cache-Control"] == "no-store"
+    async with http.get(f"{service.url}{page}") as response:
+        assert response.status == 200
+        assert response.headers["Referrer-Policy"] == "same-origin"

@@ -34,9 +34,7 @@ def respond(
     # A form shown again is a form of its own: the one posted was a click, seen now.
     match note_for(outcome), outcome:
         case None | Note.DRAFTED, _:
-            # See Other: reloading the page that follows does not post the form again.
-            location = render.href(request_id, link_token)
-            reply = web.Response(status=303, headers={"Location": location})
+            reply = render.see_other(render.href(request_id, link_token))
         case Note.COUNTED, Counted(view=view, receipt=receipt):
             note = vote_note(receipt)
             reply = render.response(render.outcome(view, version=version, note=note, flash=True))

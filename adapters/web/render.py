@@ -52,17 +52,28 @@ TEMPLATES = jinja2.Environment(
 """Made once, when the module loads; its templates are compiled on first use and cached."""
 
 
+HEADERS = {
+    "Cache-Control": "no-store",
+    # A page's address may hold a link's token (`core.public_links`): a browser would send it
+    # as the Referer of whatever the page leads to on another site. Not no-referrer: under it a
+    # browser sends the page's own forms with `Origin: null`, which the origin check refuses.
+    "Referrer-Policy": "same-origin",
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": CSP,
+}
+"""On every page, and on the redirect that follows an answer."""
+
+
 def response(html: str, status: int = 200) -> web.Response:
     reply = web.Response(text=html, status=status, content_type="text/html")
-    reply.headers.update(
-        {
-            "Cache-Control": "no-store",
-            "X-Frame-Options": "DENY",
-            "X-Content-Type-Options": "nosniff",
-            "Content-Security-Policy": CSP,
-        }
-    )
+    reply.headers.update(HEADERS)
     return reply
+
+
+def see_other(location: str) -> web.Response:
+    """See Other, to `location`: reloading the page that follows does not post the form again."""
+    return web.Response(status=303, headers={**HEADERS, "Location": location})
 
 
 def _page(template: str, title: str, *, version: int, watching: str = "", **values: Any) -> str:
