@@ -12,8 +12,10 @@ import pytest
 from playwright.async_api import Browser, Page, async_playwright
 
 from askbridge.bots.service import Service
+from askbridge.core.permissions import permission_questions
 from tests.conftest import DATABASE
 from tests.test_browser import CHROMIUM_FLAGS, chromium_path
+from tests.web_person import RELEASE_FORM
 
 WORD = "w" * 2000
 """One word no line can hold, as an agent may send a hash, a path or a base64 blob."""
@@ -63,3 +65,86 @@ async def test_a_word_longer_than_a_line_wraps_on_a_phone(
     submit = await page.get_by_role("button", name="Submit").bounding_box()
     assert submit is not None
     assert submit["x"] + submit["width"] <= 360
+
+
+CONTRAST = """() => {
+  // WCAG 2 contrast of every visible text against what is behind it, translucent layers
+  // and the browser's own canvas included.
+  const parse = (colour) => {
+    const parts = colour.match(/[\\d.]+/g).map(Number);
+    return [parts[0], parts[1], parts[2], parts.length > 3 ? parts[3] : 1];
+  };
+  const probe = document.createElement('div');
+  probe.style.background = 'Canvas';
+  document.body.append(probe);
+  const canvas = parse(getComputedStyle(probe).backgroundColor);
+  probe.remove();
+  const over = (top, under) => [0, 1, 2].map(i => top[i] * top[3] + under[i] * (1 - top[3]))
+    .concat([1]);
+  const behind = (element) => {
+    const layers = [];
+    for (let at = element; at; at = at.parentElement) {
+      const colour = parse(getComputedStyle(at).backgroundColor);
+      if (colour[3] > 0) layers.unshift(colour);
+      if (colour[3] === 1) break;
+    }
+    return layers.reduce((under, layer) => over(layer, under), canvas);
+  };
+  const luminance = (colour) => {
+    const [r, g, b] = colour.slice(0, 3).map(v => {
+      const s = v / 255;
+      return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const failures = [];
+  for (const element of document.body.querySelectorAll('*')) {
+    const own = [...element.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    if (!own || !element.getClientRects().length) continue;
+    const style = getComputedStyle(element);
+    const background = behind(element);
+    const text = over(parse(style.color), background);
+    const [light, dark] = [luminance(text), luminance(background)].sort((a, b) => b - a);
+    const ratio = (light + 0.05) / (dark + 0.05);
+    const size = parseFloat(style.fontSize);
+    const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
+    if (ratio < (large ? 3 : 4.5)) {
+      failures.push(`${element.tagName}.${element.className} ${ratio.toFixed(2)} `
+        + `${element.textContent.trim().slice(0, 30)}`);
+    }
+  }
+  return failures;
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+async def test_every_text_can_be_read_in_either_colour_scheme(
+    service: Service, http: aiohttp.ClientSession, browser: Browser, scheme: str
+) -> None:
+    question = copy.deepcopy(DATABASE)
+    await ask(http, service, question)
+    edit = {
+        "request_id": "ask_edit",
+        "questions": permission_questions({"tool_name": "Edit"}, always=None, shown=True),
+        "tool": {"name": "Edit", "cwd": "/repo"},
+        "subject": {"file_path": "/repo/a.py", "old_string": "a = 1\\n", "new_string": "a = 2\\n"},
+        "allow_changes": True,
+        "allow_notes": True,
+    }
+    await ask(http, service, edit)
+    await ask(http, service, {"request_id": "ask_form", "form": RELEASE_FORM})
+    page = await phone(browser, "dark" if scheme == "dark" else "light")
+    for path in ("/q/ask_db", "/q/ask_edit", "/q/ask_form"):
+        await page.goto(f"{service.url}{path}")
+        assert await page.evaluate(CONTRAST) == [], path
+    # A refusal marks what is wrong; an answer shows how the request ended, and the list both.
+    await page.get_by_role("button", name="Submit").click()
+    assert await page.evaluate(CONTRAST) == [], "a refused form"
+    await page.goto(f"{service.url}/q/ask_db")
+    await page.get_by_label("SQLite").check()
+    await page.get_by_label("Logging").check()
+    await page.get_by_role("button", name="Submit").click()
+    await page.locator("#outcome").wait_for()
+    assert await page.evaluate(CONTRAST) == [], "an answered question"
+    await page.goto(f"{service.url}/")
+    assert await page.evaluate(CONTRAST) == [], "the list"
