@@ -491,6 +491,28 @@ async def test_without_scripts_a_date_and_time_is_in_the_zone_the_field_names(
     await context.close()
 
 
+async def test_without_scripts_a_cancel_is_asked_first_on_a_page_of_its_own(
+    service: Service, http: aiohttp.ClientSession, browser: Browser
+) -> None:
+    await create(http, service, "ask_no_script")
+    context = await browser.new_context(java_script_enabled=False)
+    page = await context.new_page()
+    await page.goto(f"{service.url}/q/ask_no_script")
+    await page.get_by_label("Your name").fill("Lin")
+    await page.get_by_role("button", name="Cancel").click()
+    await expect(page.get_by_role("heading", level=1)).to_have_text("Cancel this question?")
+    await expect(page.get_by_text("The agent will be interrupted")).to_be_visible()
+    async with http.get(f"{service.url}/v1/questions/ask_no_script") as response:
+        assert (await response.json())["status"] == "waiting"
+    # Back leaves it waiting; going through with it cancels it, as Lin.
+    await page.get_by_role("link", name="Back to the question").click()
+    await page.get_by_label("Your name").fill("Lin")
+    await page.get_by_role("button", name="Cancel").click()
+    await page.get_by_role("button", name="Cancel question").click()
+    await expect(page.locator("#outcome")).to_contain_text("Cancelled by Lin")
+    await context.close()
+
+
 async def test_decline_and_cancel_a_typed_form_in_the_browser(
     service: Service, http: aiohttp.ClientSession, page: Page
 ) -> None:

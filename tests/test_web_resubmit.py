@@ -92,7 +92,8 @@ async def test_a_cancel_posted_twice_cancels_once_and_says_nothing_more(
     service: Service, http: aiohttp.ClientSession
 ) -> None:
     await ask(http, service.url)
-    data = await filled(http, service.url, action="cancel")
+    # Said yes to, as the page's script or the page that asks first sends it.
+    data = await filled(http, service.url, action="cancel", confirmed="yes")
     assert (await post(http, service.url, data))[0] == 303
     status, page = await post(http, service.url, data)
     assert status == 303

@@ -92,6 +92,12 @@ async def answer_on_web(
         assert form.takes_a_note, "the form has no note field"
         data.append(("note", note))
     posted = f"{base}{form.action}" if link else f"{base}/q/{request_id}"
+    if action == "cancel":
+        # No script asks first here: a page does, whose button posts the Cancel said yes to.
+        async with http.post(posted, data=data, allow_redirects=True) as response:
+            asked = await response.text()
+        assert "name='confirmed' value='yes'" in asked, asked
+        data.append(("confirmed", "yes"))
     async with http.post(posted, data=data, allow_redirects=True) as response:
         return response.status, await response.text()
 

@@ -35,6 +35,9 @@ CLICK_FIELD = "click"
 """The form's one-use id: each form the page shows has its own, so the same form posted again
 (a reload, back and submit again, a double click) is known as one click."""
 CLICK_ID = re.compile(r"[A-Za-z0-9_-]{22,64}")
+CONFIRMED = "confirmed"
+"""Sent as "yes" with Cancel once the person has said yes to it: by the page's script after its
+dialog, or by the page that asks first where no script runs (`confirmed`)."""
 
 Form = MultiDictProxy[str | bytes | bytearray | web.FileField]
 
@@ -82,6 +85,11 @@ def person_name(typed: str) -> str:
     one_line = " ".join(typed.split())
     kept = "".join(c for c in one_line if c not in REORDERING and unicodedata.category(c) != "Cc")
     return kept.strip()[:MAX_NAME_CHARS]
+
+
+def confirmed(form: Form) -> bool:
+    """The person said yes to what the form asks first (a Cancel interrupts the agent)."""
+    return form.get(CONFIRMED) == "yes"
 
 
 def parse(form: Form) -> Click:

@@ -16,6 +16,7 @@ from askbridge.adapters.web import clicks, notes, render
 from askbridge.core.api.reading import body_deadline
 from askbridge.core.broker import REQUEST_ID_PATTERN, Broker
 from askbridge.core.errors import NotFound
+from askbridge.core.intents import Cancel
 from askbridge.core.models import Request, Status
 from askbridge.core.public_links import TOKEN_PARAM, opens
 from askbridge.core.view import RequestView
@@ -164,6 +165,18 @@ async def answer(request: web.Request) -> web.Response:
     if not web_page.signed(request_id, form.get("csrf")):
         return render.response(render.out_of_date(request_id, broker.version), 403)
     click = clicks.parse(form)
+    link_token = web_page.link_token(request, request_id)
+    if isinstance(click.intent, Cancel) and not clicks.confirmed(form):
+        # Without a script no dialog asked: this page does, with the same one-use id.
+        page = render.confirm_cancel(
+            request_id,
+            token=web_page.form_token(request_id),
+            version=broker.version,
+            click_id=click.click_id or "",
+            name=click.name,
+            link_token=link_token,
+        )
+        return render.response(page)
     outcome = await broker.act(request_id, click.person, click.intent, click_id=click.click_id)
     token = web_page.form_token(request_id)
     return notes.respond(
@@ -172,7 +185,7 @@ async def answer(request: web.Request) -> web.Response:
         request_id=request_id,
         token=token,
         version=broker.version,
-        link_token=web_page.link_token(request, request_id),
+        link_token=link_token,
     )
 
 

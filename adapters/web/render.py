@@ -25,6 +25,7 @@ from askbridge.core.intents import CHANGED, NOTE
 from askbridge.core.public_links import TOKEN_PARAM
 from askbridge.core.view import (
     CANCEL_QUESTION,
+    CANCEL_SURE,
     CANCEL_WARNING,
     NOT_RECORDED,
     WHO_MAY_ANSWER,
@@ -368,6 +369,34 @@ def outcome(view: RequestView, *, version: int, note: str = "", flash: bool = Fa
         answers=answers,
         policy=policy_lines(view) if view.waiting else [],
         votes=_tally(view),
+    )
+
+
+def confirm_cancel(
+    request_id: str,
+    *,
+    token: str,
+    version: int,
+    click_id: str,
+    name: str,
+    link_token: str | None = None,
+) -> str:
+    """What the page's script asks before a Cancel, as a page of its own for a browser that runs
+    none: its button posts the Cancel again, said yes to."""
+    question = href(request_id, link_token)
+    return _page(
+        "confirm.html",
+        CANCEL_QUESTION,
+        version=version,
+        warning=CANCEL_WARNING,
+        sure=CANCEL_SURE,
+        action=question,
+        back=question,
+        token=token,
+        click_field=clicks.CLICK_FIELD,
+        click_id=click_id,
+        name=name,
+        confirmed=clicks.CONFIRMED,
     )
 
 

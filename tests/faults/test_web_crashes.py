@@ -23,6 +23,7 @@ async def test_a_cancel_cut_short_by_a_crash_cancels_when_the_form_is_posted_aga
     await ask(http, server.url, request_body([copy.deepcopy(DEPLOY)], "web", request_id="ask_w"))
     form = await read_form(http, server.url, "ask_w")
     data = {"csrf": form.csrf, "click": form.click, "name": "Ada", "action": "cancel"}
+    data["confirmed"] = "yes"  # as the page's script, or the page that asks first, sends it
     with pytest.raises(aiohttp.ClientConnectionError):
         async with http.post(f"{server.url}/q/ask_w", data=data):
             pass

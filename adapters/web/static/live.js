@@ -6,9 +6,17 @@
   document.addEventListener('submit', (event) => {
     // A button may ask first: Cancel interrupts the agent.
     const question = event.submitter && event.submitter.dataset.confirm;
-    if (question && !confirm(question)) {
-      event.preventDefault();
-      return;
+    if (question) {
+      if (!confirm(question)) {
+        event.preventDefault();
+        return;
+      }
+      // Said yes here, so the page that asks where no script runs is not shown as well.
+      const yes = document.createElement('input');
+      yes.type = 'hidden';
+      yes.name = 'confirmed';
+      yes.value = 'yes';
+      event.target.append(yes);
     }
     // A date and time goes with the offset of the person's zone at that time (summer or not).
     for (const input of document.querySelectorAll('input[data-zone]')) {
