@@ -1,15 +1,16 @@
 """How the page reads in a real Chromium: on a phone's width, with text no line can hold, in a
-dark colour scheme."""
+dark colour scheme, and to a person who hears it and moves through it with the keyboard."""
 
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 
 import aiohttp
 import pytest
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Browser, Page, async_playwright, expect
 
 from askbridge.bots.service import Service
 from askbridge.core.permissions import permission_questions
@@ -148,3 +149,28 @@ async def test_every_text_can_be_read_in_either_colour_scheme(
     assert await page.evaluate(CONTRAST) == [], "an answered question"
     await page.goto(f"{service.url}/")
     assert await page.evaluate(CONTRAST) == [], "the list"
+
+
+async def test_every_page_holds_what_it_says_in_one_main_landmark(
+    service: Service, http: aiohttp.ClientSession, browser: Browser
+) -> None:
+    await ask(http, service, copy.deepcopy(DATABASE))
+    page = await phone(browser)
+    for path in ("/", "/q/ask_db", "/q/ask_missing"):
+        await page.goto(f"{service.url}{path}")
+        main = page.get_by_role("main")
+        await expect(main).to_have_count(1)
+        await expect(main.get_by_role("heading", level=1)).to_have_count(1)
+
+
+async def test_an_ending_is_in_the_pages_title_which_is_read_when_it_loads(
+    service: Service, http: aiohttp.ClientSession, browser: Browser
+) -> None:
+    await ask(http, service, copy.deepcopy(DATABASE))
+    page = await phone(browser)
+    await page.goto(f"{service.url}/q/ask_db")
+    await expect(page).to_have_title("Database · askbridge")
+    # Withdrawn elsewhere: the page loads itself again, and its title says how it ended.
+    async with http.delete(f"{service.url}/v1/questions/ask_db") as response:
+        assert response.status == 200
+    await expect(page).to_have_title(re.compile("^Withdrawn by the agent"), timeout=10_000)

@@ -357,9 +357,12 @@ def outcome(view: RequestView, *, version: int, note: str = "", flash: bool = Fa
     answers = [AnswerRow(h, a, notes.get(h)) for h, a in view.answers.items()]
     if view.form is not None:
         answers = [AnswerRow(f.title, value, None) for f, value in view.filled_in()]
+    # Once it ended, the title says how: it is what is read first when the page loads itself
+    # again after an answer given elsewhere.
+    title = view.title if view.waiting else f"{ending(view)} · {view.title}"
     return _page(
         "outcome.html",
-        view.title,
+        title,
         version=version,
         watching=view.request_id if view.waiting else "",
         **_top(view),
@@ -419,8 +422,13 @@ def unreadable(version: int) -> str:
 # --- facts worded for the page ---------------------------------------------------------------
 
 
+def ending(view: RequestView) -> str:
+    """How the request stands, without when: "Answered by Lin"."""
+    return view.heading.format(deciders=names(view.deciders))
+
+
 def outcome_line(view: RequestView) -> str:
-    heading = view.heading.format(deciders=names(view.deciders))
+    heading = ending(view)
     return heading if view.ended_at is None else f"{heading} · {_when(view.ended_at)}"
 
 
