@@ -163,6 +163,45 @@ async def test_every_page_holds_what_it_says_in_one_main_landmark(
         await expect(main.get_by_role("heading", level=1)).to_have_count(1)
 
 
+async def test_a_refused_answer_takes_the_keyboard_to_what_is_wrong_and_says_why(
+    service: Service, http: aiohttp.ClientSession, browser: Browser
+) -> None:
+    body: dict[str, Any] = copy.deepcopy(DATABASE)
+    body["allow_other"] = True
+    await ask(http, service, body)
+    page = await phone(browser)
+    await page.goto(f"{service.url}/q/ask_db")
+    # Keys only: Tab to the first option, Space to choose it, Enter in the name to submit.
+    await page.keyboard.press("Tab")
+    await page.keyboard.press("Space")
+    await page.get_by_label("Your name").focus()
+    await page.keyboard.type("Lin")
+    await page.keyboard.press("Enter")
+    missing = 'Please answer "Features" before submitting.'
+    await expect(page.get_by_role("alert")).to_have_text(missing)
+    # The page opens where the answer is missing, and the group says what is wrong with it.
+    await expect(page.get_by_label("Caching")).to_be_focused()
+    features = page.get_by_role("group", name="Features")
+    await expect(features).to_have_accessible_description(re.compile(re.escape(missing)))
+    # Words that cannot be taken: the page opens at them, and they say why.
+    await page.keyboard.press("Space")
+    own = page.get_by_role("textbox", name="Or in your own words (besides those)")
+    await own.fill("No \u202eseY")
+    await page.get_by_role("button", name="Submit").click()
+    await expect(own).to_be_focused()
+    await expect(own).to_have_attribute("aria-invalid", "true")
+    await expect(own).to_have_accessible_description(re.compile("direction of the text"))
+    # A typed form opens at the first value refused.
+    await ask(http, service, {"request_id": "ask_form", "form": RELEASE_FORM})
+    await page.goto(f"{service.url}/q/ask_form")
+    await page.get_by_label("Contact").fill("ops@example.com")
+    await page.get_by_label("Region").select_option("eu-west-1")
+    await page.get_by_label("Replicas").fill("42")
+    await page.locator("form.typed").evaluate("form => { form.noValidate = true; }")
+    await page.get_by_role("button", name="Submit").click()
+    await expect(page.get_by_label("Replicas")).to_be_focused()
+
+
 async def test_an_ending_is_in_the_pages_title_which_is_read_when_it_loads(
     service: Service, http: aiohttp.ClientSession, browser: Browser
 ) -> None:

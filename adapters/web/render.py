@@ -300,6 +300,7 @@ def form(
         note_placeholder=NOTE_PLACEHOLDER,
         note_problem=problems.get(NOTE),
         change=_change(view, changed, problems.get(CHANGED)),
+        focus=_focus(fields, problems),
         name=name,
         cancel_confirm=CANCEL_CONFIRM,
     )
@@ -323,6 +324,10 @@ def typed_form(
     problems = problems or {}
     if problems:
         note = refused_note(form, problems)
+    inputs = [
+        _input(index, field, values, problems.get(field.name))
+        for index, field in enumerate(form.fields)
+    ]
     return _page(
         "fill.html",
         form_title(form),
@@ -340,10 +345,10 @@ def typed_form(
         shape=(clicks.SHAPE, clicks.TYPED_FORM),
         zone_prefix=clicks.ZONE,
         link=web_link(form.url),
-        inputs=[
-            _input(index, field, values, problems.get(field.name))
-            for index, field in enumerate(form.fields)
-        ],
+        inputs=inputs,
+        # The page opens at the first value refused: focus takes a screen reader there, and
+        # it reads the field with what is wrong with it.
+        focus=next((shown.id for shown in inputs if shown.problem), ""),
         submit="Done" if form.url is not None else "Submit",
         name=name,
         cancel_confirm=CANCEL_CONFIRM,
@@ -486,6 +491,19 @@ def _top(view: RequestView) -> dict[str, Any]:
     # A form's message, or the one question.
     heading = view.lead if count <= 1 else f"Your agent has {count} questions"
     return {"heading": heading, "context": view.context, "tool": view.tool}
+
+
+def _focus(fields: Sequence[Field], problems: Mapping[int, str]) -> str:
+    """The control a refused form opens at, in the page's order: a question not answered, or
+    its words refused; the note; the changed input. "" when nothing was refused."""
+    for field in fields:
+        if field.problem is not None and field.own is not None:
+            return f"{field.name}_own"
+        if field.marked:
+            return field.name
+    if NOTE in problems:
+        return "note"
+    return "changed" if CHANGED in problems else ""
 
 
 def _change(view: RequestView, typed: str | None, problem: str | None) -> Change | None:
