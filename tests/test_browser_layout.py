@@ -68,6 +68,25 @@ async def test_a_word_longer_than_a_line_wraps_on_a_phone(
     assert submit["x"] + submit["width"] <= 360
 
 
+async def test_a_tool_calls_named_values_wrap_on_a_phone(
+    service: Service, http: aiohttp.ClientSession, browser: Browser
+) -> None:
+    """An MCP tool's input is shown as its names and values, both the agent's to choose."""
+    body = {
+        "request_id": "ask_fields",
+        "questions": permission_questions({"tool_name": "mcp__db__query"}, always=None, shown=True),
+        "tool": {"name": "mcp__db__query"},
+        "subject": {"k" * 300: WORD, "sql": "select 1"},
+    }
+    await ask(http, service, body)
+    page = await phone(browser)
+    await page.goto(f"{service.url}/q/ask_fields")
+    assert not await scrolls_sideways(page)
+    value = await page.get_by_text("select 1").bounding_box()
+    assert value is not None
+    assert value["x"] < 360
+
+
 CONTRAST = """() => {
   // WCAG 2 contrast of every visible text against what is behind it, translucent layers
   // and the browser's own canvas included.
