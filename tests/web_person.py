@@ -92,6 +92,13 @@ async def answer_on_web(
         assert form.takes_a_note, "the form has no note field"
         data.append(("note", note))
     posted = f"{base}{form.action}" if link else f"{base}/q/{request_id}"
+    return await _pressed(http, posted, data, action)
+
+
+async def _pressed(
+    http: aiohttp.ClientSession, posted: str, data: list[tuple[str, Any]], action: str
+) -> tuple[int, str]:
+    """`data` posted to `posted` as the button `action` sends it; status and page."""
     if action == "cancel":
         # No script asks first here: a page does, whose button posts the Cancel said yes to.
         async with http.post(posted, data=data, allow_redirects=True) as response:
@@ -223,8 +230,7 @@ async def fill_on_web(
     for key, value in values.items():
         data += [(key, v) for v in value] if isinstance(value, list) else [(key, value)]
     data += [("name", name), ("action", action)]
-    async with http.post(f"{base}/q/{request_id}", data=data, allow_redirects=True) as response:
-        return response.status, await response.text()
+    return await _pressed(http, f"{base}/q/{request_id}", data, action)
 
 
 async def change_on_web(
