@@ -13,7 +13,7 @@ import difflib
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -276,19 +276,27 @@ INVISIBLE = frozenset(
 characters but the tab and the line feed (a carriage return ends a line of Python, yet a chat
 message shows it as a space), and those of no width (U+200B). The joiners U+200C and U+200D
 are let through: emoji and scripts are written with them."""
-_CODE_POINTS = {ord(c): f"<U+{ord(c):04X}>" for c in REORDERING | INVISIBLE}
+SPACES = frozenset(
+    "\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)
+"""Every space and line separator of Unicode but the ASCII space (categories Zs, Zl, Zp): a
+message shows each as a space or a line break, yet a shell or a compiler reads none of them as
+one (`rm\u00a0-rf` is one word)."""
+_CODE_POINTS = {ord(c): f"<U+{ord(c):04X}>" for c in REORDERING | INVISIBLE | SPACES}
+_WHITE = {ord(c): f"<U+{ord(c):04X}>" for c in " \t"}
+"""The space and the tab by code point, where `_Spaced` shows them."""
 
 
 def _readable(view: ToolView) -> ToolView:
     """`view` with each character that would reorder what people read (`REORDERING`), or that
-    they cannot see (`INVISIBLE`), written as its code point, `<U+202E>`, and a note saying so:
-    an approver sees the call in the order it runs (a command holding U+202E shows its end
-    first), and two calls that differ only there do not look the same. The call itself keeps
-    them."""
+    they cannot see (`INVISIBLE`, `SPACES`), written as its code point, `<U+202E>`, and a note
+    saying so: an approver sees the call in the order it runs (a command holding U+202E shows
+    its end first), and two calls that differ only there do not look the same. So are the
+    white space at the end of a line, and tabs, in a command or another verbatim text and on a
+    diff's changed lines (`_Spaced`). The call itself keeps them."""
     shown = view.model_dump()
     found = [c for text in _texts(shown) for c in text if ord(c) in _CODE_POINTS]
-    if not found:
-        return view
     notes = []
     reordering = [c for c in found if c in REORDERING]
     if reordering:
@@ -306,12 +314,76 @@ def _readable(view: ToolView) -> ToolView:
             else f"{len(unseen)} invisible or control characters"
         )
         notes.append(_noted(what, unseen[0]))
-    readable = ToolView.model_validate(_translated(shown))
-    return readable.model_copy(update={"parts": (*readable.parts, *notes)})
+    spaces = [c for c in found if c in SPACES]
+    if spaces:
+        what = (
+            "a space other than the ASCII space"
+            if len(spaces) == 1
+            else f"{len(spaces)} spaces other than the ASCII space"
+        )
+        notes.append(_noted(what, spaces[0]))
+    readable = ToolView.model_validate(_translated(shown)) if found else view
+    spaced = _Spaced()
+    parts = tuple(spaced.part(part) for part in readable.parts)
+    return readable.model_copy(update={"parts": (*parts, *notes, *spaced.notes())})
+
+
+@dataclass
+class _Spaced:
+    """What a message cannot show of a line's white space, shown by code point where it is
+    kept verbatim: a tab, which looks like spaces (a Makefile's recipe needs one), and the
+    spaces and tabs a line ends with (`x = 1 ` looks like `x = 1`; `\\ ` ends no line of a
+    shell command). Of a diff, only on its changed lines: the unchanged ones are the file's, not
+    the call's, and a file indented with tabs would show little else."""
+
+    tabs: int = 0
+    ending: list[str] = field(default_factory=list)
+    """The first white space character of each line that ends with some."""
+
+    def part(self, part: Part) -> Part:
+        if isinstance(part, Diff):
+            hunks = tuple(
+                Hunk(
+                    lines=tuple(
+                        line
+                        if line.sign == " "
+                        else line.model_copy(update={"text": self.line(line.text)})
+                        for line in hunk.lines
+                    )
+                )
+                for hunk in part.hunks
+            )
+            return part.model_copy(update={"hunks": hunks})
+        if isinstance(part, Code):
+            text = "\n".join(self.line(line) for line in part.text.split("\n"))
+            return part.model_copy(update={"text": text})
+        return part
+
+    def line(self, text: str) -> str:
+        self.tabs += text.count("\t")
+        body = text.rstrip(" \t")
+        if len(body) < len(text):
+            self.ending.append(text[len(body)])
+        return body.replace("\t", _WHITE[ord("\t")]) + text[len(body) :].translate(_WHITE)
+
+    def notes(self) -> tuple[Note, ...]:
+        notes: list[Note] = []
+        if self.tabs:
+            what = "a tab" if self.tabs == 1 else f"{self.tabs} tabs"
+            notes.append(_noted(what, "\t"))
+        if self.ending:
+            what = (
+                "a line that ends in white space"
+                if len(self.ending) == 1
+                else f"{len(self.ending)} lines that end in white space"
+            )
+            notes.append(_noted(what, self.ending[0]))
+        return tuple(notes)
 
 
 def _noted(what: str, first: str) -> Note:
-    return Note(text=f"Holds {what}, shown here by code point ({_CODE_POINTS[ord(first)]})")
+    shown = _CODE_POINTS.get(ord(first)) or _WHITE[ord(first)]
+    return Note(text=f"Holds {what}, shown here by code point ({shown})")
 
 
 def _texts(value: Any) -> Iterator[str]:

@@ -222,7 +222,7 @@ def test_invisible_and_control_characters_are_shown_by_code_point() -> None:
     plain, hidden = view("Bash", {"command": "make"}), view("Bash", {"command": "ma\u200bke\x1b"})
     assert parts(plain, Code) != parts(hidden, Code)
     assert parts(hidden, Note)[-1].text.startswith("Holds 2 invisible or control characters")
-    kept = "👩\u200d👩\u200d👧 ok\tdone"
+    kept = "👩\u200d👩\u200d👧 ok"
     assert parts(view("Bash", {"command": kept}), Code) == [Code(text=kept)]
     assert parts(view("Bash", {"command": kept}), Note) == []
 
@@ -256,3 +256,35 @@ def test_a_url_says_where_it_goes_when_it_reads_as_somewhere_else() -> None:
     assert notes("https://example.com/a@b?c=@d") == []
     # Read otherwise by a browser (a backslash is a slash there): nothing is said of it.
     assert notes("https://github.com\\@evil.example/") == []
+
+
+def test_white_space_a_message_cannot_show_is_shown_by_code_point() -> None:
+    """`x = 1 ` looks like `x = 1`, a Makefile's tab like spaces, and `rm\u00a0-rf` (one word to
+    a shell) like `rm -rf`: two calls that differ only there must not look the same."""
+    edit = view("Edit", {"file_path": "/repo/a.py", "old_string": "x = 1", "new_string": "x = 1 "})
+    (diff,) = parts(edit, Diff)
+    assert diff.lines() == ["-x = 1", "+x = 1<U+0020>"]
+    assert parts(edit, Note) == [
+        Note(text="Holds a line that ends in white space, shown here by code point (<U+0020>)")
+    ]
+    tabbed = view("Write", {"file_path": "/repo/Makefile", "content": "all:\n\tcc -o app app.c\n"})
+    spaced = view(
+        "Write", {"file_path": "/repo/Makefile", "content": "all:\n    cc -o app app.c\n"}
+    )
+    assert parts(tabbed, Diff)[0].lines()[1:] == ["+all:", "+<U+0009>cc -o app app.c"]
+    assert parts(spaced, Diff)[0].lines()[1:] == ["+all:", "+    cc -o app app.c"]
+    assert parts(tabbed, Note) == [Note(text="Holds a tab, shown here by code point (<U+0009>)")]
+    assert parts(spaced, Note) == []
+    nbsp = view("Bash", {"command": "rm\u00a0-rf build \\\t\nls"})
+    assert parts(nbsp, Code) == [Code(text="rm<U+00A0>-rf build \\<U+0009>\nls")]
+    assert [n.text for n in parts(nbsp, Note)] == [
+        "Holds a space other than the ASCII space, shown here by code point (<U+00A0>)",
+        "Holds a tab, shown here by code point (<U+0009>)",
+        "Holds a line that ends in white space, shown here by code point (<U+0009>)",
+    ]
+    # A diff's unchanged lines are the file's: a file indented with tabs shows them as it is.
+    source = "def f():\n\treturn 1\n\n\nx = 1\n"
+    known = FileText(path="/repo/a.py", text=source)
+    change = {"file_path": "/repo/a.py", "old_string": "x = 1", "new_string": "x = 2"}
+    (context,) = parts(view("Edit", change, known), Diff)
+    assert context.lines() == ["@@ -2,4 +2,4 @@", " \treturn 1", " ", " ", "-x = 1", "+x = 2"]
