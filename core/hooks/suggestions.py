@@ -10,11 +10,14 @@ asking (a rule to refuse, `removeRules`, `setMode` plan) says so first ("Allow, 
 Bash"), and `replaceRules` names the rules it replaces. A question holds four options: with
 more than two suggestions (Claude Code 2.1.332 suggests a rule, the working directory and
 acceptEdits for a command that writes), the first has its option and "Always allow" takes them
-all.
+all. A suggestion askbridge does not know (a type, a rule's behavior or a mode of a later
+Claude Code) may allow more than any it knows: its option says it is unknown ("Allow, then
+unknown change") and shows it as it is.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,8 +35,11 @@ WHERE = {
 BEHAVIORS = {"allow": "always allow", "deny": "always refuse", "ask": "always ask about"}
 """What a rule does, by its `behavior`."""
 THEN = "This call runs; then: "
-"""Heads what an option does that lets nothing more run without asking: whoever picks it
-allows this call, as every "always" option does."""
+"""Heads what an option does that lets nothing more run without asking, or that askbridge
+cannot say: whoever picks it allows this call, as every "always" option does."""
+UNKNOWN = "Allow, then unknown change"
+"""The label of a suggestion askbridge does not know (its type, a rule's behavior, a mode):
+Claude Code applies it as it is, and it may allow more than anything askbridge could say."""
 MODES = {
     "acceptEdits": ("Allow all edits", "Accept every file edit {where}"),
     "bypassPermissions": ("Allow everything", "Skip every permission prompt {where}"),
@@ -74,7 +80,28 @@ def remember_options(suggestions: Sequence[Mapping[str, Any]]) -> list[Remember]
     return options
 
 
+def _known(suggestion: Mapping[str, Any]) -> bool:
+    """Whether askbridge can say what `suggestion` does."""
+    kind = suggestion.get("type")
+    if kind in ("addRules", "replaceRules", "removeRules"):
+        return str(suggestion.get("behavior", "allow")) in BEHAVIORS
+    if kind == "setMode":
+        return str(suggestion.get("mode")) in MODES
+    return kind in ("addDirectories", "removeDirectories")
+
+
+def _unknown(suggestion: Mapping[str, Any]) -> str:
+    """A suggestion askbridge does not know, as it is: its type and the rest, as JSON with
+    every character beyond ASCII escaped, so nothing in it reorders or hides the text."""
+    kind = json.dumps(suggestion.get("type"), ensure_ascii=True, default=str)
+    rest = {key: value for key, value in suggestion.items() if key != "type"}
+    raw = json.dumps(rest, ensure_ascii=True, default=str)
+    return f"{THEN}a permission change askbridge does not know, which may allow more: {kind} {raw}"
+
+
 def _label(suggestion: Mapping[str, Any]) -> str:
+    if not _known(suggestion):
+        return UNKNOWN
     kind = suggestion.get("type")
     if kind == "addRules":
         verb = _behavior(suggestion)
@@ -93,13 +120,13 @@ def _label(suggestion: Mapping[str, Any]) -> str:
         if kind == "addDirectories":
             return "Allow this directory" if one else "Allow these directories"
         return "Allow, then remove directory" if one else "Allow, then remove directories"
-    if kind == "setMode":
-        return MODES.get(str(suggestion.get("mode")), ("Allow, then change mode", ""))[0]
-    return "Remember this choice"
+    return MODES[str(suggestion.get("mode"))][0]
 
 
 def _described(suggestion: Mapping[str, Any]) -> str:
     """What choosing `suggestion` does, as Claude Code says it."""
+    if not _known(suggestion):
+        return _unknown(suggestion)
     where = WHERE.get(str(suggestion.get("destination")), "from now on")
     kind = suggestion.get("type")
     rules = ", ".join(_rule(r) for r in _rules(suggestion))
@@ -117,16 +144,12 @@ def _described(suggestion: Mapping[str, Any]) -> str:
         return f"Allow access to {directories} {where}"
     if kind == "removeDirectories":
         return f"{THEN}no access to {directories} {where}"
-    if kind == "setMode":
-        mode = str(suggestion.get("mode"))
-        known = MODES.get(mode)
-        return known[1].format(where=where) if known else f"{THEN}{mode} mode {where}"
-    return f"Remember this choice {where}"
+    return MODES[str(suggestion.get("mode"))][1].format(where=where)
 
 
 def _behavior(suggestion: Mapping[str, Any]) -> str:
-    # A rule's behavior askbridge does not know is worded as the strictest, never as allow.
-    return BEHAVIORS.get(str(suggestion.get("behavior", "allow")), BEHAVIORS["deny"])
+    # Only of a suggestion askbridge knows (`_known`): an unknown behavior is shown as it is.
+    return BEHAVIORS[str(suggestion.get("behavior", "allow"))]
 
 
 def _rule(rule: Mapping[str, Any]) -> str:

