@@ -78,7 +78,9 @@ def typed_problem(text: str) -> str | None:
         return "Please type something, or leave the field out."
     if len(shown) > MAX_TYPED_CHARS:
         return f"Please keep it to {MAX_TYPED_CHARS} characters (this is {len(shown)})."
-    if any((ord(c) < 32 and c != "\n") or 127 <= ord(c) < 160 for c in shown):
+    # A tab is kept as a line break is: a pasted reason or snippet holds them, and every
+    # surface shows one as white space. Other control characters would show as nothing.
+    if any((ord(c) < 32 and c not in "\n\t") or 127 <= ord(c) < 160 for c in shown):
         return "Please remove the control characters."
     if reordering_problem(shown) is not None:
         return "Please remove the characters that change the direction of the text."

@@ -62,6 +62,8 @@ def test_typed_words_are_checked() -> None:
     assert typed_problem("x" * 2001) is not None
     assert typed_problem("x" * 1990 + "      ") is None
     assert typed_problem("bell\a") is not None
+    assert typed_problem("pasted\tfrom a table\nof\treasons") is None
+    assert typed_problem("a\tcarriage\rreturn") == "Please remove the control characters."
     assert typed_problem("No \u202eseY") == (
         "Please remove the characters that change the direction of the text."
     )
@@ -73,16 +75,18 @@ def test_typed_words_are_checked() -> None:
 async def test_own_words_and_a_note_come_back_to_the_agent(broker: Broker) -> None:
     await ask(broker, "ask_typed", allow_other=True, allow_notes=True)
     typed = {0: " Neither — use MySQL 8 ", 1: "Caching, tracing too"}
-    outcome = await broker.act("ask_typed", ADA, Submit(typed=typed, note=" Ask ops first. "))
+    # A reason pasted from a table holds a tab.
+    note = " Ask ops\tfirst. "
+    outcome = await broker.act("ask_typed", ADA, Submit(typed=typed, note=note))
     assert isinstance(outcome, Decided)
     body = StatusObject.of(outcome.view.request).model_dump(mode="json")
     assert body["answers"] == {
         "Database": "Neither — use MySQL 8",
         "Features": "Caching, tracing too",
     }
-    assert body["notes"] == {"Database": "Ask ops first."}
+    assert body["notes"] == {"Database": "Ask ops\tfirst."}
     question = DATABASE["questions"][0]["question"]  # type: ignore[index]
-    assert body["annotations"] == {question: {"notes": "Ask ops first."}}
+    assert body["annotations"] == {question: {"notes": "Ask ops\tfirst."}}
     assert body["answers_by_question"][question] == "Neither — use MySQL 8"
     events = await broker.events("ask_typed")
     vote = next(e for e in events if e.kind == "vote")

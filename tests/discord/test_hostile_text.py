@@ -70,8 +70,9 @@ word = hostile.map(lambda s: "".join(s.split()) or "x")
 
 
 def _typable(text: str) -> str:
-    """`text` as askbridge would keep it when typed: no control characters but newlines."""
-    kept = "".join(c for c in text if c == "\n" or not (ord(c) < 32 or 127 <= ord(c) < 160))
+    """`text` as askbridge would keep it when typed: no control characters but newlines and
+    tabs."""
+    kept = "".join(c for c in text if c in "\n\t" or not (ord(c) < 32 or 127 <= ord(c) < 160))
     kept = kept.strip()[:2000].strip() or "x"
     assert typed_problem(kept) is None
     return kept
