@@ -294,8 +294,8 @@ def _readable(view: ToolView) -> ToolView:
     they cannot see (`INVISIBLE`, `SPACES`), written as its code point, `<U+202E>`, and a note
     saying so: an approver sees the call in the order it runs (a command holding U+202E shows
     its end first), and two calls that differ only there do not look the same. So are the
-    white space at the end of a line, and tabs, in a command or another verbatim text and on a
-    diff's changed lines (`_Spaced`). The call itself keeps them."""
+    white space at the end of a line, and tabs, everywhere but on a diff's unchanged lines
+    (`_Spaced`). The call itself keeps them."""
     shown = view.model_dump()
     found = [c for text in _texts(shown) for c in text if ord(c) in _CODE_POINTS]
     notes = []
@@ -325,17 +325,19 @@ def _readable(view: ToolView) -> ToolView:
         notes.append(_noted(what, spaces[0]))
     readable = ToolView.model_validate(_translated(shown)) if found else view
     spaced = _Spaced()
+    title = spaced.text(readable.title)
     parts = tuple(spaced.part(part) for part in readable.parts)
-    return readable.model_copy(update={"parts": (*parts, *notes, *spaced.notes())})
+    return readable.model_copy(update={"title": title, "parts": (*parts, *notes, *spaced.notes())})
 
 
 @dataclass
 class _Spaced:
-    """What a message cannot show of a line's white space, shown by code point where it is
-    kept verbatim: a tab, which looks like spaces (a Makefile's recipe needs one), and the
-    spaces and tabs a line ends with (`x = 1 ` looks like `x = 1`; `\\ ` ends no line of a
-    shell command). Of a diff, only on its changed lines: the unchanged ones are the file's, not
-    the call's, and a file indented with tabs would show little else."""
+    """What a message cannot show of a line's white space, shown by code point in the call's
+    title, commands, verbatim texts and named values: a tab, which looks like spaces (a
+    Makefile's recipe needs one), and the spaces and tabs a line ends with (`x = 1 ` looks like
+    `x = 1`; `\\ ` ends no line of a shell command; `a.py ` is another file). Of a diff, only
+    on its changed lines: the unchanged ones are the file's, not the call's, and a file
+    indented with tabs would show little else."""
 
     tabs: int = 0
     ending: list[str] = field(default_factory=list)
@@ -356,9 +358,14 @@ class _Spaced:
             )
             return part.model_copy(update={"hunks": hunks})
         if isinstance(part, Code):
-            text = "\n".join(self.line(line) for line in part.text.split("\n"))
-            return part.model_copy(update={"text": text})
+            return part.model_copy(update={"text": self.text(part.text)})
+        if isinstance(part, Fields):
+            fields = tuple(f.model_copy(update={"value": self.text(f.value)}) for f in part.fields)
+            return part.model_copy(update={"fields": fields})
         return part
+
+    def text(self, text: str) -> str:
+        return "\n".join(self.line(line) for line in text.split("\n"))
 
     def line(self, text: str) -> str:
         self.tabs += text.count("\t")

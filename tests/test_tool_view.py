@@ -10,6 +10,7 @@ from askbridge.core.tool_view import (
     Diff,
     Fields,
     FileText,
+    Named,
     Note,
     ToolUse,
     ToolView,
@@ -316,3 +317,15 @@ def test_a_url_in_a_command_or_an_argument_says_where_it_goes() -> None:
     assert notes("mcp__web__get", {"url": "https://github.com\\@evil.example/"}) == []
     twice = {"command": "curl https://\u0430pple.com/a https://\u0430pple.com/b"}
     assert notes("Bash", twice) == [lookalike]
+
+
+def test_white_space_ending_a_named_value_or_a_path_is_shown_by_code_point() -> None:
+    """`a.py ` is another file than `a.py`, and an MCP tool's `"main "` another branch."""
+    shown = view("mcp__git__push", {"branch": "main ", "message": "a\tb"})
+    assert parts(shown, Fields)[0].fields == (
+        Named(name="branch", value="main<U+0020>"),
+        Named(name="message", value="a<U+0009>b"),
+    )
+    written = view("Write", {"file_path": "/repo/a.py ", "content": "x"})
+    assert written.title == "Write a.py<U+0020>"
+    assert parts(view("mcp__git__push", {"branch": "main"}), Note) == []
