@@ -406,10 +406,16 @@ def _texts(value: Any) -> Iterator[str]:
             yield from _texts(item)
 
 
+def by_code_point(text: str) -> str:
+    """`text` with each character that would reorder or hide what people read written as its
+    code point, as a tool call shows it (`_readable`)."""
+    return text.translate(_CODE_POINTS)
+
+
 def _translated(value: Any) -> Any:
     """`value`, as `model_dump` gives it, with each text's characters by code point."""
     if isinstance(value, str):
-        return value.translate(_CODE_POINTS)
+        return by_code_point(value)
     if isinstance(value, dict):
         return {key: _translated(item) for key, item in value.items()}
     if isinstance(value, list | tuple):

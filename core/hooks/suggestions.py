@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from askbridge.core.permissions import ALWAYS
+from askbridge.core.tool_view import by_code_point
 
 MAX_CHOICES = 2
 """Suggestions shown one option each, besides Allow once and Deny."""
@@ -65,19 +66,25 @@ def remember_options(suggestions: Sequence[Mapping[str, Any]]) -> list[Remember]
     """The "always" options for `suggestions`; none without suggestions."""
     if not suggestions:
         return []
-    every = Remember(
-        ALWAYS, "; ".join(_described(s) for s in suggestions), tuple(dict(s) for s in suggestions)
-    )
+    every = _option(ALWAYS, suggestions)
     if len(suggestions) > MAX_CHOICES:
-        first = suggestions[0]
-        return [Remember(_label(first), _described(first), (dict(first),)), every]
+        return [_option(_label(suggestions[0]), suggestions[:1]), every]
     options: list[Remember] = []
     for suggestion in suggestions:
-        label = _label(suggestion)
-        if label in {o.label for o in options}:
-            label = f"{label} too"
-        options.append(Remember(label, _described(suggestion), (dict(suggestion),)))
+        option = _option(_label(suggestion), [suggestion])
+        if option.label in {o.label for o in options}:
+            option = Remember(f"{option.label} too", option.description, option.updates)
+        options.append(option)
     return options
+
+
+def _option(label: str, suggestions: Sequence[Mapping[str, Any]]) -> Remember:
+    # A rule or a directory may hold a character that reorders or hides the text around it
+    # (U+202E): shown by code point, as in the tool call, it is read as it is and the ask,
+    # which refuses such characters in what people read, can be made.
+    described = "; ".join(_described(s) for s in suggestions)
+    updates = tuple(dict(s) for s in suggestions)
+    return Remember(by_code_point(label), by_code_point(described), updates)
 
 
 def _known(suggestion: Mapping[str, Any]) -> bool:

@@ -401,6 +401,16 @@ RULE = [{"toolName": "Bash", "ruleContent": "rm:*"}]
             'more: "addRules" {"rules": [{"toolName": "Bash", "ruleContent": "rm:*"}], '
             '"behavior": "allowAll"}',
         ),
+        # A character that reorders or hides the text is shown by code point, as in the call.
+        (
+            {
+                "type": "addRules",
+                "rules": [{"toolName": "Bash\u200b", "ruleContent": "echo \u202ebad"}],
+                "destination": "session",
+            },
+            "Always allow Bash<U+200B>",
+            "Always allow Bash<U+200B>(echo <U+202E>bad) for the rest of this session",
+        ),
         (
             {"type": "add\u202eRules", "rules": "<!channel> @everyone \u200b"},
             "Allow, then unknown change",
