@@ -294,8 +294,8 @@ def _readable(view: ToolView) -> ToolView:
     they cannot see (`INVISIBLE`, `SPACES`), written as its code point, `<U+202E>`, and a note
     saying so: an approver sees the call in the order it runs (a command holding U+202E shows
     its end first), and two calls that differ only there do not look the same. So are the
-    white space at the end of a line, and tabs, everywhere but on a diff's unchanged lines
-    (`_Spaced`). The call itself keeps them."""
+    white space at the end of a line, and tabs within one, everywhere but on a diff's unchanged
+    lines (`_Spaced`). The call itself keeps them."""
     shown = view.model_dump()
     found = [c for text in _texts(shown) for c in text if ord(c) in _CODE_POINTS]
     notes = []
@@ -333,11 +333,13 @@ def _readable(view: ToolView) -> ToolView:
 @dataclass
 class _Spaced:
     """What a message cannot show of a line's white space, shown by code point in the call's
-    title, commands, verbatim texts and named values: a tab, which looks like spaces (a
-    Makefile's recipe needs one), and the spaces and tabs a line ends with (`x = 1 ` looks like
-    `x = 1`; `\\ ` ends no line of a shell command; `a.py ` is another file). Of a diff, only
-    on its changed lines: the unchanged ones are the file's, not the call's, and a file
-    indented with tabs would show little else."""
+    title, commands, verbatim texts and named values: a tab within a line, which looks like
+    spaces (`a\\tb`), and the spaces and tabs a line ends with (`x = 1 ` looks like `x = 1`;
+    `\\ ` ends no line of a shell command; `a.py ` is another file). A line indented with tabs
+    alone keeps them as they are: Go and Makefiles are written so, and every changed line of
+    theirs would read `<U+0009>` before anything else; a code block shows a tab wider than a
+    space. Of a diff, only on its changed lines: the unchanged ones are the file's, not the
+    call's."""
 
     tabs: int = 0
     ending: list[str] = field(default_factory=list)
@@ -368,11 +370,13 @@ class _Spaced:
         return "\n".join(self.line(line) for line in text.split("\n"))
 
     def line(self, text: str) -> str:
-        self.tabs += text.count("\t")
         body = text.rstrip(" \t")
         if len(body) < len(text):
             self.ending.append(text[len(body)])
-        return body.replace("\t", _WHITE[ord("\t")]) + text[len(body) :].translate(_WHITE)
+        inner = body.lstrip("\t")
+        self.tabs += inner.count("\t")
+        indent = body[: len(body) - len(inner)]
+        return indent + inner.replace("\t", _WHITE[ord("\t")]) + text[len(body) :].translate(_WHITE)
 
     def notes(self) -> tuple[Note, ...]:
         notes: list[Note] = []

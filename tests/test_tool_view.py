@@ -272,15 +272,18 @@ def test_white_space_a_message_cannot_show_is_shown_by_code_point() -> None:
     spaced = view(
         "Write", {"file_path": "/repo/Makefile", "content": "all:\n    cc -o app app.c\n"}
     )
-    assert parts(tabbed, Diff)[0].lines()[1:] == ["+all:", "+<U+0009>cc -o app app.c"]
+    # Indented with tabs alone, as a Makefile's recipe must be: shown as it is, wider than
+    # spaces in a code block; a tab within the line, or after spaces, is not.
+    assert parts(tabbed, Diff)[0].lines()[1:] == ["+all:", "+\tcc -o app app.c"]
     assert parts(spaced, Diff)[0].lines()[1:] == ["+all:", "+    cc -o app app.c"]
-    assert parts(tabbed, Note) == [Note(text="Holds a tab, shown here by code point (<U+0009>)")]
-    assert parts(spaced, Note) == []
+    assert parts(tabbed, Note) == parts(spaced, Note) == []
+    mixed = view("Write", {"file_path": "/repo/Makefile", "content": "all:\n \tcc\tapp.c\n"})
+    assert parts(mixed, Diff)[0].lines()[1:] == ["+all:", "+ <U+0009>cc<U+0009>app.c"]
+    assert parts(mixed, Note) == [Note(text="Holds 2 tabs, shown here by code point (<U+0009>)")]
     nbsp = view("Bash", {"command": "rm\u00a0-rf build \\\t\nls"})
     assert parts(nbsp, Code) == [Code(text="rm<U+00A0>-rf build \\<U+0009>\nls")]
     assert [n.text for n in parts(nbsp, Note)] == [
         "Holds a space other than the ASCII space, shown here by code point (<U+00A0>)",
-        "Holds a tab, shown here by code point (<U+0009>)",
         "Holds a line that ends in white space, shown here by code point (<U+0009>)",
     ]
     # A diff's unchanged lines are the file's: a file indented with tabs shows them as it is.
