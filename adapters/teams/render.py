@@ -5,8 +5,8 @@ While waiting: the context, each question's header, text and option descriptions
 `Input.ChoiceSet` (radio buttons or checkboxes for a few options, a drop-down for more), the
 policy (who may answer, the votes against the quorum, the deadline), Submit, and Cancel behind
 a confirmation. A single single-select question is answered with one click on its option.
-Once ended: each question with its answer, who ended it and when; no controls. Every text an
-agent or a person wrote goes in through `text.run`.
+Once ended: each question with its answer, the votes when several had to agree, who ended it
+and when; no controls. Every text an agent or a person wrote goes in through `text.run`.
 """
 
 from __future__ import annotations
@@ -59,6 +59,8 @@ EXPANDED_UP_TO = 5
 MAX_CHOICE_TITLE = 200
 OWN_WORDS = "Or in your own words"
 OWN_WORDS_HINT = "Your answer, if none of the options fits"
+VOTES = "Votes"
+"""What heads an ended card's votes."""
 MAX_WHO = 20
 """Answerers named on the card; the rest are counted."""
 MAX_CHANGE_CHARS = 4000
@@ -182,15 +184,22 @@ def policy(view: RequestView) -> list[Element]:
         lines.append(plain(view.escalation_line.format(answerers=who)))
     if view.needs_votes:
         lines.append(words(view.votes_needed, bold=True))
-        for row in view.tally:
-            voters = ", ".join(plain_name(p) for p in row.voters)
-            text = view.tally_line(row).format(answers=view.summary(row.answers), voters=voters)
-            lines.append(plain(f"• {text}"))
+        lines += _tally(view)
     if view.deadline_line is not None and view.deadline is not None:
         default = view.default_answers
         when = view.deadline.strftime("%Y-%m-%d %H:%M UTC")
         answers = "" if default is None else view.summary(default)
         lines.append(plain("⏳ " + view.deadline_line.format(deadline=when, answers=answers)))
+    return lines
+
+
+def _tally(view: RequestView) -> list[Element]:
+    """Each distinct answer given so far, with its count against the quorum and its voters."""
+    lines: list[Element] = []
+    for row in view.tally:
+        voters = ", ".join(plain_name(p) for p in row.voters)
+        text = view.tally_line(row).format(answers=view.summary(row.answers), voters=voters)
+        lines.append(plain(f"• {text}"))
     return lines
 
 
@@ -322,6 +331,9 @@ def _ended(view: RequestView) -> list[Element]:
             body.append(paragraph(run("→ "), run(view.answers[question.header], bold=True)))
         if question.header in notes:
             body.append(paragraph(run("📝 "), run(notes[question.header])))
+    if view.needs_votes and view.tally:
+        # Every vote stays in sight once it has ended, as on the other surfaces.
+        body += [words(VOTES, bold=True), *_tally(view)]
     return body
 
 

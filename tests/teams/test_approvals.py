@@ -1,5 +1,6 @@
-"""A tool approval in Teams: an agent's permission prompt on the agent WebSocket shows on a
-card with its command verbatim, and one click answers the agent."""
+"""Approvals in Teams: an agent's permission prompt on the agent WebSocket shows on a card with
+its command verbatim, and one click answers the agent; a team's votes stay in sight on the card
+once it has ended."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ import pytest
 
 from askbridge.bots.service import Service
 from askbridge.core.changes import CHANGE_ACTION
+from askbridge.core.clock import ManualClock
 from askbridge.core.permissions import permission_questions
-from tests.conftest import StartService
+from tests.conftest import DEPLOY, StartService
 from tests.emulators.teams import TeamsEmulator
 from tests.emulators.teams.cards import card_inputs, markdown_texts, plain_texts
-from tests.teams.conftest import ALICE, actions
+from tests.emulators.teams.emulator import Person
+from tests.teams.conftest import ALICE, BOB, actions
 from tests.teams.test_answering import ask, ended, status
 
 PROMPT = {
@@ -214,3 +217,63 @@ async def test_a_call_cut_within_a_line_or_an_argument_links_to_its_page(
     assert opened == [request.tool.full_view]
     if name == "Bash":
         assert "The end of 1 line is not shown here" in plain_texts(message.card)
+
+
+CAROL = Person("aad-carol", "Carol")
+
+
+async def test_the_ended_card_shows_every_vote_as_the_other_surfaces_do(
+    teams: TeamsEmulator, bridge: Service, http: aiohttp.ClientSession
+) -> None:
+    """Two of three must agree: Alice approves, Bob rejects, Carol approves. The ended card
+    says who decided and keeps Bob's vote in sight, as Slack, Discord and the web page do."""
+    conversation = teams.add_conversation()
+    people = [f"teams:{p.aad_id}" for p in (ALICE, BOB, CAROL)]
+    await ask(
+        http,
+        bridge.url,
+        request_id="ask_two_of_three",
+        questions=[DEPLOY],
+        target=f"teams:{conversation}",
+        answerers=people,
+        quorum=2,
+    )
+    message = await teams.wait_for_message(conversation)
+    for person, label in ((ALICE, "Approve"), (BOB, "Reject"), (CAROL, "Approve")):
+        code, _ = await teams.press(bridge.url, message, person, actions(message.card)[label])
+        assert code == 200
+    shown = list(plain_texts(await teams.wait_for_card(message, ended)))
+    assert "Answered by Alice, Carol (2 matching votes)" in shown[0]
+    assert "• Approve — 2/2 (Alice, Carol)" in shown
+    assert "• Reject — 1/2 (Bob)" in shown
+
+
+async def test_a_card_decided_by_its_deadline_shows_the_votes_it_had(
+    teams: TeamsEmulator,
+    trusted: None,
+    start_service: StartService,
+    clock: ManualClock,
+    http: aiohttp.ClientSession,
+) -> None:
+    """Nobody agreed before the deadline: the card says the deadline decided, and who had
+    voted for what."""
+    service = await start_service(**teams.settings())
+    conversation = teams.add_conversation()
+    await ask(
+        http,
+        service.url,
+        request_id="ask_split",
+        questions=[DEPLOY],
+        target=f"teams:{conversation}",
+        quorum=2,
+        timeout_s=300,
+        on_timeout={"answers": {"Deploy": "Reject"}},
+    )
+    message = await teams.wait_for_message(conversation)
+    await teams.press(service.url, message, ALICE, actions(message.card)["Approve"])
+    await teams.press(service.url, message, BOB, actions(message.card)["Reject"])
+    await clock.advance(300)
+    shown = list(plain_texts(await teams.wait_for_card(message, ended)))
+    assert shown[0].startswith("Decided by timeout")
+    assert "• Approve — 1/2 (Alice)" in shown
+    assert "• Reject — 1/2 (Bob)" in shown

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from askbridge.adapters.teams.fit import MAX_CARD_BYTES, PREFILL_LEFT_OUT, sent_size
 from askbridge.adapters.teams.mentions import MAX_MENTIONS, reminder_card, tag_text
 from askbridge.adapters.teams.notes import note
-from askbridge.adapters.teams.render import MAX_CHANGE_CHARS, render
+from askbridge.adapters.teams.render import MAX_CHANGE_CHARS, VOTES, render
 from askbridge.adapters.teams.surface import TeamsSurface
 from askbridge.adapters.teams.text import MAX_RUN
 from askbridge.core.answers import NOTE_HINT
@@ -78,6 +78,7 @@ def own_words(view: RequestView) -> set[str]:
     return {
         view.heading,
         view.votes_needed,
+        VOTES,
         f"{view.how_to_answer} {CANCEL_HINT}",
         NOTE_HINT,
         CANCEL_QUESTION,
