@@ -33,7 +33,6 @@ from askbridge.core.errors import (
     Problem,
     UnknownTarget,
 )
-from askbridge.core.escalation import due_at
 from askbridge.core.forms import Form, FormRefused, encode, read_input
 from askbridge.core.hub import Hub
 from askbridge.core.intents import (
@@ -53,6 +52,7 @@ from askbridge.core.intents import (
     Refused,
     Submit,
 )
+from askbridge.core.ladder_time import due_at
 from askbridge.core.message_updates import BACKOFF_S, SWEEP_S, TAKEOVER_S, MessageUpdates
 from askbridge.core.metrics import Metrics
 from askbridge.core.models import (

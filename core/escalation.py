@@ -1,15 +1,15 @@
 """Escalation ladders: what a request does while nobody answers it, step by step.
 
 A ladder is a list of steps `{after_s, answerers?, target?, mention?}`, with optional quiet
-hours; this module only reads ladders and tells time, the broker takes the steps, each claimed
-once in the store (`Store.escalate`). What each step does: docs/how-to/escalation.md.
+hours; this module only reads ladders (when steps fall due is `ladder_time.py`), the broker takes
+the steps, each claimed once in the store (`Store.escalate`). What each step does:
+docs/how-to/escalation.md.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import UTC, date, datetime, time, timedelta
 from typing import Annotated, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from askbridge.core.errors import Problem
-from askbridge.core.models import EscalationStep, Ladder, QuietHours, Request
+from askbridge.core.models import EscalationStep, Ladder, QuietHours
 from askbridge.core.policy import ANSWERER
 from askbridge.core.problems import broken, rule, shown, text_problem
 from askbridge.core.surface import SurfaceWords
@@ -239,43 +239,3 @@ def _problems(error: PydanticCustomError, where: str) -> list[Problem]:
     if not inner:
         return [Problem(where, error.message())]
     return [Problem(f"{where}{p.location}", p.message) for p in inner]
-
-
-# --- time ----------------------------------------------------------------------------------
-
-
-def due_at(request: Request, step: int, not_before: datetime) -> datetime | None:
-    """When step `step` (from 0) of the request's ladder is due: `after_s` from creation, not
-    before `not_before`, out of quiet hours; None when there is no such step or it would come
-    at or after the deadline."""
-    ladder = request.policy.escalation
-    if ladder is None or not 0 <= step < len(ladder.steps):
-        return None
-    at = max(request.created_at + timedelta(seconds=ladder.steps[step].after_s), not_before)
-    if ladder.quiet_hours is not None:
-        at = after_quiet_hours(ladder.quiet_hours, at)
-    if request.expires_at is not None and at >= request.expires_at:
-        return None
-    return at
-
-
-def after_quiet_hours(quiet: QuietHours, at: datetime) -> datetime:
-    """`at`, or the end of the quiet window it falls in."""
-    zone = ZoneInfo(quiet.tz)
-    local = at.astimezone(zone)
-    start, end = _clock(quiet.start), _clock(quiet.end)
-    for day in (local.date() - timedelta(days=1), local.date()):
-        opens = _local(day, start, zone)
-        closes = _local(day + timedelta(days=1) if end <= start else day, end, zone)
-        if opens <= local < closes:
-            return closes.astimezone(UTC)
-    return at
-
-
-def _clock(text: str) -> time:
-    hour, minute = text.split(":")
-    return time(int(hour), int(minute))
-
-
-def _local(day: date, at: time, zone: ZoneInfo) -> datetime:
-    return datetime.combine(day, at, tzinfo=zone)

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from askbridge.core.changes import Changeable, approved_view, changeable, changer
 from askbridge.core.form_schema import Form, FormField
 from askbridge.core.form_values import decode, shown_value
+from askbridge.core.ladder_time import taken_at
 from askbridge.core.models import Person, Request, Selections, Status, Target, UserQuestion
 from askbridge.core.policy import Ineligible, answerers_now, eligibility, taken
 from askbridge.core.tool_view import ToolView
@@ -148,6 +149,10 @@ LINK_HOW_TO_VOTE = (
 )
 REMINDER = "Reminder: this question is still waiting for an answer."
 REMINDER_FOR = "Reminder for {answerers}: this question is still waiting for an answer."
+ESCALATED_TO = "Escalated to {answerers} after {after}"
+ESCALATED = "Escalated after {after}"
+"""How the policy tells the escalation step taken: `{after}` is how long after the request was
+made, in words; `{answerers}`, who may answer since."""
 
 
 @dataclass(frozen=True)
@@ -337,7 +342,11 @@ class RequestView:
         for number in range(len(steps), 0, -1):
             step = steps[number - 1]
             if step.answerers is not None or step.target is not None:
-                return Escalated(number, step.answerers, step.target, duration(step.after_s))
+                # When it was taken, not when the ladder asked: quiet hours may have held it.
+                after = taken_at(self.request, number) - self.request.created_at
+                return Escalated(
+                    number, step.answerers, step.target, duration(after.total_seconds())
+                )
         return None
 
     @property
@@ -380,8 +389,8 @@ class RequestView:
         if (step := self.escalated) is None:
             return None
         if step.answerers:
-            return f"Escalated to {{answerers}} after {step.after}"
-        return f"Escalated after {step.after}"
+            return ESCALATED_TO.format(answerers="{answerers}", after=step.after)
+        return ESCALATED.format(after=step.after)
 
     @property
     def deadline(self) -> datetime | None:

@@ -27,8 +27,9 @@ from askbridge.core.ask import Ask
 from askbridge.core.broker import Broker
 from askbridge.core.clock import ManualClock
 from askbridge.core.errors import StartupError
-from askbridge.core.escalation import due_at, read_ladder
+from askbridge.core.escalation import read_ladder
 from askbridge.core.hooks.claude_code import HookOptions, ToolCall, ask_for
+from askbridge.core.ladder_time import due_at
 from askbridge.core.models import Ladder, MessageRef, Policy, QuietHours, Request, Target
 from askbridge.core.store import Store, open_store
 from askbridge.core.subject import subject_sha256

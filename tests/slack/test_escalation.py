@@ -141,6 +141,28 @@ async def test_quiet_hours_hold_a_step_until_they_end(bridge: Bridge, clock: Man
     assert [e["at"] for e in trail if e["kind"] == "escalated"] == ["2030-01-01T06:00:00.000Z"]
 
 
+async def test_a_hand_over_held_by_quiet_hours_says_when_it_came(
+    bridge: Bridge, clock: ManualClock
+) -> None:
+    """A step due a minute after 01:00 in Berlin hands the request to on-call at 07:00, when
+    the quiet hours end: the message says it came after 6 h, not after the minute the ladder
+    asked for."""
+    slack = bridge.slack
+    slack.add_usergroup("S0ONCALL", ["U2"])
+    quiet = {"tz": "Europe/Berlin", "start": "22:00", "end": "07:00"}
+    ladder = {
+        "steps": [{"after_s": 60, "answerers": ["slack-group:S0ONCALL"]}],
+        "quiet_hours": quiet,
+    }
+    message = await ask_deploy(bridge, "ask_held", answerers=["slack:U1"], escalation=ladder)
+
+    await clock.advance((datetime(2030, 1, 1, 6, tzinfo=UTC) - clock.now()).total_seconds())
+    shown = await slack.wait_for_update(
+        CHANNEL, message.ts, lambda m: "Escalated to" in m.visible_text
+    )
+    assert "Escalated to <!subteam^S0ONCALL> after 6 h" in shown.visible_text
+
+
 async def test_the_requester_cannot_approve_their_own_request(bridge: Bridge) -> None:
     slack = bridge.slack
     subject = {"command": "deploy", "args": ["--build", 4711, "--env", "production"]}
