@@ -147,8 +147,9 @@ LINK_HOW_TO_VOTE = (
     "Open the link and do what it asks, then press Done to cast your vote; Decline tells the "
     "agent no."
 )
-REMINDER = "Reminder: this question is still waiting for an answer."
-REMINDER_FOR = "Reminder for {answerers}: this question is still waiting for an answer."
+STILL_WAITING = "this question is still waiting for an answer."
+REMINDER = f"Reminder: {STILL_WAITING}"
+REMINDER_FOR = f"Reminder for {{answerers}}: {STILL_WAITING}"
 ESCALATED_TO = "Escalated to {answerers} after {after}"
 ESCALATED = "Escalated after {after}"
 """How the policy tells the escalation step taken: `{after}` is how long after the request was
@@ -393,6 +394,16 @@ class RequestView:
         return ESCALATED.format(after=step.after)
 
     @property
+    def handed_over(self) -> bool:
+        """The last thing that pinged the request's answerers was an escalation step that
+        named them (not a reminder, nor a step that only reminds)."""
+        step, request = self.escalated, self.request
+        if step is None or not step.answerers or step.step != request.escalation_step:
+            return False
+        reminded, escalated = request.reminded_at, request.escalated_at
+        return reminded is None or escalated is None or escalated >= reminded
+
+    @property
     def deadline(self) -> datetime | None:
         return self.request.expires_at
 
@@ -413,6 +424,9 @@ class RequestView:
         votes stand, and what the deadline will do; slots as in `deadline_line`, plus
         `{answerers}`."""
         words = [REMINDER_FOR if self.answerers else REMINDER]
+        if self.handed_over and self.escalation_line is not None:
+            # The people it was handed to were never asked before: not a reminder to them.
+            words = [f"{self.escalation_line}: {STILL_WAITING}"]
         if self.needs_votes:
             words.append(f"It has {self.best_count} of {self.quorum} matching votes so far.")
         if (deadline := self.deadline_line) is not None:

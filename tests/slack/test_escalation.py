@@ -141,12 +141,12 @@ async def test_quiet_hours_hold_a_step_until_they_end(bridge: Bridge, clock: Man
     assert [e["at"] for e in trail if e["kind"] == "escalated"] == ["2030-01-01T06:00:00.000Z"]
 
 
-async def test_a_hand_over_held_by_quiet_hours_says_when_it_came(
+async def test_a_hand_over_held_by_quiet_hours_says_when_it_came_and_to_whom(
     bridge: Bridge, clock: ManualClock
 ) -> None:
     """A step due a minute after 01:00 in Berlin hands the request to on-call at 07:00, when
     the quiet hours end: the message says it came after 6 h, not after the minute the ladder
-    asked for."""
+    asked for, and the ping tells on-call the request was handed to them."""
     slack = bridge.slack
     slack.add_usergroup("S0ONCALL", ["U2"])
     quiet = {"tz": "Europe/Berlin", "start": "22:00", "end": "07:00"}
@@ -161,6 +161,12 @@ async def test_a_hand_over_held_by_quiet_hours_says_when_it_came(
         CHANNEL, message.ts, lambda m: "Escalated to" in m.visible_text
     )
     assert "Escalated to <!subteam^S0ONCALL> after 6 h" in shown.visible_text
+    ping = await slack.wait_for_message(CHANNEL, lambda m: m.thread_ts == message.ts)
+    assert ping.text.startswith(
+        ":bell: Escalated to <!subteam^S0ONCALL> after 6 h: this question is still waiting for"
+        " an answer."
+    )
+    assert ping.mentions.usergroups == {"S0ONCALL"}
 
 
 async def test_the_requester_cannot_approve_their_own_request(bridge: Bridge) -> None:
