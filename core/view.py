@@ -133,6 +133,8 @@ WHO_MAY_ANSWER = "Who may answer: {answerers}"
 """The policy's first line; `{answerers}`: the view's answerers, as the surface names them."""
 DECIDED_AT_DEADLINE = "If nobody decides by {deadline}, the answer is {answers}"
 DECLINED_AT_DEADLINE = "If nobody fills it in by {deadline}, it is declined"
+UNDECIDED_AT_DEADLINE = "If nobody decides by {deadline}, it is declined"
+"""A form several must fill in alike: one of them may have filled it in already."""
 OPEN_UNTIL = "Open until {deadline}; then it expires"
 FORM_TITLE = "Form"
 FORM_HOW_TO_ANSWER = "Fill in the form to answer, or Decline to tell the agent no."
@@ -415,7 +417,7 @@ class RequestView:
         if self.deadline is None:
             return None
         if self.request.policy.timeout_decline:
-            return DECLINED_AT_DEADLINE
+            return UNDECIDED_AT_DEADLINE if self.needs_votes else DECLINED_AT_DEADLINE
         return OPEN_UNTIL if self.default_answers is None else DECIDED_AT_DEADLINE
 
     @property

@@ -80,7 +80,8 @@ def test_the_view_words_a_form() -> None:
     declining = RequestView.of(
         BASE.model_copy(update={"policy": BASE.policy.model_copy(update={"timeout_decline": True})})
     )
-    assert declining.deadline_line == "If nobody fills it in by {deadline}, it is declined"
+    # Several must fill it in alike: one may have already.
+    assert declining.deadline_line == "If nobody decides by {deadline}, it is declined"
     declined = RequestView.of(STATES["declined"])
     assert declined.heading == "Declined by {deciders} — the agent was told no"
     assert end_sentence(declined) == "This form was declined by Ada."

@@ -306,6 +306,28 @@ async def test_the_deadline_declines_a_form(bridge: Bridge, clock: ManualClock) 
     assert validate_blocks(final.blocks) == []
 
 
+async def test_a_form_two_must_fill_in_says_what_its_deadline_waits_for(
+    bridge: Bridge, clock: ManualClock
+) -> None:
+    """Once one of the two has filled it in, the message does not say "if nobody fills it
+    in": it says the deadline declines it unless the two decide, and then it does."""
+    slack = bridge.slack
+    message = await bridge.ask(
+        form_body("form_two", SMALL, quorum=2, timeout_s=300, on_timeout="decline")
+    )
+    modal = await fill_in(bridge, "U1", message)
+    (await slack.person("U1").submit_view(modal, text={"Replicas": "3"})).assert_sent()
+    voted = await slack.wait_for_update(
+        message.channel, message.ts, lambda m: "Replicas: 3 — 1/2" in m.visible_text
+    )
+    assert "If nobody fills it in" not in voted.visible_text
+    assert "If nobody decides by <!date^" in voted.visible_text
+    assert ", it is declined" in voted.visible_text
+    await clock.advance(300)
+    final = await bridge.final(message)
+    assert "Declined at the deadline" in final.visible_text
+
+
 async def test_a_filled_in_form_delivered_twice_counts_once(bridge: Bridge) -> None:
     slack = bridge.slack
     message = await bridge.ask(form_body("form_twice", SMALL, quorum=2))
