@@ -480,7 +480,8 @@ class Ask(BaseModel):
         people = [e for e in entries or () if "-" not in e.split(":", 1)[0]]
         if entries and len(people) == len(entries) and count > len(people):
             raise rule(
-                f"{count} votes can never come from {len(people)} answerers; "
+                f"{count} votes can never come from {len(people)} "
+                f"{'answerer' if len(people) == 1 else 'answerers'}; "
                 "lower the quorum or add answerers"
             )
         return count

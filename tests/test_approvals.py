@@ -126,7 +126,11 @@ async def test_the_deadline_expires_by_default(
         ({"on_timeout": "later"}, 'on_timeout: must be "expire"'),
         ({"answerers": ["bob"]}, "answerers[0]: must be slack:U…"),
         ({"quorum": 0}, "quorum: must be a whole number from 1 to 50"),
-        ({"answerers": ["web:a"], "quorum": 2}, "2 votes can never come from 1 answerers"),
+        ({"answerers": ["web:a"], "quorum": 2}, "2 votes can never come from 1 answerer;"),
+        (
+            {"answerers": ["web:a", "web:b"], "quorum": 3},
+            "3 votes can never come from 2 answerers;",
+        ),
         ({"remind_after_s": -5}, "remind_after_s: must be a positive number"),
     ],
 )
