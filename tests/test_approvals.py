@@ -38,7 +38,7 @@ async def test_only_answerers_may_answer(service: Service, http: aiohttp.ClientS
     await create(http, service.url, answerers=["web:Grace"])
     code, page = await answer_on_web(http, service.url, "ask_deploy", {"Deploy": ["Approve"]})
     assert code == 403
-    assert "Only these people may answer this question: web:Grace." in page
+    assert "Only these people may answer this question: Grace." in page
     found = await status(http, service.url)
     assert found["status"] == "waiting"
     assert found["votes"] == []

@@ -107,7 +107,8 @@ def test_every_surface_heads_an_ending_in_the_same_words(surface: str, ending: s
 
 
 ANSWERERS = {"slack": "slack:U0ALICE", "discord": "discord:@4242", "web": "web:alice"}
-MENTIONED = {"slack": "<@U0ALICE>", "discord": "<@4242>", "web": "web:alice"}
+MENTIONED = {"slack": "<@U0ALICE>", "discord": "<@4242>", "web": "alice"}
+"""Each surface names its own people its own way: the page, by the name they type."""
 
 
 def waiting(surface: str, on_timeout: str) -> RequestView:

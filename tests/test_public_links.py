@@ -104,7 +104,7 @@ async def test_the_link_opens_its_page_only_and_answers_under_its_policy(
     picks = {"Permission": ["Deny"]}
     status, said = await answer_on_web(http, service.url, "ask_a", picks, name="Mallory", link=page)
     assert status == 403
-    assert "Only these people may answer this question: web:Grace." in said
+    assert "Only these people may answer this question: Grace." in said
     status, said = await answer_on_web(http, service.url, "ask_a", picks, name="Grace", link=page)
     assert status == 200, said
     async with http.get(f"{service.url}/v1/questions/ask_a", headers=AUTH) as response:

@@ -101,7 +101,7 @@ def vote_note(receipt: Receipt) -> str:
 
 
 def not_answerer_note(view: RequestView, unchecked: tuple[str, ...]) -> str:
-    note = NOT_ANSWERER.format(answerers=", ".join(view.answerers))
+    note = NOT_ANSWERER.format(answerers=render.answerers_text(view.answerers))
     if unchecked:
         note += UNCHECKED.format(groups=", ".join(unchecked))
     return note

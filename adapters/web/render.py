@@ -440,7 +440,7 @@ def outcome_line(view: RequestView) -> str:
 def policy_lines(view: RequestView) -> list[str]:
     """Who may answer, how many must agree, and what the deadline does."""
     lines = []
-    who = ", ".join(view.answerers)
+    who = answerers_text(view.answerers)
     if view.answerers:
         lines.append(WHO_MAY_ANSWER.format(answerers=who))
     if view.escalation_line is not None:
@@ -453,6 +453,13 @@ def policy_lines(view: RequestView) -> list[str]:
         deadline = view.deadline_line.format(deadline=_when(view.deadline), answers=answers)
         lines.append(f"{deadline}.")
     return lines
+
+
+def answerers_text(entries: Sequence[str]) -> str:
+    """Who may answer, as the page names people: a person of the page by the name they type
+    (`Grace`, not `web:Grace`, which would be taken for a name to type), anyone else as the
+    entry that names them elsewhere."""
+    return ", ".join(e.removeprefix("web:") for e in entries)
 
 
 def more_line(more: int) -> str:
