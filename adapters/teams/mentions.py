@@ -39,8 +39,13 @@ def reminder_card(view: RequestView, names: Mapping[str, str]) -> Element:
     ]
     default = view.default_answers
     deadline = view.deadline
+    # The Teams people it found by name, as their mentions name them; the rest by entry.
+    prefix = f"{PLATFORM}:"
+    named = tuple(
+        names.get(a[len(prefix) :], a) if a.startswith(prefix) else a for a in view.answerers
+    )
     said = view.reminder.format(
-        answerers=answerers_text(view.answerers),
+        answerers=answerers_text(named),
         deadline="" if deadline is None else deadline.strftime("%Y-%m-%d %H:%M UTC"),
         answers="" if default is None else view.summary(default),
     )

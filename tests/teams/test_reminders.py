@@ -43,8 +43,10 @@ async def test_a_reminder_mentions_the_answerers_in_the_thread(
     assert entity["text"] == "<at>Mallory ateveryone/at</at>"
     assert entity["mentioned"]["name"] == MALLORY.name
     said = list(plain_texts(reminder.card))
+    # Mallory by the name Teams gives her, as her mention does; Bob, whom Teams did not name
+    # here, and Grace of the web page, by their entries.
     assert (
-        f"Reminder for teams:{MALLORY.aad_id}, teams:{BOB.aad_id}, web:grace: this question is "
+        f"Reminder for {MALLORY.name}, teams:{BOB.aad_id}, web:grace: this question is "
         "still waiting for an answer." in said
     )
     assert teams.refused == []
