@@ -194,9 +194,19 @@ def date(at: datetime) -> RichDate:
 
 
 def section(line: Line) -> RichSection:
-    """One paragraph; whitespace-only text is left out (Slack refuses it), and an empty line
-    shows a dash."""
-    parts = [inline(p) for p in line if not (isinstance(p, Span) and not p.text.strip())]
+    """One paragraph; whitespace-only text is not sent on its own (Slack refuses it) but goes
+    with the plain text after it, so that a space between an emoji or a mention and the words
+    that follow still shows; an empty line shows a dash."""
+    parts: list[RichInline] = []
+    pending = ""
+    for part in line:
+        if isinstance(part, Span) and not part.text.strip():
+            pending += part.text
+            continue
+        if pending and isinstance(part, Span):
+            part = Span(pending + part.text, part.bold, part.italic)
+        pending = ""
+        parts.append(inline(part))
     return {"type": "rich_text_section", "elements": parts or [text(Span("–"))]}
 
 

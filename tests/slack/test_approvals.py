@@ -222,7 +222,8 @@ async def test_a_quorum_of_two_needs_two_matching_votes(bridge: Bridge) -> None:
     assert voters(final) == [("U1", APPROVE), ("U2", APPROVE)]
 
     ended = await bridge.final(message)
-    assert "Answered by <@U1>, <@U2> (2 matching votes)" in ended.visible_text
+    # The mark and the words it heads apart, as the code says.
+    assert ":white_check_mark: Answered by <@U1>, <@U2> (2 matching votes)" in ended.visible_text
     assert "Approve — 2/2 (<@U1>, <@U2>)" in ended.visible_text
     assert block_ids(ended).isdisjoint(block_ids(message))
     assert "alice, bob" in ended.text
