@@ -72,6 +72,14 @@ def layout(*components: dict[str, Any]) -> dict[str, Any]:
     return {"flags": V2, "components": list(components)}
 
 
+def row(*components: dict[str, Any]) -> dict[str, Any]:
+    return {"type": 1, "components": list(components)}
+
+
+def link_button(url: str) -> dict[str, Any]:
+    return {"type": 2, "style": 5, "label": "Open", "url": url}
+
+
 # ---- what Discord refuses ----------------------------------------------------------------------
 
 PROBES: dict[str, tuple[dict[str, Any], tuple[str, ...], str]] = {
@@ -125,6 +133,16 @@ PROBES: dict[str, tuple[dict[str, Any], tuple[str, ...], str]] = {
         ("allowed_mentions", "roles", "0"),
         "NUMBER_TYPE_COERCE",
     ),
+    "a link button's url over 512 characters": (
+        {"components": [row(link_button("https://example.com/" + "a" * 493))]},
+        ("components", "0", "components", "0", "url"),
+        "BASE_TYPE_MAX_LENGTH",
+    ),
+    "a url on a button that is not a link": (
+        {"components": [row({**link_button("https://example.com"), "style": 1, "custom_id": "a"})]},
+        ("components", "0", "components", "0", "url"),
+        "BUTTON_COMPONENT_INVALID",
+    ),
     "allowed_mentions that is no object": (
         {"content": "hi", "allowed_mentions": ["users"]},
         ("allowed_mentions",),
@@ -145,6 +163,23 @@ async def test_the_emulator_refuses_what_discord_refuses(place: Place, case: str
     assert [e["code"] for e in node["_errors"]] == [code], answer
     assert place.emulator.messages(place.channel_id) == []
     assert place.emulator.rejections[0].where == "POST /channels/{channel_id}/messages"
+
+
+@pytest.mark.parametrize("content", ["", " ", "\n", " \n\t "])
+async def test_content_of_only_whitespace_is_an_empty_message(place: Place, content: str) -> None:
+    status, answer = await place.post({"content": content})
+    assert (status, answer) == (400, {"code": 50006, "message": "Cannot send an empty message"})
+    message = await place.posted({"content": "hi"})
+    path = f"/channels/{place.channel_id}/messages/{message.id}"
+    status, answer = await place.call("PATCH", path, {"content": content})
+    assert (status, answer["code"]) == (400, 50006)
+    assert place.emulator.message(message.id).content == "hi"
+
+
+async def test_a_link_button_of_512_characters_is_taken(place: Place) -> None:
+    url = "https://example.com/" + "a" * 492
+    message = await place.posted({"components": [row(link_button(url))]})
+    assert message.payload["components"][0]["components"][0]["url"] == url
 
 
 async def test_edits_are_checked_too(place: Place) -> None:

@@ -35,6 +35,7 @@ MAX_EMBEDS = 10
 MAX_LEGACY_ROWS = 5
 MAX_ROW_BUTTONS = 5
 MAX_BUTTON_LABEL = 80
+MAX_BUTTON_URL = 512
 MAX_CUSTOM_ID = 100
 MAX_OPTIONS = 25
 MAX_OPTION_TEXT = 100
@@ -124,7 +125,8 @@ def validate_message(message: Mapping[str, Any]) -> Invalid | None:
 
     if out.flat:
         return Invalid(50035, "Invalid Form Body", out.tree, tuple(out.flat))
-    has_body = content or embeds or components or message.get("sticker_ids")
+    # Discord trims the content first: a message of only spaces and line breaks is empty.
+    has_body = content.strip() or embeds or components or message.get("sticker_ids")
     if not has_body and not message.get("attachments") and not message.get("poll"):
         return Invalid(50006, "Cannot send an empty message", problems=("empty message",))
     return None
@@ -286,6 +288,7 @@ def _check_button(out: Collector, path: Path, button: Component) -> None:
     if style == LINK_STYLE:
         if not button.get("url"):
             out.add((*path, "url"), "BASE_TYPE_REQUIRED", "This field is required")
+        out.max_length((*path, "url"), button.get("url"), MAX_BUTTON_URL)
         if "custom_id" in button:
             out.add(
                 (*path, "custom_id"), "BUTTON_COMPONENT_INVALID", "Link buttons have no custom_id."
@@ -293,6 +296,8 @@ def _check_button(out: Collector, path: Path, button: Component) -> None:
     elif style != PREMIUM_STYLE:
         if "custom_id" not in button:
             out.add((*path, "custom_id"), "BASE_TYPE_REQUIRED", "This field is required")
+        if "url" in button:
+            out.add((*path, "url"), "BUTTON_COMPONENT_INVALID", "Only link buttons have a url.")
         if not button.get("label") and not button.get("emoji"):
             out.add(
                 (*path, "label"), "BUTTON_COMPONENT_MISSING_LABEL", "A label or emoji is required."
