@@ -463,6 +463,35 @@ async def test_sending_to_an_archived_thread_unarchives_it(world: World) -> None
     assert not thread.archived
 
 
+async def test_a_message_in_an_archived_thread_is_edited_only_once_it_is_unarchived(
+    world: World,
+) -> None:
+    thread = world.emulator.add_thread(world.channel_id, "q-1")
+    async with running_bot() as bot:
+        sent = await bot.get_partial_messageable(thread.id).send("waiting")
+        world.emulator.archive_thread(thread.id)
+        with pytest.raises(discord.HTTPException) as refused:
+            await sent.edit(content="answered")
+        assert (refused.value.status, refused.value.code) == (400, 50083)
+        assert world.emulator.message(sent.id).content == "waiting"
+        await bot.http.edit_channel(thread.id, archived=False)
+        assert not thread.archived
+        await sent.edit(content="answered")
+        assert world.emulator.message(sent.id).content == "answered"
+
+
+async def test_a_locked_thread_stays_archived_for_the_bot(world: World) -> None:
+    thread = world.emulator.add_thread(world.channel_id, "q-1")
+    world.emulator.archive_thread(thread.id, locked=True)
+    async with running_bot() as bot:
+        with pytest.raises(discord.Forbidden) as refused:
+            await bot.http.edit_channel(thread.id, archived=False)
+        assert refused.value.code == 50013
+        with pytest.raises(discord.Forbidden):
+            await bot.http.edit_channel(world.channel_id, name="renamed")
+    assert thread.archived
+
+
 # --- validation, rate limits ---------------------------------------------------------------
 
 

@@ -18,7 +18,7 @@ from .modals import Given
 from .payloads import channel_payload, member_payload, role_payload
 from .people import People
 from .ratelimits import RateLimits, route_regex
-from .registry import Channel, Guild, Member, Registry, Role, User
+from .registry import Channel, Guild, Member, Registry, Role, UnknownEntity, User
 from .responses import InteractionResponder
 from .rest import API_PREFIX, RecordedRequest, RestApi
 from .snowflakes import SnowflakeFactory
@@ -103,6 +103,7 @@ class DiscordEmulator:
             gateway_url=lambda: self.gateway_url,
             public_key=self._endpoint.public_key,
             endpoint_urls=lambda: self._endpoint.urls,
+            on_thread_update=self._announce_thread,
         )
         self._people = People(
             registry=self.registry,
@@ -277,6 +278,21 @@ class DiscordEmulator:
         payload = {**channel_payload(self.registry, thread), "newly_created": True}
         self._gateway.dispatch("THREAD_CREATE", payload, intent=GUILDS)
         return thread
+
+    def archive_thread(self, thread_id: int, *, locked: bool = False) -> Channel:
+        """Archive a thread as Discord does after it has been quiet for its auto-archive
+        duration (or as a moderator does, `locked` so that only they may reopen it)."""
+        thread = self.registry.channel(thread_id)
+        if not thread.is_thread:
+            raise UnknownEntity(f"channel {thread_id} is not a thread")
+        thread.archived, thread.locked = True, locked
+        self._announce_thread(thread)
+        return thread
+
+    def _announce_thread(self, thread: Channel) -> None:
+        self._gateway.dispatch(
+            "THREAD_UPDATE", channel_payload(self.registry, thread), intent=GUILDS
+        )
 
     def dm_channel(self, user_id: int) -> Channel:
         """The bot's DM channel with a user (what ``POST /users/@me/channels`` returns)."""

@@ -59,6 +59,7 @@ class RestApi:
         gateway_url: Callable[[], str],
         public_key: str,
         endpoint_urls: Callable[[], list[str]],
+        on_thread_update: Callable[[Channel], None],
     ) -> None:
         self._registry = registry
         self._store = store
@@ -71,6 +72,7 @@ class RestApi:
         self._gateway_url = gateway_url
         self._public_key = public_key
         self._endpoint_urls = endpoint_urls
+        self._on_thread_update = on_thread_update
         self.log: list[RecordedRequest] = []
 
     def app(self) -> web.Application:
@@ -82,6 +84,7 @@ class RestApi:
             web.get("/gateway/bot", self._get_gateway_bot),
             web.post("/users/@me/channels", self._create_dm),
             web.get("/channels/{channel_id}", self._get_channel),
+            web.patch("/channels/{channel_id}", self._edit_channel),
             web.get("/channels/{channel_id}/messages", self._list_messages),
             web.post("/channels/{channel_id}/messages", self._post_message),
             web.get("/channels/{channel_id}/messages/{message_id}", self._get_message),
@@ -189,6 +192,18 @@ class RestApi:
     async def _get_channel(self, request: web.Request) -> web.Response:
         return json_response(channel_payload(self._registry, self._channel(request)))
 
+    async def _edit_channel(self, request: web.Request) -> web.Response:
+        """Only what the bot's permissions allow: unarchiving a thread that is not locked,
+        which needs no more than Send Messages; anything else needs Manage Channels or
+        Manage Threads, which the bot is not given."""
+        channel = self._channel(request)
+        body = require_object(await read_body(request))
+        if not channel.is_thread or body != {"archived": False} or channel.locked:
+            raise ApiError(403, 50013, "Missing Permissions")
+        channel.archived = False
+        self._on_thread_update(channel)
+        return json_response(channel_payload(self._registry, channel))
+
     async def _list_messages(self, request: web.Request) -> web.Response:
         """Newest first, as Discord lists them: the newest `limit` (before `before`), or with
         `after` the oldest `limit` after it."""
@@ -220,6 +235,10 @@ class RestApi:
 
     async def _edit_message(self, request: web.Request) -> web.Response:
         message = self._message(request)
+        channel = self._channel(request)
+        if channel.is_thread and channel.archived:
+            # Sending unarchives a thread; editing does not (error 50083's own example).
+            raise ApiError(400, 50083, "Thread is archived")
         body = require_object(await read_body(request))
         where = "PATCH /channels/{channel_id}/messages/{message_id}"
         return json_response(self._messenger.edit(message, body, where=where).payload)
