@@ -31,6 +31,7 @@ TARGET_HELP = (
 )
 NO_PINGS = discord.AllowedMentions.none()
 MAX_CONTENT = 2000
+THREAD_ARCHIVED = 50083
 MAX_PINGS = 100
 """Discord's limit on the users (and on the roles) one message may ping."""
 FIND_SINCE = timedelta(minutes=5)
@@ -133,8 +134,15 @@ class DiscordSurface:
         partial = self._client.get_partial_messageable(int(message.channel)).get_partial_message(
             int(message.message_id)
         )
+        view = render(RequestView.of(request))
         try:
-            await partial.edit(view=render(RequestView.of(request)), allowed_mentions=NO_PINGS)
+            try:
+                await partial.edit(view=view, allowed_mentions=NO_PINGS)
+            except discord.HTTPException as error:
+                if error.code != THREAD_ARCHIVED:
+                    raise
+                await self._unarchive(message)
+                await partial.edit(view=view, allowed_mentions=NO_PINGS)
         except discord.NotFound:
             # Deleted by someone: there is nothing left to keep up to date.
             log.info("the Discord message of %s is gone; not updating it", request.request_id)
@@ -145,6 +153,19 @@ class DiscordSurface:
             raise MessageRefused(
                 f"Discord refused to edit message {message.message_id} in channel "
                 f"{message.channel}: {error.status} {error.text}"
+            ) from error
+
+    async def _unarchive(self, message: MessageRef) -> None:
+        """Reopen the archived thread `message` is in, so that it can be edited: a thread
+        archives itself once quiet, and sending reopens it but editing does not. Reopening
+        one that is not locked needs only Send Messages, as a reply in it would."""
+        try:
+            await self._client.http.edit_channel(int(message.channel), archived=False)
+        except discord.Forbidden as error:
+            raise MessageRefused(
+                f"cannot edit message {message.message_id}: its thread {message.channel} is "
+                f"archived and locked, and only a moderator may reopen it; Discord said "
+                f"{error.status} {error.text}"
             ) from error
 
     async def remind(self, request: Request, message: MessageRef) -> None:

@@ -59,6 +59,21 @@ async def test_a_thread_target_asks_in_the_thread(
     assert "Answered by **Bob**" in edited.text
 
 
+async def test_a_question_in_a_thread_archived_since_is_still_brought_up_to_date(
+    bridge: Service, world: World, http: aiohttp.ClientSession
+) -> None:
+    emulator = world.emulator
+    thread = emulator.add_thread(world.channel.id, "release-42")
+    status = await ask(http, bridge.url, {**DATABASE, "target": f"discord:{thread.id}"})
+    question = posted(emulator, status)
+    emulator.archive_thread(thread.id)  # quiet for its auto-archive duration
+    async with http.delete(f"{bridge.url}/v1/questions/ask_db") as response:
+        assert response.status == 200
+    edited = await emulator.wait_for_edit(question.id, ended)
+    assert "Withdrawn by the agent" in edited.text
+    assert not thread.archived  # as a reply in it would have unarchived it
+
+
 @pytest.mark.parametrize(
     ("target", "expected"),
     [

@@ -12,7 +12,7 @@ import pytest
 
 from askbridge.adapters.discord.surface import DiscordSurface
 from askbridge.core.errors import MessageRefused, SurfaceUnavailable
-from askbridge.core.models import Request, Target
+from askbridge.core.models import Request, Status, Target
 from askbridge.core.questions import parse_questions
 from tests.conftest import DEPLOY
 from tests.emulators.discord.dpy import discord_py_pointed_at
@@ -60,3 +60,29 @@ async def test_discord_refusing_the_message_is_told_apart_from_discord_being_dow
     emulator.refuse_next("POST", SEND, code=50013, message="Missing Permissions")
     with pytest.raises(MessageRefused, match="403 Missing Permissions"):
         await surface.remind(request, message)
+
+
+@pytest.mark.parametrize("locked", [False, True], ids=["archived", "archived-and-locked"])
+async def test_an_edit_in_an_archived_thread_reopens_it_unless_it_is_locked(
+    world: World, surface: DiscordSurface, locked: bool
+) -> None:
+    emulator = world.emulator
+    thread = emulator.add_thread(world.channel.id, "release-42")
+    request = Request(
+        request_id="ask_r",
+        questions=parse_questions([DEPLOY]),
+        targets=(Target(platform="discord", channel=str(thread.id)),),
+        created_at=datetime.now(UTC),
+    )
+    message = await surface.post(request, request.targets[0])
+    emulator.archive_thread(thread.id, locked=locked)
+    withdrawn = request.model_copy(update={"status": Status.WITHDRAWN})
+    if locked:
+        with pytest.raises(MessageRefused, match="archived and locked, and only a moderator"):
+            await surface.update(withdrawn, message)
+        assert thread.archived
+        assert emulator.message(int(message.message_id)).version == 0
+    else:
+        await surface.update(withdrawn, message)
+        assert not thread.archived
+        assert "Withdrawn" in emulator.message(int(message.message_id)).text
