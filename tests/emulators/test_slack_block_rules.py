@@ -190,6 +190,10 @@ PROBES: dict[str, tuple[list[dict[str, Any]], str]] = {
         [rich(rsection({"type": "date", "timestamp": "1700000000", "format": "{date}"}))],
         "timestamp must be an integer",
     ),
+    "checkboxes with no initial options": (
+        [actions({**radio("a", "b"), "type": "checkboxes", "initial_options": []})],
+        "must provide at least 1 items [json-pointer:/blocks/0/elements/0/initial_options]",
+    ),
     "mention in preformatted text": (
         [rich({"type": "rich_text_preformatted", "elements": [{"type": "user", "user_id": "U1"}]})],
         "unsupported type: user",
@@ -461,6 +465,13 @@ VIEW_PROBES: dict[str, tuple[dict[str, Any], str]] = {
             | {"element": radio("a") | {"initial_option": {"text": plain("A"), "value": "a"}}}
         ),
         "must match one of the options exactly",
+    ),
+    "a multi-select with no initial options": (
+        view(
+            radio_input()
+            | {"element": radio("a") | {"type": "multi_static_select", "initial_options": []}}
+        ),
+        "must provide at least 1 items [json-pointer:/view/blocks/0/element/initial_options]",
     ),
     "button in an input block": (
         view(text_input() | {"element": button(plain("Go"))}),

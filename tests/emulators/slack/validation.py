@@ -371,6 +371,9 @@ class _Checker(Problems):
         if "initial_options" in element and not isinstance(many, list):
             self.fail("must be an array", f"{pointer}/initial_options")
         elif isinstance(many, list):
+            if not many:
+                # Slack wants the field left out when nothing starts ticked (bolt-js#482).
+                self.fail("must provide at least 1 items", f"{pointer}/initial_options")
             chosen += [(o, f"{pointer}/initial_options/{i}") for i, o in enumerate(many)]
         for option, option_pointer in chosen:
             if option not in options:
