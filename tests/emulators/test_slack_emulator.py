@@ -194,6 +194,20 @@ async def test_web_client_posts_and_updates_a_message(
     assert slack.message(CHANNEL, first["ts"]).blocks == []
 
 
+async def test_an_update_to_nothing_is_refused(
+    slack: SlackEmulator, web_client: AsyncWebClient
+) -> None:
+    posted = await web_client.chat_postMessage(channel=CHANNEL, text="hi", blocks=question_blocks())
+    for empty in ({}, {"text": ""}, {"text": "", "blocks": []}):
+        arguments = {"channel": CHANNEL, "ts": posted["ts"], **empty}
+        with pytest.raises(SlackApiError) as error:
+            # api_call, since chat_update itself warns of a missing text before it sends
+            await web_client.api_call("chat.update", json=arguments)
+        assert error.value.response.status_code == 200
+        assert error.value.response.data == {"ok": False, "error": "no_text"}
+    assert slack.message(CHANNEL, posted["ts"]).version == 0
+
+
 async def test_tokens_are_checked_like_slack(slack: SlackEmulator) -> None:
     wrong = AsyncWebClient(token="xoxb-wrong", base_url=slack.api_url)
     with pytest.raises(SlackApiError) as error:

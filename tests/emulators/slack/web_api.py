@@ -191,6 +191,9 @@ class WebApi:
         if not isinstance(ts, str) or self.workspace.latest(channel.id, ts) is None:
             raise SlackError("message_not_found")
         text, blocks = self._content("chat.update", arguments)
+        if not text and not blocks:
+            # Slack replaces what it is given; a message of nothing is refused, as on posting.
+            raise SlackError("no_text")
         message = await self.workspace.update(channel.id, ts, text, blocks)
         if message is None:
             raise SlackError("message_not_found")
