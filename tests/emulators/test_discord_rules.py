@@ -182,6 +182,27 @@ async def test_a_link_button_of_512_characters_is_taken(place: Place) -> None:
     assert message.payload["components"][0]["components"][0]["url"] == url
 
 
+async def test_an_interaction_token_is_refused_after_fifteen_minutes() -> None:
+    async with DiscordEmulator(token_lifetime=0.0) as emulator, aiohttp.ClientSession() as http:
+        guild = emulator.add_guild("g")
+        channel = emulator.add_text_channel(guild.id, "c")
+        alice = emulator.add_user("alice")
+        emulator.add_member(guild.id, alice.id)
+        place = Place(emulator, http, channel.id, alice, alice, 0)
+        button = {"type": 2, "style": 1, "label": "Yes", "custom_id": "yes"}
+        question = await place.posted({"content": "Ship?", "components": [row(button)]})
+        click = await emulator.click(question, alice.id, "Yes")
+        callback = f"/interactions/{click.id}/{click.token}/callback"
+        assert (await place.call("POST", callback, {"type": 6}))[0] == 204
+        webhook = f"/webhooks/{emulator.application_id}/{click.token}"
+        expired = (401, {"code": 50027, "message": "Invalid Webhook Token"})
+        assert await place.call("POST", webhook, {"content": "late"}) == expired
+        assert await place.call("PATCH", f"{webhook}/messages/@original", {"content": "x"}) == (
+            expired
+        )
+        assert emulator.message(question.id).content == "Ship?"
+
+
 async def test_edits_are_checked_too(place: Place) -> None:
     message = await place.posted({"content": "hi"})
     path = f"/channels/{place.channel_id}/messages/{message.id}"

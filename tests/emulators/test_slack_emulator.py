@@ -724,6 +724,20 @@ async def test_response_url_replies_replaces_deletes_and_wears_out(
     assert slack.invalid_blocks_count == 1
 
 
+async def test_a_response_url_expires_after_thirty_minutes() -> None:
+    now = [1_700_000_000.0]
+    async with SlackEmulator(clock=lambda: now[0]) as slack, aiohttp.ClientSession() as session:
+        slack.add_user("U1", "alice")
+        slack.add_channel(CHANNEL, "general")
+        client = AsyncWebClient(token=slack.identity.bot_token, base_url=slack.api_url)
+        message = await post_question(slack, client)
+        delivery = await slack.person("U1").click_button(message, "Approve")
+        now[0] += 30 * 60 + 1
+        async with session.post(delivery.payload["response_url"], json={"text": "late"}) as late:
+            assert (late.status, await late.json()) == (404, {"ok": False, "error": "expired_url"})
+        assert slack.ephemerals("U1") == []
+
+
 # ---- modals ------------------------------------------------------------------------------------
 
 
