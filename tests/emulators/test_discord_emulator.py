@@ -19,6 +19,7 @@ from .discord import (
     DiscordEmulator,
     InteractionFailed,
     Message,
+    NothingSent,
     User,
     WaitTimeout,
     snowflake_ms,
@@ -267,6 +268,25 @@ async def test_choose_in_select_sends_values(world: World) -> None:
         await handle.response()
         assert await bot.handled.get() == ("pick:eph", world.bob.id, ["a", "c"])
         await handle.wait_for_ephemeral("you chose a+c")
+
+
+async def test_picking_again_what_a_select_shows_sends_nothing_until_the_message_changes(
+    world: World,
+) -> None:
+    async with running_bot() as bot:
+        question = await post_question(bot, world)
+        await (await world.emulator.choose(question, world.bob.id, ["Apple", "Cherry"])).response()
+        with pytest.raises(NothingSent, match="sends nothing when the same options"):
+            await world.emulator.choose(question, world.bob.id, ["Cherry", "Apple"])
+        # Another person's select, and another pick, are their own.
+        await (
+            await world.emulator.choose(question, world.alice.id, ["Apple", "Cherry"])
+        ).response()
+        await (await world.emulator.choose(question, world.bob.id, ["Apple"])).response()
+        edit = bot.get_partial_messageable(world.channel_id).get_partial_message(question.id)
+        await edit.edit(content="Which fruit, again?")
+        # Once the message changed, the select shows its defaults (none) again.
+        await (await world.emulator.choose(question, world.bob.id, ["Apple"])).response()
 
 
 async def test_defer_then_edit_original_updates_the_clicked_message(world: World) -> None:

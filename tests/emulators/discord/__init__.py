@@ -34,6 +34,7 @@ from .markdown import LiveMarkdown, live_markdown
 from .mentions import AllowedMentions, Mentioned, Pings, mentioned_in
 from .messages import Rejection
 from .modals import CannotSubmit, Choices, Field, Modal, Option, validate_modal
+from .people import NothingSent
 from .registry import Channel, Guild, Member, Role, UnknownEntity, User
 from .rest import RecordedRequest
 from .snowflakes import snowflake_from_ms, snowflake_ms
@@ -64,6 +65,7 @@ __all__ = [
     "Mentioned",
     "Message",
     "Modal",
+    "NothingSent",
     "Option",
     "Pings",
     "RecordedRequest",

@@ -27,6 +27,10 @@ from .store import Message, MessageStore
 from .waiting import Pulse
 
 
+class NothingSent(ComponentNotFound):
+    """The person's use of a control would send Discord nothing to deliver."""
+
+
 class People:
     def __init__(
         self,
@@ -56,6 +60,8 @@ class People:
         self._token_lifetime = token_lifetime
         self.handles: list[InteractionHandle] = []
         self._states: dict[int, InteractionState] = {}
+        self._picked: dict[tuple[int, int, str], tuple[int, frozenset[str]]] = {}
+        """(person, message, select) -> the message version and what the select shows them."""
 
     def click(
         self, message: Message | int, user_id: int, label: str, *, row: int | None, nth: int | None
@@ -94,6 +100,22 @@ class People:
                 f"{select.get('placeholder')!r}, not {list(labels)}"
             )
         values = [by_label[label] for label in labels]
+        # The client keeps what a person picked in a select until the message changes; picking
+        # what it already shows sends nothing ("working as intended", discord-api-docs#4801).
+        key = (user_id, current.id, str(select.get("custom_id")))
+        shown = self._picked.get(key)
+        if shown is None or shown[0] != current.version:
+            shown = (
+                current.version,
+                frozenset(str(o.get("value")) for o in options if o.get("default")),
+            )
+        if frozenset(values) == shown[1]:
+            raise NothingSent(
+                f"select {select.get('placeholder')!r} already shows {list(labels)} to user "
+                f"{user_id}; Discord's client sends nothing when the same options are picked "
+                "again (until the message changes)"
+            )
+        self._picked[key] = (current.version, frozenset(values))
         return self._use(current, channel, user_id, select, values)
 
     def use_custom_id(
