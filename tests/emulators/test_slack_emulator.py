@@ -18,7 +18,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from .slack import Message, SlackEmulator, has_interactive_elements, visible_text
+from .slack import Message, NothingSent, SlackEmulator, has_interactive_elements, visible_text
 
 CHANNEL = "C0GENERAL"
 
@@ -626,6 +626,27 @@ async def test_choices_survive_updates_only_while_block_ids_stay(
     assert (
         slack.person("U2").selections(message)["values"]["q1-r3"]["q1"]["selected_option"] is None
     )
+
+
+async def test_selecting_the_selected_radio_button_again_sends_nothing(
+    slack: SlackEmulator,
+    web_client: AsyncWebClient,
+    socket_app: tuple[AsyncApp, AsyncSocketModeHandler],
+) -> None:
+    recorder(socket_app[0], "q1")
+    message = await post_question(slack, web_client)
+    alice = slack.person("U1")
+    (await alice.choose_radio(message, "Postgres", hint="database")).assert_acked()
+    sent = len(slack.deliveries)
+    with pytest.raises(NothingSent, match="already selected"):
+        await alice.choose_radio(message, "Postgres", hint="database")
+    assert len(slack.deliveries) == sent
+    # Another person's radio buttons are their own; a new block_id starts unselected.
+    (await slack.person("U2").choose_radio(message, "Postgres", hint="database")).assert_acked()
+    await web_client.chat_update(
+        channel=CHANNEL, ts=message.ts, text="v2", blocks=question_blocks("r2")
+    )
+    (await alice.choose_radio(message, "Postgres", hint="database")).assert_acked()
 
 
 async def test_finding_things_by_text_fails_loudly(

@@ -12,7 +12,7 @@ from .blocks import block_texts, has_interactive_elements, visible_text
 from .delivery import Delivery, Tamper, Via, signature
 from .emulator import SlackEmulator
 from .mrkdwn import Mentions, MrkdwnMarkup, mentions, mrkdwn_markup, mrkdwn_mentions
-from .person import Person
+from .person import NothingSent, Person
 from .response_url import ResponseUrlCall
 from .validation import validate_blocks, validate_view
 from .views import OpenView, ViewSubmission, answer_of
@@ -28,6 +28,7 @@ __all__ = [
     "Mentions",
     "Message",
     "MrkdwnMarkup",
+    "NothingSent",
     "OpenView",
     "Person",
     "ResponseUrlCall",

@@ -38,6 +38,10 @@ if TYPE_CHECKING:
     from .emulator import SlackEmulator
 
 
+class NothingSent(AssertionError):
+    """What the person did would not make Slack's client send the app anything."""
+
+
 class Person:
     """Acts on the newest version of a message unless `stale=True` (a client not yet refreshed).
 
@@ -275,7 +279,13 @@ class Person:
     ) -> Delivery:
         shown = message if stale else self.sees(message)
         target, option = find_option(shown, label, frozenset({kind}), hint)
-        entry = self._state(shown).choose(target, [option])
+        state = self._state(shown)
+        if kind == "radio_buttons" and not stale and option in state.selected(target):
+            raise NothingSent(
+                f"{self}: radio button {label!r} in {target.block_id} is already selected; "
+                "selecting it again changes nothing, and Slack's client sends nothing"
+            )
+        entry = state.choose(target, [option])
         action = choice_action(target, entry, self._emulator.action_ts())
         return await self._send(shown, action, via, tamper)
 
