@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from tests.emulators.teams.schema import schema_errors
@@ -150,15 +150,73 @@ def card_inputs(card: Any) -> dict[str, dict[str, Any]]:
     return found
 
 
-def client_refusal(card: Any, action: dict[str, Any], inputs: dict[str, str]) -> str | None:
+def associated_inputs(card: Any, action: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The inputs a press on `action` sends, as Teams sends them (Adaptive Cards
+    `associatedInputs: auto`): every input of the card the action is on and of the cards that
+    card is within, not those behind another ShowCard; none for an action with
+    `associatedInputs: none`. An action not on the card is a mistake of the test (ValueError):
+    no client can press it."""
+    path = _cards_to(card, action)
+    if path is None:
+        raise ValueError(f"the action {action.get('title')!r} is not on the card")
+    if action.get("associatedInputs") == "none":
+        return {}
+    return {
+        element["id"]: element
+        for holder in path
+        for element in _elements(holder.get("body", []))
+        if str(element.get("type", "")).startswith("Input.")
+    }
+
+
+def sent_values(
+    associated: dict[str, dict[str, Any]], changed: Mapping[str, str]
+) -> dict[str, str]:
+    """What a press sends of its `associated` inputs: each with what the person `changed` it
+    to, else the value the card gave it (a toggle its valueOff, the rest empty). Naming an
+    input the press does not send is a mistake of the test (ValueError): no client can."""
+    if unsent := set(changed) - set(associated):
+        raise ValueError(f"the press does not send {sorted(unsent)}")
+    return {key: changed.get(key, _shown_value(element)) for key, element in associated.items()}
+
+
+def on_card(card: Any, action: dict[str, Any]) -> bool:
+    """Whether `action` is on `card` (behind a ShowCard too)."""
+    return _cards_to(card, action) is not None
+
+
+def _shown_value(element: dict[str, Any]) -> str:
+    """The value an input holds as the card gave it, as a press sends it: text."""
+    if element["type"] == "Input.Toggle":
+        on, off = element.get("valueOn", "true"), element.get("valueOff", "false")
+        return str(on if element.get("value") == on else off)
+    value = element.get("value")
+    return "" if value is None else str(value)
+
+
+def _cards_to(card: Any, action: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The cards from `card` down to the one `action` is on (its body's or its own actions),
+    or None when it is on none of them."""
+    if not isinstance(card, dict):
+        return None
+    shown = [a for element in _elements(card.get("body", [])) for a in element.get("actions", [])]
+    shown += card.get("actions", [])
+    if any(a is action for a in shown) or action in shown:
+        return [card]
+    for held in shown:
+        if held.get("type") == "Action.ShowCard":
+            inner = _cards_to(held.get("card"), action)
+            if inner is not None:
+                return [card, *inner]
+    return None
+
+
+def client_refusal(associated: dict[str, dict[str, Any]], sent: Mapping[str, str]) -> str | None:
     """What the Teams client says instead of sending a press (Adaptive Cards input
     validation, from 1.3: required inputs, a number's bounds, a text's length, a choice among
-    the choices, a date as a date), or None when it sends it. An action with
-    `associatedInputs: none` sends no inputs and checks none."""
-    if action.get("associatedInputs") == "none":
-        return "an action without inputs was sent some" if inputs else None
-    for input_id, element in card_inputs(card).items():
-        value = inputs.get(input_id, "")
+    the choices, a date as a date) of the inputs it sends, or None when it sends it."""
+    for input_id, value in sent.items():
+        element = associated[input_id]
         kind = element["type"]
         if element.get("isRequired") and value == "":
             return f"{input_id} is required"

@@ -23,9 +23,12 @@ from aiohttp import web
 from tests.emulators.teams.cards import (
     MAX_MESSAGE_BYTES,
     CardRefused,
+    associated_inputs,
     check_card,
     client_refusal,
     mentioned,
+    on_card,
+    sent_values,
 )
 from tests.emulators.teams.keys import SigningKey, self_signed
 
@@ -338,13 +341,37 @@ class TeamsEmulator:
         token: str | None = None,
         activity_id: str | None = None,
     ) -> tuple[int, Any]:
-        """A person presses an Action.Execute on `message`: Teams merges the card's input
-        values into its data and delivers an `adaptiveCard/action` invoke, signed. The client
-        checks the card's inputs first, as Teams does, and sends nothing they refuse
-        (ClientRefused)."""
-        refusal = client_refusal(message.card, action, inputs or {})
+        """A person presses an Action.Execute on `message` (as it is or was), having changed
+        the `inputs` named (the rest hold what the card gave them): Teams merges the values of
+        every input the action sends into its data (`cards.associated_inputs`) and delivers an
+        `adaptiveCard/action` invoke, signed. The client checks those inputs first, as Teams
+        does, and sends nothing they refuse (ClientRefused)."""
+        # A person may still see a card since replaced, and press on it.
+        seen = next((card for card in reversed(message.versions) if on_card(card, action)), None)
+        if seen is None:
+            raise ValueError(f"the action {action.get('title')!r} is on no card of the message")
+        associated = associated_inputs(seen, action)
+        sent = sent_values(associated, inputs or {})
+        refusal = client_refusal(associated, sent)
         if refusal is not None:
             raise ClientRefused(refusal)
+        data = {**action.get("data", {}), **sent}
+        return await self.deliver(
+            bot_url, message, person, action["verb"], data, token=token, activity_id=activity_id
+        )
+
+    async def deliver(
+        self,
+        bot_url: str,
+        message: Posted,
+        person: Person,
+        verb: str,
+        data: dict[str, Any],
+        token: str | None = None,
+        activity_id: str | None = None,
+    ) -> tuple[int, Any]:
+        """An `adaptiveCard/action` invoke on `message` with this `verb` and `data` as given,
+        signed: what a tampered client may send, which no card's press does (`press`)."""
         activity = {
             "type": "invoke",
             "name": "adaptiveCard/action",
@@ -361,11 +388,7 @@ class TeamsEmulator:
             "conversation": {"id": message.conversation, "tenantId": TENANT},
             "replyToId": message.id,
             "value": {
-                "action": {
-                    "type": "Action.Execute",
-                    "verb": action["verb"],
-                    "data": {**action.get("data", {}), **(inputs or {})},
-                },
+                "action": {"type": "Action.Execute", "verb": verb, "data": data},
                 "trigger": "manual",
             },
         }
