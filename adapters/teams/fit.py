@@ -122,7 +122,7 @@ def _runs(tree: object) -> Iterator[Element]:
 
 def _titles(body: list[Element]) -> Iterator[_Text]:
     """The texts of the body's inputs and option buttons: labels, a toggle's title, each
-    choice's title, each button's title."""
+    choice's title, each option button's title (not a link's)."""
     for element in body:
         kind = str(element.get("type", ""))
         if kind.startswith("Input."):
@@ -130,7 +130,9 @@ def _titles(body: list[Element]) -> Iterator[_Text]:
         for choice in element.get("choices", []):
             yield _Text(choice, "title")
         if kind == "ActionSet":
-            yield from (_Text(action, "title") for action in element["actions"])
+            # A link (to all of a tool call) is never cut: its title says what it opens.
+            buttons = [a for a in element["actions"] if a.get("type") != "Action.OpenUrl"]
+            yield from (_Text(action, "title") for action in buttons)
 
 
 def _prefills(card: Element) -> list[tuple[list[Element], Element]]:

@@ -36,7 +36,7 @@ from askbridge.adapters.teams.text import (
     run,
     words,
 )
-from askbridge.adapters.teams.tool_call import tool_elements
+from askbridge.adapters.teams.tool_call import linked_when_cut, tool_elements
 from askbridge.core.answers import MAX_TYPED_CHARS, NOTE_HINT, NOTE_LABEL, NOTE_PLACEHOLDER
 from askbridge.core.changes import CHANGE_ACTION, CHANGE_HINT, CHANGE_TITLE, Changeable, offered
 from askbridge.core.forms import as_uri
@@ -78,8 +78,26 @@ def render(
     """The whole card for the request's current state; `note`: a line for the person who
     pressed only (the invoke's answer), above everything else. A typed form's inputs hold
     what the person `given` (else the defaults), each refused one with its `problems`."""
+    call = [] if view.tool is None else tool_elements(view.tool)
+    card = _card(view, call, note, given, problems)
+    # What the card's size cut of the call (`fit`) is cut as much as what the call's own
+    # limits cut: the card links to all of it then too.
+    with_link = None if view.tool is None else linked_when_cut(view.tool, call)
+    if with_link is not None:
+        card = _card(view, with_link, note, given, problems)
+    return card
+
+
+def _card(
+    view: RequestView,
+    call: list[Element],
+    note: str | None,
+    given: Mapping[str, object] | None,
+    problems: Mapping[str, str] | None,
+) -> Element:
+    """The card with the tool `call`'s elements, fitted to Teams' size limit."""
     body: list[Element] = [plain(note, bold=True)] if note else []
-    body += _waiting(view, given, problems) if view.waiting else _ended(view)
+    body += _waiting(view, call, given, problems) if view.waiting else _ended(view, call)
     card: Element = {"type": "AdaptiveCard", "$schema": SCHEMA, "version": VERSION, "body": body}
     if view.waiting:
         card["actions"] = _actions(view)
@@ -95,14 +113,14 @@ def attachment(card: Element) -> Element:
 
 def _waiting(
     view: RequestView,
+    call: list[Element],
     given: Mapping[str, object] | None = None,
     problems: Mapping[str, str] | None = None,
 ) -> list[Element]:
     body: list[Element] = [words(view.heading.format(deciders=""), bold=True)]
     if view.context:
         body.append(plain(view.context))
-    if view.tool is not None:
-        body += tool_elements(view.tool)
+    body += call
     form = view.form
     if form is not None:
         body.append(plain(form.message.strip()))
@@ -308,15 +326,14 @@ def _change_card(request_id: str, field: Changeable) -> Element:
     return {"type": "Action.ShowCard", "title": CHANGE_ACTION, "card": card}
 
 
-def _ended(view: RequestView) -> list[Element]:
+def _ended(view: RequestView, call: list[Element]) -> list[Element]:
     body: list[Element] = []
     heading = view.heading.format(deciders=names(view.deciders))
     when = "" if view.ended_at is None else f" · {view.ended_at.strftime('%Y-%m-%d %H:%M UTC')}"
     body.append(plain(heading + when, bold=True))
     if view.context:
         body.append(plain(view.context, subtle=True))
-    if view.tool is not None:
-        body += tool_elements(view.tool)
+    body += call
     form = view.form
     if form is not None:
         body.append(plain(form.message.strip(), subtle=True))

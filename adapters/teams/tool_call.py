@@ -2,7 +2,8 @@
 by line in a monospace font (removed lines red, added lines green), named values as text.
 
 Every text is a `TextRun` (see `text`), which Teams shows as written. A long diff or command
-shows its first lines and says how many are left.
+shows its first lines and says how many are left; a call cut, by these limits or by the card's
+size (`fit`), links to all of it on the web page (`ToolView.full_view`).
 """
 
 from __future__ import annotations
@@ -31,18 +32,30 @@ COLOURS = {"-": "Attention", "+": "Good"}
 """How a diff line is coloured, by its sign."""
 
 
-def tool_elements(tool: ToolView) -> list[Element]:
-    """The call's card elements, in the order of its parts."""
+def tool_elements(tool: ToolView, *, cut_to_fit: bool = False) -> list[Element]:
+    """The call's card elements, in the order of its parts, and the link to all of it when
+    they leave some of it out, or when the card's size cut some of it (`cut_to_fit`)."""
     elements = [plain(tool.title, bold=True, limit=TITLE_CHARS)]
     for part in tool.parts[:MAX_PARTS]:
         elements += _part(part)
     cut = is_cut(
         tool, MAX_LINES, BLOCK_BUDGET, MAX_PARTS, max_fields=MAX_FIELDS, value_chars=MAX_VALUE
     )
-    if tool.full_view is not None and cut:
+    if tool.full_view is not None and (cut or cut_to_fit):
         see: Element = {"type": "Action.OpenUrl", "title": FULL_VIEW, "url": tool.full_view}
         elements.append({"type": "ActionSet", "actions": [see]})
     return elements
+
+
+def linked_when_cut(tool: ToolView, fitted: list[Element]) -> list[Element] | None:
+    """The call's elements again, now with the link to all of it, when the card's size cut
+    some of what its elements showed (`fitted`: `tool_elements` as `fit` left them) and they
+    had no link; else None. A person is told of every cut of what they approve, and can see
+    all of it."""
+    if tool.full_view is None or fitted == (whole := tool_elements(tool)):
+        return None
+    with_link = tool_elements(tool, cut_to_fit=True)
+    return None if with_link == whole else with_link
 
 
 def _part(part: Part) -> list[Element]:
