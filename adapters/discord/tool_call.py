@@ -5,7 +5,8 @@ Code blocks hold the text as written, with any ``` in it broken so that it canno
 block, and mentions broken as everywhere else; the title, labels and values go through
 `text.escape`. A long diff or command shows its first lines and says how many are left.
 Under a tight share the title and notes are cut first: what runs (commands, diffs, values)
-keeps its room, and is cut itself only when it cannot be whole even then.
+keeps its room, and is cut itself only when it cannot be whole even then; a call so cut always
+keeps its link to all of it.
 """
 
 from __future__ import annotations
@@ -38,9 +39,12 @@ MAX_PARTS = 8
 
 
 def tool_text(tool: ToolView, limit: int = MAX_TOOL_TEXT) -> str:
-    """The call as one markdown text of at most `limit` characters (MAX_TOOL_TEXT at most):
-    its start, when it must be cut, and the link to all of it while that takes at most half.
-    The title and notes are cut before what runs, down to nothing when it needs all of it."""
+    """The call as one markdown text of at most `limit` characters (MAX_TOOL_TEXT at most),
+    save a link longer than that: its start, when it must be cut, and the link to all of it.
+    The title and notes are cut before what runs, down to nothing when it needs all of it. A
+    cut call keeps its link even where the link alone is longer than `limit`: the message
+    then cuts its other texts further (`render._fitted`), for an approver is never shown part
+    of a call without it."""
     limit = min(limit, MAX_TOOL_TEXT)
     title = line(tool.title)
     # Cut past TITLE_CHARS as written, as `is_cut` counts it; then only to make room.
@@ -64,12 +68,12 @@ def tool_text(tool: ToolView, limit: int = MAX_TOOL_TEXT) -> str:
     hidden = is_cut(
         tool, MAX_LINES, BLOCK_BUDGET, MAX_PARTS, max_fields=MAX_FIELDS, value_chars=FIELD_BUDGET
     )
-    if not (len(whole) > limit or hidden) or 2 * len(link) > limit:
+    if not (len(whole) > limit or hidden):
         link = ""
     elif not hidden and len(runs) <= limit < len(runs) + len(link):
         # Room for all of what runs or for the link, not both: what runs comes first.
         link = ""
-    room = limit - len(link)
+    room = max(limit - len(link), 0)
     # The largest share of the title and notes with which the call fits whole, else none.
     low, high = 0, top
     while low < high:
@@ -79,7 +83,7 @@ def tool_text(tool: ToolView, limit: int = MAX_TOOL_TEXT) -> str:
         else:
             high = share - 1
     # The link goes after the cut, so that no cut can take it.
-    return shorten(text(low), room) + link
+    return (shorten(text(low), room) + link).removeprefix("\n")
 
 
 def _bold(escaped: str, limit: int) -> str:

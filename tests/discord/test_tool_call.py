@@ -67,10 +67,9 @@ def test_what_runs_is_cut_after_the_title_and_notes(
 ) -> None:
     tool, runs = case
     shown = tool_text(tool, limit)
-    assert len(shown) <= limit
     link = "" if tool.full_view is None else f"\n-# [{FULL_VIEW}](<{tool.full_view}>)"
-    if 2 * len(link) > limit:
-        link = ""  # The link goes with a cut only while it takes at most half.
+    # Within the limit, save a link longer than all of it: a cut is never without its link.
+    assert len(shown) <= max(limit, len(link) - 1)
     whole = alone(runs)
     hidden = is_cut(
         tool, MAX_LINES, BLOCK_BUDGET, MAX_PARTS, max_fields=MAX_FIELDS, value_chars=FIELD_BUDGET
@@ -80,7 +79,7 @@ def test_what_runs_is_cut_after_the_title_and_notes(
         assert whole in shown
     else:
         # Cut: the title and the notes are gone, what runs shows its start, then the link.
-        assert shown == shorten(whole, limit - len(link)) + link
+        assert shown == (shorten(whole, max(limit - len(link), 0)) + link).removeprefix("\n")
 
 
 def test_what_runs_whole_comes_before_the_link() -> None:
@@ -122,3 +121,33 @@ def test_a_long_title_and_note_give_way_to_the_command_in_a_full_message() -> No
     assert sum(len(t) for t in texts) <= 4000
     [shown] = [t for t in texts if t.startswith("c" * 100)]
     assert shown.endswith(f"…**\n```\n{command}\n```")
+
+
+def test_a_cut_command_keeps_its_link_in_a_full_message() -> None:
+    """Four questions of four described options and a long context leave the call a share
+    smaller than twice its link (a request id of 64 characters): the command is cut, with its
+    ellipsis, and the message still links to all of it, its other texts cut further to make
+    room."""
+    request_id = "r" * 64
+    page = f"https://askbridge.example.com/q/{request_id}?token=" + "0" * 64
+    command = "\n".join(f"echo {n}" for n in range(80))
+    tool = ToolView(tool="Bash", title="Run a command", parts=(Code(text=command),), full_view=page)
+    options = [{"label": f"{'l' * 80}{o}", "description": "d" * 100} for o in range(4)]
+    questions = [{"question": "q" * 2000, "header": f"H{q}", "options": options} for q in range(4)]
+    req = Request(
+        request_id=request_id,
+        questions=parse_questions(questions),
+        targets=(Target(platform="discord", channel="1"),),
+        context="c" * 2000,
+        tool=tool,
+        created_at=WHEN,
+    )
+    link = f"-# [{FULL_VIEW}](<{page}>)"
+    components: list[dict[str, Any]] = render(RequestView.of(req)).to_components()  # type: ignore[no-untyped-call]
+    assert validate_message({"flags": COMPONENTS_V2, "components": components}) is None
+    texts = [
+        p.component["content"] for p in walk(components) if p.component["type"] == TEXT_DISPLAY
+    ]
+    assert sum(len(t) for t in texts) <= 4000
+    [shown] = [t for t in texts if "echo 0" in t]
+    assert shown.endswith(f"…\n```\n{link}")
