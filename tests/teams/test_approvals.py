@@ -277,3 +277,33 @@ async def test_a_card_decided_by_its_deadline_shows_the_votes_it_had(
     assert shown[0].startswith("Decided by timeout")
     assert "• Approve — 1/2 (Alice)" in shown
     assert "• Reject — 1/2 (Bob)" in shown
+
+
+@pytest.mark.parametrize("pressed", ["Allow once", "Edit and allow"])
+async def test_a_press_that_changes_nothing_allows_the_call_as_asked(
+    pressed: str, teams: TeamsEmulator, bridge: Service, http: aiohttp.ClientSession
+) -> None:
+    """Teams sends the inputs as the card gave them: Allow once beside Edit and allow does not
+    send its field (it is behind the ShowCard), and Edit and allow with the field untouched
+    sends the call as asked; either allows it once, unchanged."""
+    conversation = teams.add_conversation()
+    asked = {"command": "make release"}
+    await ask(
+        http,
+        bridge.url,
+        request_id="ask_same",
+        questions=permission_questions({"tool_name": "Bash"}, always=None, shown=True),
+        tool={"name": "Bash"},
+        subject=asked,
+        allow_changes=True,
+        target=f"teams:{conversation}",
+    )
+    message = await teams.wait_for_message(conversation)
+    assert card_inputs(message.card)["changed"]["value"] == asked["command"]
+    code, answer = await teams.press(bridge.url, message, ALICE, actions(message.card)[pressed])
+    assert code == 200, answer
+    final = await status(http, bridge.url, "ask_same")
+    assert final["answers"] == {"Permission": "Allow once"}
+    assert "approved_input" not in final
+    card = await teams.wait_for_card(message, ended)
+    assert not any(text.startswith("Changed by ") for text in plain_texts(card))
