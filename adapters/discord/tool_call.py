@@ -5,7 +5,7 @@ Code blocks hold the text as written, with any ``` in it broken so that it canno
 block, and mentions broken as everywhere else; the title, labels and values go through
 `text.escape`. A long diff or command shows its first lines and says how many are left.
 Under a tight share the title and notes are cut first: what runs (commands, diffs, values)
-keeps its room, and is cut itself only when it cannot be whole even then; a call so cut always
+keeps its room, and is cut itself only when it cannot be whole even then; a call cut in any way
 keeps its link to all of it.
 """
 
@@ -40,11 +40,11 @@ MAX_PARTS = 8
 
 def tool_text(tool: ToolView, limit: int = MAX_TOOL_TEXT) -> str:
     """The call as one markdown text of at most `limit` characters (MAX_TOOL_TEXT at most),
-    save a link longer than that: its start, when it must be cut, and the link to all of it.
-    The title and notes are cut before what runs, down to nothing when it needs all of it. A
-    cut call keeps its link even where the link alone is longer than `limit`: the message
-    then cuts its other texts further (`render._fitted`), for an approver is never shown part
-    of a call without it."""
+    save its link: its start, when it must be cut, and the link to all of it. The title and
+    notes are cut before what runs, down to nothing when it needs all of it. Whatever is cut
+    of a call (its title too), it keeps its link, past `limit` where the link alone is longer
+    or what runs has room to be whole only without it: the message then cuts its other texts
+    further (`render._fitted`), for an approver is never shown part of a call without it."""
     limit = min(limit, MAX_TOOL_TEXT)
     title = line(tool.title)
     # Cut past TITLE_CHARS as written, as `is_cut` counts it; then only to make room.
@@ -70,10 +70,12 @@ def tool_text(tool: ToolView, limit: int = MAX_TOOL_TEXT) -> str:
     )
     if not (len(whole) > limit or hidden):
         link = ""
-    elif not hidden and len(runs) <= limit < len(runs) + len(link):
-        # Room for all of what runs or for the link, not both: what runs comes first.
-        link = ""
-    room = max(limit - len(link), 0)
+    if not hidden and len(runs) <= limit < len(runs) + len(link):
+        # Room for all of what runs or for the link, not both: what runs comes first, the
+        # title (an Edit's path) and notes give way, and the link goes past `limit`.
+        room = limit
+    else:
+        room = max(limit - len(link), 0)
     # The largest share of the title and notes with which the call fits whole, else none.
     low, high = 0, top
     while low < high:

@@ -23,7 +23,18 @@ from askbridge.adapters.discord.tool_call import (
 )
 from askbridge.core.models import Request, Target
 from askbridge.core.questions import parse_questions
-from askbridge.core.tool_view import FULL_VIEW, Code, Fields, Named, Note, Part, ToolView, is_cut
+from askbridge.core.tool_view import (
+    FULL_VIEW,
+    Code,
+    Fields,
+    Named,
+    Note,
+    Part,
+    ToolUse,
+    ToolView,
+    is_cut,
+    tool_view,
+)
 from askbridge.core.view import RequestView
 from tests.emulators.discord import validate_message
 from tests.emulators.discord.components import TEXT_DISPLAY, walk
@@ -68,12 +79,18 @@ def test_what_runs_is_cut_after_the_title_and_notes(
     tool, runs = case
     shown = tool_text(tool, limit)
     link = "" if tool.full_view is None else f"\n-# [{FULL_VIEW}](<{tool.full_view}>)"
-    # Within the limit, save a link longer than all of it: a cut is never without its link.
-    assert len(shown) <= max(limit, len(link) - 1)
+    linked = bool(link) and shown.endswith(link.removeprefix("\n"))
+    rest = shown.removesuffix(link.removeprefix("\n")).removesuffix("\n") if linked else shown
+    # Within the limit, save the link: a cut is never without it.
+    assert len(rest) <= limit
     whole = alone(runs)
     hidden = is_cut(
         tool, MAX_LINES, BLOCK_BUDGET, MAX_PARTS, max_fields=MAX_FIELDS, value_chars=FIELD_BUDGET
     )
+    # The call as shown with all the room it may have: cut itself (with its link) or whole.
+    full = tool_text(tool, MAX_TOOL_TEXT)
+    cut = hidden or full.endswith(link.removeprefix("\n")) or rest != full
+    assert linked == (bool(link) and cut)
     # With room for all of what runs or for the link, not both, what runs comes first.
     if len(whole) <= limit - len(link) or (len(whole) <= limit and not hidden):
         assert whole in shown
@@ -84,13 +101,15 @@ def test_what_runs_is_cut_after_the_title_and_notes(
 
 def test_what_runs_whole_comes_before_the_link() -> None:
     """A share with room for the whole command or for the link to all of the call, not both:
-    the command is shown whole, under what is left of the title, without the link."""
+    the command is shown whole, under what is left of the title, and the link, which a cut
+    title needs too, goes past the share."""
     command = "\n".join(f"step {n} " + "x" * 70 for n in range(8))
     tool = ToolView(tool="Bash", title="t" * 300, parts=(Code(text=command),), full_view=PAGE)
     whole = alone(Code(text=command))
     shown = tool_text(tool, len(whole) + 10)
-    assert shown.endswith(whole)
-    assert FULL_VIEW not in shown
+    link = f"-# [{FULL_VIEW}](<{PAGE}>)"
+    assert shown.endswith(f"{whole}\n{link}")
+    assert len(shown) <= len(whole) + 10 + 1 + len(link)
 
 
 def test_a_long_title_and_note_give_way_to_the_command_in_a_full_message() -> None:
@@ -151,3 +170,34 @@ def test_a_cut_command_keeps_its_link_in_a_full_message() -> None:
     assert sum(len(t) for t in texts) <= 4000
     [shown] = [t for t in texts if "echo 0" in t]
     assert shown.endswith(f"…\n```\n{link}")
+
+
+def test_a_path_cut_for_room_keeps_the_link_and_the_diff_stays_whole() -> None:
+    """A long message leaves an Edit of a deep file room for its whole diff but not for its
+    whole title, which names the file: the diff stays whole, the path is cut, and the
+    message links to all of the call, its other texts cut further to make room."""
+    path = "/repo/" + "d/" * 120 + "app.py"
+    before = "\n".join(f"line {n} = {n}" for n in range(16))
+    edit = {"file_path": path, "old_string": before, "new_string": before.replace("= 1", "= 2")}
+    tool = tool_view(ToolUse(name="Edit", input=edit)).model_copy(update={"full_view": PAGE})
+    options = [{"label": f"{'l' * 80}{o}", "description": "d" * 100} for o in range(4)]
+    questions = [{"question": "q" * 2000, "header": f"H{q}", "options": options} for q in range(4)]
+    req = Request(
+        request_id="ask_r",
+        questions=parse_questions(questions),
+        targets=(Target(platform="discord", channel="1"),),
+        context="c" * 2000,
+        tool=tool,
+        created_at=WHEN,
+    )
+    components: list[dict[str, Any]] = render(RequestView.of(req)).to_components()  # type: ignore[no-untyped-call]
+    assert validate_message({"flags": COMPONENTS_V2, "components": components}) is None
+    texts = [
+        p.component["content"] for p in walk(components) if p.component["type"] == TEXT_DISPLAY
+    ]
+    assert sum(len(t) for t in texts) <= 4000
+    [shown] = [t for t in texts if "```diff" in t]
+    diff = alone(tool.parts[0])
+    assert "**Edit /repo/d/" in shown
+    assert "app.py" not in shown
+    assert shown.endswith(f"…**\n{diff}\n-# [{FULL_VIEW}](<{PAGE}>)")
