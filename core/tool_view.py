@@ -172,6 +172,9 @@ class ToolView(_Frozen):
 TITLE_CHARS = 300
 """The most of a title a chat message shows: a longer one (a deep path) is cut, and counts as
 cut (`is_cut`)."""
+NAME_CHARS = 100
+"""The most of a value's name (an argument's) a chat message shows: a longer one is cut, and
+counts as cut (`fields_cut`); two names may differ only past it."""
 FULL_VIEW = "See all of it on the web page"
 """The link a message that cut a diff or a command gives to the whole of it."""
 
@@ -224,10 +227,12 @@ def fitted(lines: Sequence[str], max_lines: int, max_chars: int, line_chars: int
 
 
 def fields_cut(part: Fields, max_fields: int, value_chars: int) -> bool:
-    """Whether a message that shows `max_fields` of `part`'s values, each cut to `value_chars`,
-    leaves some of them out."""
+    """Whether a message that shows `max_fields` of `part`'s values, each cut to `value_chars`
+    and its name to NAME_CHARS, leaves some of them out."""
     shown = part.fields[:max_fields]
-    return len(part.fields) > max_fields or any(len(f.value) > value_chars for f in shown)
+    return len(part.fields) > max_fields or any(
+        len(f.value) > value_chars or len(f.name) > NAME_CHARS for f in shown
+    )
 
 
 def is_cut(

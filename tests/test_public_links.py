@@ -167,6 +167,7 @@ CUT_WITHIN = {
     "one long line": ("Bash", {"command": "echo " + "a" * 400 + " && rm -rf ~"}),
     "a long argument": ("WebFetch", {"url": "https://example.com/" + "p" * 600 + "?then=evil"}),
     "many arguments": ("mcp__db__query", {f"arg{n}": "x" for n in range(12)}),
+    "a long argument name": ("mcp__db__query", {"where_" + "n" * 120 + "_or_drop": "1"}),
     "a long path": ("Write", {"file_path": "/repo/" + "d/" * 200 + "app.py", "content": "x"}),
 }
 

@@ -16,6 +16,7 @@ import discord
 from askbridge.adapters.discord.text import FENCE, escape, line, shorten
 from askbridge.core.tool_view import (
     FULL_VIEW,
+    NAME_CHARS,
     TITLE_CHARS,
     Code,
     Diff,
@@ -101,14 +102,18 @@ def _part(part: Part) -> str:
         block = _block("", fitted(part.text.split("\n"), MAX_LINES, BLOCK_BUDGET))
         return f"**{shorten(line(part.label), 100)}**\n{block}" if part.label else block
     if isinstance(part, Fields):
-        rows = [
-            f"- **{shorten(line(f.name), 100)}**: {_value(f.value)}"
-            for f in part.fields[:MAX_FIELDS]
-        ]
+        rows = [f"- **{_name(f.name)}**: {_value(f.value)}" for f in part.fields[:MAX_FIELDS]]
         if len(part.fields) > MAX_FIELDS:
             rows.append(f"- and {len(part.fields) - MAX_FIELDS} more")
         return "\n".join(rows)
     return _bold(escape(part.text), FIELD_BUDGET)
+
+
+def _name(name: str) -> str:
+    """`name` on one line, escaped; cut only when it is longer than NAME_CHARS as written, as
+    `is_cut` counts it, so its escapes never cut it without a link to all of it."""
+    escaped = line(name)
+    return escaped if len(name) <= NAME_CHARS else shorten(escaped, NAME_CHARS)
 
 
 def _value(value: str) -> str:

@@ -11,6 +11,7 @@ from askbridge.adapters.slack.blockkit import RichElement
 from askbridge.adapters.slack.text import Line, Link, Span, bullets, section, shorten, text
 from askbridge.core.tool_view import (
     FULL_VIEW,
+    NAME_CHARS,
     TITLE_CHARS,
     Code,
     Diff,
@@ -69,7 +70,7 @@ def _preformatted(shown: Fitted, full_view: str | None) -> list[RichElement]:
 
 def _fields(part: Fields, full_view: str | None) -> list[RichElement]:
     rows: list[Line] = [
-        [Span(shorten(f.name, 100), bold=True), Span(f": {shorten(f.value, FIELD_BUDGET)}")]
+        [Span(shorten(f.name, NAME_CHARS), bold=True), Span(f": {shorten(f.value, FIELD_BUDGET)}")]
         for f in part.fields[:MAX_FIELDS]
     ]
     if len(part.fields) > MAX_FIELDS:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from askbridge.adapters.teams.text import Element, paragraph, plain, run, words
 from askbridge.core.tool_view import (
     FULL_VIEW,
+    NAME_CHARS,
     TITLE_CHARS,
     Code,
     Diff,
@@ -66,7 +67,9 @@ def _part(part: Part) -> list[Element]:
         return [*label, *_lines(fitted(part.text.split("\n"), MAX_LINES, BLOCK_BUDGET))]
     if isinstance(part, Fields):
         rows = [
-            paragraph(run(f.name, bold=True, limit=100), run(": "), run(f.value, limit=MAX_VALUE))
+            paragraph(
+                run(f.name, bold=True, limit=NAME_CHARS), run(": "), run(f.value, limit=MAX_VALUE)
+            )
             for f in part.fields[:MAX_FIELDS]
         ]
         if len(part.fields) > MAX_FIELDS:

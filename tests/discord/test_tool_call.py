@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from askbridge.adapters.discord.render import render
-from askbridge.adapters.discord.text import shorten
+from askbridge.adapters.discord.text import escape, shorten
 from askbridge.adapters.discord.tool_call import (
     BLOCK_BUDGET,
     FIELD_BUDGET,
@@ -25,6 +25,7 @@ from askbridge.core.models import Request, Target
 from askbridge.core.questions import parse_questions
 from askbridge.core.tool_view import (
     FULL_VIEW,
+    NAME_CHARS,
     Code,
     Fields,
     Named,
@@ -201,3 +202,16 @@ def test_a_path_cut_for_room_keeps_the_link_and_the_diff_stays_whole() -> None:
     assert "**Edit /repo/d/" in shown
     assert "app.py" not in shown
     assert shown.endswith(f"…**\n{diff}\n-# [{FULL_VIEW}](<{PAGE}>)")
+
+
+def test_a_name_is_cut_only_past_its_budget_as_written_and_then_links() -> None:
+    """A name of 100 asterisks is 200 characters escaped: shown whole, since it is within its
+    budget as written; one past the budget is cut, and the call links to all of it."""
+    within, past = "*" * NAME_CHARS, "n" * NAME_CHARS + "_or_drop"
+    for name, cut in ((within, False), (past, True)):
+        fields = Fields(fields=(Named(name=name, value="1"),))
+        shown = tool_text(
+            ToolView(tool="mcp__db__query", title="Query", parts=(fields,), full_view=PAGE)
+        )
+        assert (f"- **{escape(name)}**: 1" in shown) is not cut
+        assert (FULL_VIEW in shown) is cut
