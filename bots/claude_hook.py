@@ -25,6 +25,7 @@ from askbridge.core.ask import Ask
 from askbridge.core.errors import AskbridgeError
 from askbridge.core.hooks.claude_code import CLAUDE_CODE_PATH, HookOptions, ToolCall, changed_file
 from askbridge.core.hooks.flow import Unavailable, output_for, read_hook
+from askbridge.core.hooks.wire import HookOutput
 from askbridge.core.tool_view import MAX_FILE_BYTES, FileText
 
 POLL_S = 60.0
@@ -74,6 +75,13 @@ async def answer_hook(
     ) as client:
         output, problem = await output_for(hooked, options, ClientAsking(client))
     return output.json_object(), problem
+
+
+def undecided(reason: str) -> tuple[dict[str, Any], str]:
+    """The output that decides nothing (Claude Code asks its own user) because of `reason`,
+    and the line for stderr that says so."""
+    line = f"askbridge: {reason}"
+    return HookOutput.undecided(line).json_object(), line
 
 
 def with_file(call: ToolCall) -> ToolCall:
@@ -195,4 +203,11 @@ def _program() -> Sequence[str]:
     return [sys.executable, "-m", "askbridge.bots.cli"]
 
 
-__all__ = ["ClientAsking", "answer_hook", "command_hook", "print_settings", "run_hook"]
+__all__ = [
+    "ClientAsking",
+    "answer_hook",
+    "command_hook",
+    "print_settings",
+    "run_hook",
+    "undecided",
+]

@@ -15,7 +15,7 @@ import zipfile
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import aiohttp
 from pydantic import ValidationError
@@ -92,6 +92,8 @@ EXIT_CLOSED_PIPE = 141
 def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
+    except _HookUsage as usage:
+        return _hook_usage(usage, sys.argv[1:] if argv is None else argv)
     except BrokenPipeError:
         # The reader went away (`askbridge audit ID | head`): the rest is not wanted, and
         # neither is a traceback, nor the error again when Python flushes stdout at exit.
@@ -116,6 +118,8 @@ def _main(argv: list[str] | None) -> int:
     try:
         settings = Settings()
     except ValidationError as error:
+        if _runs_hook(args):
+            return _cannot_run_hook(f"invalid settings: {'; '.join(_settings_problems(error))}")
         sys.stderr.write(f"askbridge: invalid settings:\n{_settings_errors(error)}\n")
         return EXIT_USAGE
     unknown = unknown_variables(given_names(os.environ))
@@ -321,7 +325,7 @@ def _setup_parser(
 
 def _hook_parser(commands: _Commands) -> None:
     hook = commands.add_parser("hook", help="answer an agent host's hooks through askbridge")
-    hosts = _Commands(hook.add_subparsers(dest="host"))
+    hosts = _Commands(hook.add_subparsers(dest="host", parser_class=_HookParser))
     claude = hosts.add_parser(
         "claude-code",
         help="Claude Code's command hook: read the hook input on stdin, print the decision",
@@ -378,6 +382,50 @@ def _hook_parser(commands: _Commands) -> None:
         help="with --print-settings: also ask before every call of these tools, e.g. "
         "'Bash|Write' (a PreToolUse matcher)",
     )
+
+
+class _HookUsage(Exception):
+    """A usage error of `askbridge hook claude-code`: `main` says what becomes of it."""
+
+    def __init__(self, parser: argparse.ArgumentParser, message: str) -> None:
+        super().__init__(message)
+        self.parser = parser
+
+
+class _HookParser(argparse.ArgumentParser):
+    """The hook command's parser, whose usage errors are raised rather than exited with:
+    Claude Code reads a hook's exit status 2 as a decision."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _HookUsage(self, message)
+
+
+def _hook_usage(usage: _HookUsage, argv: list[str]) -> int:
+    """Printing the settings, at a terminal: the usage error argparse gives. Run by Claude
+    Code: no decision, saying why. Exit status 2 would refuse the tool call (deny the
+    permission, decline the form), and the model would read the usage, while nobody was
+    asked; the command --print-settings prints never holds --print-settings."""
+    if "--print-settings" in argv:
+        argparse.ArgumentParser.error(usage.parser, str(usage))
+    return _cannot_run_hook(str(usage))
+
+
+def _runs_hook(args: argparse.Namespace) -> bool:
+    """Whether Claude Code runs this command as its hook."""
+    return args.command == "hook" and not getattr(args, "print_settings", True)
+
+
+def _cannot_run_hook(reason: str) -> int:
+    """The hook's output that decides nothing, so Claude Code asks its own user, with the
+    line that says why: the hook's command or settings are what to fix."""
+    from askbridge.bots.claude_hook import undecided
+
+    if not sys.stdin.isatty():
+        sys.stdin.read()  # Claude Code writes the hook input whole, and is not refused it
+    output, line = undecided(f"cannot run the hook: {reason}")
+    sys.stderr.write(line + "\n")
+    _print_json(output)
+    return EXIT_ANSWERED
 
 
 def _hook(settings: Settings, args: argparse.Namespace) -> int:
@@ -865,13 +913,17 @@ def _setup(command: SetupCommand, zip_to: str | None, prog: str) -> int:
 
 
 def _settings_errors(error: ValidationError) -> str:
-    lines = []
+    return "\n".join(f"- {problem}" for problem in _settings_problems(error))
+
+
+def _settings_problems(error: ValidationError) -> list[str]:
+    problems = []
     for detail in error.errors():
         name = "_".join(str(part) for part in detail["loc"])
         # A field named in full by its alias (a platform SDK's own variable) is in capitals.
         name = name if name.isupper() else f"ASKBRIDGE_{name.upper()}"
-        lines.append(f"- {name}: {detail['msg']} (got {detail.get('input')!r})")
-    return "\n".join(lines)
+        problems.append(f"{name}: {detail['msg']} (got {detail.get('input')!r})")
+    return problems
 
 
 if __name__ == "__main__":

@@ -391,7 +391,12 @@ def test_a_surface_with_an_app_manifest_has_a_command_that_prints_it(
 
 
 EVERY_COMMAND = [parser.prog for parser in commands(_parser())]
-REQUIRED = {"askbridge prune": ["--older-than", "90d"]}
+REQUIRED = {
+    "askbridge prune": ["--older-than", "90d"],
+    # Run by Claude Code, the hook's usage error is no decision instead, saying why
+    # (tests/claude/test_hook_endpoints.py); at a terminal, printing its settings, it is this.
+    "askbridge hook claude-code": ["--print-settings"],
+}
 
 
 @pytest.mark.parametrize("prog", EVERY_COMMAND)
@@ -427,7 +432,10 @@ def test_every_command_is_checked_for_its_usage_errors() -> None:
         (["prune"], "askbridge prune: error: the following arguments are required: --older-than"),
         (["slack"], "askbridge slack: error: say which: manifest"),
         (["discord"], "askbridge discord: error: say which: invite-url"),
-        (["hook", "claude-code", "--quorum", "0"], "askbridge hook claude-code: error: "),
+        (
+            ["hook", "claude-code", "--print-settings", "--quorum", "0"],
+            "askbridge hook claude-code: error: ",
+        ),
     ],
 )
 def test_a_subcommand_says_what_it_misses_with_its_own_name(

@@ -300,10 +300,7 @@ def _who(person: Any) -> str:
 def hook_output(call: ToolCall, decision: Decision) -> HookOutput:
     """The hook's output: what Claude Code reads on stdout or in the HTTP response."""
     if decision.behavior is None:
-        # Shown to the person at the terminal, who is asked next; it makes no decision.
-        return HookOutput(
-            systemMessage=f"{decision.message}; answer here" if decision.message else None
-        )
+        return HookOutput.undecided(decision.message)
     if call.source is Source.PRE_TOOL_USE:
         return HookOutput(
             hookSpecificOutput=PreToolUseDecision(

@@ -158,8 +158,7 @@ def _who(person: Any) -> str:
 def hook_output(given: Answer) -> HookOutput:
     """The Elicitation hook's output: the action and, for an accepted form, its content."""
     if given.action is None:
-        # Shown to the person at the terminal, who is asked next; it makes no decision.
-        return HookOutput(systemMessage=f"{given.message}; answer here" if given.message else None)
+        return HookOutput.undecided(given.message)
     return HookOutput(
         hookSpecificOutput=ElicitationDecision(action=given.action, content=given.content)
     )

@@ -106,5 +106,11 @@ class HookOutput(Body):
     ) = omitted("the decision")
     systemMessage: str | SkipJsonSchema[None] = omitted("shown to the person at the terminal")
 
+    @classmethod
+    def undecided(cls, why: str) -> HookOutput:
+        """No decision: Claude Code asks its own user next, who is told `why` ("" tells
+        nothing)."""
+        return cls(systemMessage=f"{why}; answer here" if why else None)
+
     def json_object(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

@@ -265,6 +265,30 @@ async def test_an_unreachable_server_leaves_the_question_to_the_terminal(
         assert "http://127.0.0.1:9 is unreachable" in notice
 
 
+async def test_a_hook_command_that_cannot_run_leaves_the_question_to_the_terminal(
+    sandbox: Sandbox, start_fake: StartFake, claude: Claude
+) -> None:
+    ask = ask_tool()
+    fake = await start_fake(in_order(Turn(tools=(ask,))))
+    settings = await printed_settings(sandbox, "http://127.0.0.1:9", "--no-approvals")
+    # A setting the hook cannot take, in the environment Claude Code runs its hooks in.
+    run = claude(fake.url, ASKBRIDGE_HOOK_QUORUM="0")
+    await run.start("Set up the database.", settings)
+
+    # Not refused in the hook's name: the terminal asks, and says what to fix.
+    prompt = await run.prompt("AskUserQuestion")
+    await run.answer(prompt, "deny", "answered in the terminal instead")
+    await run.result()
+
+    assert result_text(result_of(fake, ask)) == "answered in the terminal instead"
+    [notice] = [n for n in run.notices() if "askbridge" in n]
+    assert notice == (
+        "PreToolUse:AskUserQuestion says: askbridge: cannot run the hook: invalid settings: "
+        "ASKBRIDGE_HOOK_QUORUM: Input should be greater than or equal to 1 (got '0'); "
+        "answer here"
+    )
+
+
 async def test_the_http_hook_asks_in_slack_and_always_allow_adds_claude_codes_rule(
     start_service: StartService,
     http: aiohttp.ClientSession,

@@ -145,9 +145,11 @@ async def test_the_http_hook_needs_the_token(
     assert "ASKBRIDGE_API_TOKEN" in found["error"]
 
 
-async def run_hook(url: str, stdin: str) -> tuple[dict[str, Any], list[str], int]:
+async def run_hook(
+    url: str, stdin: str, *flags: str, env: dict[str, str] | None = None
+) -> tuple[dict[str, Any], list[str], int]:
     """`askbridge hook claude-code` as Claude Code runs it: output, stderr lines, status."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASKBRIDGE_")}
+    keep = {k: v for k, v in os.environ.items() if not k.startswith("ASKBRIDGE_")}
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -158,7 +160,8 @@ async def run_hook(url: str, stdin: str) -> tuple[dict[str, Any], list[str], int
         url,
         "--timeout",
         "30",
-        env=env,
+        *flags,
+        env={**keep, **(env or {})},
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -219,6 +222,42 @@ async def test_the_command_hook_without_a_server_says_why_in_one_line() -> None:
     assert line.startswith("askbridge: could not ask: askbridge at http://127.0.0.1:9 is ")
     assert line.endswith("running there? Set ASKBRIDGE_URL (or --url) to where it is")
     assert output == {"systemMessage": f"{line}; answer here"}
+
+
+@pytest.mark.parametrize(
+    ("flags", "env", "named"),
+    [
+        (["--timeout", "1"], {}, "timeout_s: Input should be greater than or equal to 2, got 1.0"),
+        (["--quorum", "two"], {}, "argument --quorum: invalid int value: 'two'"),
+        (["--no-such-flag"], {}, "unrecognized arguments: --no-such-flag"),
+        ([], {"ASKBRIDGE_HOOK_QUORUM": "0"}, "invalid settings: ASKBRIDGE_HOOK_QUORUM: "),
+    ],
+)
+async def test_a_hook_command_that_cannot_run_makes_no_decision_and_says_why(
+    flags: list[str], env: dict[str, str], named: str
+) -> None:
+    # Exit status 2 is a decision to Claude Code: the tool call refused (a question never
+    # asked, the model reading the usage error), a permission denied, a form declined.
+    output, errors, code = await run_hook(
+        "http://127.0.0.1:9", json.dumps(QUESTION_HOOK), *flags, env=env
+    )
+    assert code == 0
+    [line] = errors
+    assert line.startswith("askbridge: cannot run the hook: ")
+    assert named in line
+    assert output == {"systemMessage": f"{line}; answer here"}
+
+
+def test_printing_the_settings_with_a_bad_option_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["hook", "claude-code", "--print-settings", "--timeout", "1"])
+    assert exited.value.code == 2
+    shown = capsys.readouterr()
+    assert shown.out == ""
+    assert shown.err.startswith("usage: askbridge hook claude-code ")
+    assert "askbridge hook claude-code: error: timeout_s: " in shown.err
 
 
 async def test_the_command_hook_names_input_it_cannot_read() -> None:
