@@ -143,7 +143,30 @@ def print_settings(
 ) -> str:
     """The `hooks` block of `.claude/settings.json` that sends Claude Code's questions (and,
     with `approvals`, its permission prompts; with `elicitations`, every MCP server's requests
-    for input) to askbridge."""
+    for input) to askbridge, as JSON."""
+    block = hooks_block(
+        options,
+        url=url,
+        http=http,
+        with_token=with_token,
+        approvals=approvals,
+        pre_tool_use=pre_tool_use,
+        elicitations=elicitations,
+    )
+    return json.dumps(block, indent=2, ensure_ascii=False)
+
+
+def hooks_block(
+    options: HookOptions,
+    *,
+    url: str,
+    http: bool,
+    with_token: bool,
+    approvals: bool,
+    pre_tool_use: str | None,
+    elicitations: bool = True,
+) -> dict[str, Any]:
+    """The `hooks` block `print_settings` prints."""
     hook = _http_hook(options, url, with_token) if http else command_hook(options, url)
     matcher = f"AskUserQuestion|{pre_tool_use}" if pre_tool_use else "AskUserQuestion"
     hooks: dict[str, Any] = {"PreToolUse": [{"matcher": matcher, "hooks": [hook]}]}
@@ -152,7 +175,7 @@ def print_settings(
     if elicitations:
         # An Elicitation hook's matcher is the MCP server's name: every server.
         hooks["Elicitation"] = [{"matcher": "*", "hooks": [hook]}]
-    return json.dumps({"hooks": hooks}, indent=2, ensure_ascii=False)
+    return {"hooks": hooks}
 
 
 def command_hook(options: HookOptions, url: str) -> dict[str, Any]:
@@ -207,6 +230,7 @@ __all__ = [
     "ClientAsking",
     "answer_hook",
     "command_hook",
+    "hooks_block",
     "print_settings",
     "run_hook",
     "undecided",

@@ -361,25 +361,41 @@ def _hook_parser(commands: _Commands) -> None:
         help="print the hooks block for .claude/settings.json instead of running the hook",
     )
     claude.add_argument(
+        "--install",
+        type=Path,
+        metavar="SETTINGS_JSON",
+        help="write the hooks --print-settings prints into this Claude Code settings file "
+        "(.claude/settings.json, ~/.claude/settings.json): its other settings and hooks are "
+        "kept, askbridge's own replaced",
+    )
+    claude.add_argument(
+        "--uninstall",
+        type=Path,
+        metavar="SETTINGS_JSON",
+        help="take askbridge's hooks out of this settings file, and nothing else",
+    )
+    claude.add_argument(
         "--http",
         action="store_true",
-        help="with --print-settings: an HTTP hook to the server instead of this command",
+        help="with --print-settings or --install: an HTTP hook to the server instead of this "
+        "command",
     )
     claude.add_argument(
         "--no-approvals",
         action="store_true",
-        help="with --print-settings: leave Claude Code's tool approvals in the terminal",
+        help="with --print-settings or --install: leave Claude Code's tool approvals in the "
+        "terminal",
     )
     claude.add_argument(
         "--no-elicitations",
         action="store_true",
-        help="with --print-settings: leave MCP servers' requests for input (elicitations) in "
-        "the terminal",
+        help="with --print-settings or --install: leave MCP servers' requests for input "
+        "(elicitations) in the terminal",
     )
     claude.add_argument(
         "--pre-tool-use",
         metavar="MATCHER",
-        help="with --print-settings: also ask before every call of these tools, e.g. "
+        help="with --print-settings or --install: also ask before every call of these tools, e.g. "
         "'Bash|Write' (a PreToolUse matcher)",
     )
 
@@ -400,19 +416,25 @@ class _HookParser(argparse.ArgumentParser):
         raise _HookUsage(self, message)
 
 
+HOOK_TERMINAL_FLAGS = ("--print-settings", "--install", "--uninstall")
+"""The hook command's flags for a person at a terminal; the command Claude Code runs has none."""
+
+
 def _hook_usage(usage: _HookUsage, argv: list[str]) -> int:
-    """Printing the settings, at a terminal: the usage error argparse gives. Run by Claude
-    Code: no decision, saying why. Exit status 2 would refuse the tool call (deny the
-    permission, decline the form), and the model would read the usage, while nobody was
-    asked; the command --print-settings prints never holds --print-settings."""
-    if "--print-settings" in argv:
+    """At a terminal (printing or installing the settings): the usage error argparse gives.
+    Run by Claude Code: no decision, saying why. Exit status 2 would refuse the tool call (deny
+    the permission, decline the form), and the model would read the usage, while nobody was
+    asked."""
+    if any(flag in argv for flag in HOOK_TERMINAL_FLAGS):
         argparse.ArgumentParser.error(usage.parser, str(usage))
     return _cannot_run_hook(str(usage))
 
 
 def _runs_hook(args: argparse.Namespace) -> bool:
     """Whether Claude Code runs this command as its hook."""
-    return args.command == "hook" and not getattr(args, "print_settings", True)
+    if args.command != "hook" or getattr(args, "host", None) != "claude-code":
+        return False
+    return not any(getattr(args, flag[2:].replace("-", "_")) for flag in HOOK_TERMINAL_FLAGS)
 
 
 def _cannot_run_hook(reason: str) -> int:
@@ -429,11 +451,16 @@ def _cannot_run_hook(reason: str) -> int:
 
 
 def _hook(settings: Settings, args: argparse.Namespace) -> int:
-    from askbridge.bots.claude_hook import print_settings, run_hook
+    from askbridge.bots.claude_hook import hooks_block, run_hook
 
     parser = args.command_parser
     if args.host != "claude-code":
         parser.error("say which host: askbridge hook claude-code")
+    terminal = [f for f in HOOK_TERMINAL_FLAGS if getattr(args, f[2:].replace("-", "_"))]
+    if len(terminal) > 1:
+        parser.error(f"give one of {', '.join(terminal)}")
+    if args.uninstall:
+        return _settings_file(args.uninstall, None)
     given = {
         "target": args.target or None,
         "answerers": args.answerer or None,
@@ -446,8 +473,8 @@ def _hook(settings: Settings, args: argparse.Namespace) -> int:
     except ValueError as error:
         parser.error(str(error))
     url = args.url or settings.server_url
-    if args.print_settings:
-        text = print_settings(
+    if args.print_settings or args.install:
+        block = hooks_block(
             options,
             url=url,
             http=args.http,
@@ -456,7 +483,9 @@ def _hook(settings: Settings, args: argparse.Namespace) -> int:
             pre_tool_use=args.pre_tool_use,
             elicitations=not args.no_elicitations,
         )
-        sys.stdout.write(text + "\n")
+        if args.install:
+            return _settings_file(args.install, block)
+        _print_json(block, indent=2)
         return EXIT_ANSWERED
     # stderr is for the one line that says why no decision was made; DEBUG shows the rest.
     configure_logging("DEBUG" if settings.log_level == "DEBUG" else "ERROR", settings.secrets())
@@ -465,6 +494,32 @@ def _hook(settings: Settings, args: argparse.Namespace) -> int:
     if problem:
         sys.stderr.write(problem.replace("\n", " ") + "\n")
     _print_json(output)
+    return EXIT_ANSWERED
+
+
+def _settings_file(path: Path, block: dict[str, Any] | None) -> int:
+    """Install the hooks `block` in the Claude Code settings file `path`, or, with None, take
+    askbridge's hooks out of it; the file is written only when that changes it."""
+    from askbridge.bots import claude_settings
+
+    try:
+        before = claude_settings.read(path)
+        if block is None:
+            after = claude_settings.uninstalled(before)
+            said = f"took askbridge's hooks out of {path}"
+        else:
+            after = claude_settings.installed(before, block)
+            said = f"wrote askbridge's hooks ({', '.join(block['hooks'])}) into {path}"
+        if after == before:
+            said = f"{path} is as it was: it already holds " + (
+                "no askbridge hook" if block is None else "these hooks"
+            )
+        elif after or path.exists():
+            claude_settings.write(path, after)
+    except (claude_settings.SettingsFileError, OSError) as error:
+        sys.stderr.write(f"askbridge: {error}\n")
+        return EXIT_ERROR
+    sys.stderr.write(f"askbridge: {said}\n")
     return EXIT_ANSWERED
 
 
@@ -888,8 +943,8 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
-def _print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
+def _print_json(value: Any, indent: int | None = None) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=indent) + "\n")
     sys.stdout.flush()
 
 

@@ -220,10 +220,17 @@ async def test_the_setup_commands_print_what_the_setup_steps_need(tmp_path: Path
     assert shown == f"askbridge {VERSION}\n"
 
 
-async def test_the_hook_commands_print_hooks_for_claude_code(tmp_path: Path) -> None:
+async def test_the_hook_commands_print_install_and_uninstall_hooks_for_claude_code(
+    tmp_path: Path,
+) -> None:
     http_hooks = json.loads(
         await ran(
-            given(doc_command("docs/reference/cli.md", "askbridge hook claude-code")), tmp_path
+            given(
+                doc_command(
+                    "docs/reference/cli.md", "askbridge hook claude-code --print-settings [--http]"
+                )
+            ),
+            tmp_path,
         )
     )
     assert http_hooks["hooks"]["PermissionRequest"][0]["hooks"][0]["type"] == "http"
@@ -235,14 +242,37 @@ async def test_the_hook_commands_print_hooks_for_claude_code(tmp_path: Path) -> 
         tmp_path,
     )
     assert "--target slack:C0123" in printed
-    written = doc_command(
+    installed = doc_command(
         "docs/how-to/claude-code.md",
-        "askbridge hook claude-code --print-settings --target slack:C0123456789 >",
+        "askbridge hook claude-code --install ~/app/.claude/settings.json",
     )
-    assert await ran(written, tmp_path) == ""
-    hooks = json.loads((tmp_path / "hooks.json").read_text())["hooks"]
+    assert await ran(installed, tmp_path, HOME=str(tmp_path)) == ""
+    hooks = json.loads((tmp_path / "app" / ".claude" / "settings.json").read_text())["hooks"]
     assert set(hooks) == {"PreToolUse", "PermissionRequest", "Elicitation"}
     assert "--target slack:C0123456789" in hooks["PreToolUse"][0]["hooks"][0]["command"]
+    # In the project: installed, then taken out, the project's own settings kept.
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "settings.json").write_text('{"model": "opus"}')
+    for command in (
+        doc_command(
+            "docs/how-to/claude-code.md",
+            "askbridge hook claude-code --install .claude/settings.json --target slack:C0123",
+        ),
+        doc_command(
+            "docs/reference/cli.md", "askbridge hook claude-code --install .claude/settings.json"
+        ),
+    ):
+        await ran(command, project)
+        settings = json.loads((project / ".claude" / "settings.json").read_text())
+        assert settings["model"] == "opus"
+        assert set(settings["hooks"]) == {"PreToolUse", "PermissionRequest", "Elicitation"}
+        await ran(
+            doc_command("docs/how-to/claude-code.md", "askbridge hook claude-code --uninstall"),
+            project,
+        )
+        settings = json.loads((project / ".claude" / "settings.json").read_text())
+        assert settings == {"model": "opus"}
 
 
 async def test_activating_the_checkout_environment_puts_askbridge_on_the_path(

@@ -208,11 +208,13 @@ def test_the_readme_shows_its_question_as_askbridge_sends_it() -> None:
         assert f"\n[{name}]: {url}\n" in text, f"run make pictures: [{name}] is out of date"
 
 
-async def test_the_claude_code_hooks_command_prints_hooks_for_the_channel(
+async def test_the_claude_code_hooks_command_installs_hooks_for_the_channel(
     tmp_path: Path,
 ) -> None:
-    command = doc_command("README.md", "askbridge hook claude-code --print-settings")
-    hooks = json.loads(await ran(command, tmp_path))["hooks"]
+    command = doc_command("README.md", "askbridge hook claude-code --install")
+    assert await ran(command, tmp_path, HOME=str(tmp_path)) == ""
+    settings = tmp_path / "app" / ".claude" / "settings.json"
+    hooks = json.loads(settings.read_text())["hooks"]
     assert set(hooks) == {"PreToolUse", "PermissionRequest", "Elicitation"}
     target = command.split("--target ")[1].split()[0]
     assert f"--target {target}" in hooks["PreToolUse"][0]["hooks"][0]["command"]

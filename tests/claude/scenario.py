@@ -122,6 +122,26 @@ async def printed_settings(
     return settings
 
 
+async def install_hooks(sandbox: Sandbox, url: str, file: Path, *flags: str) -> None:
+    """`askbridge hook claude-code --install file`, as a person runs it in the project."""
+    keep = {k: v for k, v in os.environ.items() if not k.startswith("ASKBRIDGE_")}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "askbridge.bots.cli",
+        "hook",
+        "claude-code",
+        "--url",
+        url,
+        *flags,
+        "--install",
+        str(file),
+        env=keep,
+        cwd=sandbox.project,
+    )
+    assert await process.wait() == 0
+
+
 async def next_waiting(broker: Broker, seen: set[str]) -> Request:
     """The first posted, waiting request whose id is not in `seen` (which it joins)."""
     async with asyncio.timeout(WAIT_S):

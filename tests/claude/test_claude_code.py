@@ -9,6 +9,8 @@ needs approval. The assertions read the tool_result the CLI sent back to the mod
 from __future__ import annotations
 
 import json
+import shlex
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,6 +28,7 @@ from tests.claude.scenario import (
     StartFake,
     ask_tool,
     bash_tool,
+    install_hooks,
     next_waiting,
     printed_settings,
     result_of,
@@ -263,6 +266,38 @@ async def test_an_unreachable_server_leaves_the_question_to_the_terminal(
         [notice] = [n for n in run.notices() if "askbridge" in n]
         assert notice.startswith("PreToolUse:AskUserQuestion says: askbridge: could not ask: ")
         assert "http://127.0.0.1:9 is unreachable" in notice
+
+
+async def test_hooks_installed_in_the_projects_settings_run_beside_its_own(
+    service: Service,
+    http: aiohttp.ClientSession,
+    sandbox: Sandbox,
+    start_fake: StartFake,
+    claude: Claude,
+) -> None:
+    ask = ask_tool()
+    fake = await start_fake(in_order(Turn(tools=(ask,))))
+    recorded = sandbox.root / "recorded"
+    recorded.mkdir()
+    own = shlex.join(
+        [sys.executable, str(Path(__file__).parent / "recording_hook.py"), str(recorded)]
+    )
+    file = sandbox.project / ".claude" / "settings.json"
+    file.parent.mkdir()
+    mine = {"matcher": "AskUserQuestion", "hooks": [{"type": "command", "command": own}]}
+    file.write_text(json.dumps({"hooks": {"PreToolUse": [mine]}}))
+    await install_hooks(sandbox, service.url, file, "--no-approvals")
+    run = claude(fake.url)
+    await run.start("Set up the database.")  # no --settings: the project's own file
+
+    question = await next_waiting(service.broker, set())
+    status, _ = await answer_on_web(http, service.url, question.request_id, PICKS, name="Ada")
+    assert status == 200
+    await run.result()
+
+    assert result_text(result_of(fake, ask)) == ANSWERED
+    [given] = recorded.glob("input-*.json")  # the project's own hook ran too
+    assert json.loads(given.read_text())["tool_use_id"] == ask.id
 
 
 async def test_a_hook_command_that_cannot_run_leaves_the_question_to_the_terminal(
