@@ -325,11 +325,22 @@ class AskbridgeClient:
             **kwargs,
         ) as response:
             body = await _json(response)
+            if response.status == 401:
+                raise ClientError(self._refused(), response.status, body)
             if response.status >= 400:
                 kind = InvalidRequest if response.status == 422 else ClientError
                 message = body.get("error") or f"HTTP {response.status}"
                 raise kind(str(message), response.status, body)
             return body
+
+    def _refused(self) -> str:
+        """Why the server refused the token: the server's words name the header to send,
+        which this client sends when it has a token."""
+        if self._headers:
+            why = "the API token given is not the server's"
+        else:
+            why = "it needs an API token, and none was given"
+        return f"askbridge at {self.url} refused this request: {why}"
 
     async def _probe(self) -> None:
         """After an outage: a quick call, so that the way back is told at once, not when a

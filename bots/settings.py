@@ -365,10 +365,16 @@ def _registered_words() -> SurfaceWords:
 
 
 def with_where_to_set(error: ClientError) -> str:
-    """A client's error as a command that reads ASKBRIDGE_URL and --url tells it: when the
-    server is unreachable, which setting says where it is (the client itself reads neither)."""
+    """A client's error as a command that reads the settings tells it: when the server is
+    unreachable, which setting says where it is; when it refused the token, which one holds
+    it (the client itself reads neither)."""
     if isinstance(error, Unreachable):
         return f"{error} Set ASKBRIDGE_URL (or --url) to where it is"
+    if error.status == 401:
+        return (
+            f"{error}; set ASKBRIDGE_API_TOKEN to the server's token where this runs (its "
+            "environment, or .env in its working directory)"
+        )
     return str(error)
 
 

@@ -225,6 +225,29 @@ async def test_the_command_hook_without_a_server_says_why_in_one_line() -> None:
 
 
 @pytest.mark.parametrize(
+    ("token", "said"),
+    [
+        (None, "it needs an API token, and none was given"),
+        ("not-the-servers-token", "the API token given is not the server's"),
+    ],
+)
+async def test_the_command_hook_says_which_token_to_set_when_it_is_refused(
+    start_service: StartService, token: str | None, said: str
+) -> None:
+    service = await start_service(api_token="hook-token-0123456789")
+    env = {"ASKBRIDGE_API_TOKEN": token} if token else {}
+    output, errors, code = await run_hook(service.url, json.dumps(QUESTION_HOOK), env=env)
+    assert code == 0
+    [line] = errors
+    assert line == (
+        f"askbridge: could not ask: askbridge at {service.url} refused this request: {said}; "
+        "set ASKBRIDGE_API_TOKEN to the server's token where this runs (its environment, or "
+        ".env in its working directory)"
+    )
+    assert output == {"systemMessage": f"{line}; answer here"}
+
+
+@pytest.mark.parametrize(
     ("flags", "env", "named"),
     [
         (["--timeout", "1"], {}, "timeout_s: Input should be greater than or equal to 2, got 1.0"),
