@@ -67,7 +67,10 @@ async def answer_hook(
     try:
         hooked = read_hook(json.loads(text))
     except (ValueError, AskbridgeError) as error:
-        return {}, f"askbridge: cannot read the hook input: {error}"
+        # No decision, and the person at the terminal is told why, without "answer here":
+        # on an event askbridge does not answer, nothing may be waiting for an answer.
+        line = f"askbridge: cannot read the hook input: {error}"
+        return HookOutput(systemMessage=line).json_object(), line
     if isinstance(hooked, ToolCall):
         hooked = with_file(hooked)
     async with AskbridgeClient(

@@ -128,7 +128,8 @@ class ToolCall(BaseModel):
         event = raw.get("hook_event_name")
         if event not in (Source.PRE_TOOL_USE, Source.PERMISSION_REQUEST):
             raise BadHookInput(
-                f"askbridge answers PreToolUse and PermissionRequest hooks, got {event!r}"
+                "askbridge answers PreToolUse, PermissionRequest and Elicitation hooks, "
+                f"got {event!r}"
             )
         try:
             given = HookInput.model_validate(raw)

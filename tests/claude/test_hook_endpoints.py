@@ -283,11 +283,28 @@ def test_printing_the_settings_with_a_bad_option_is_a_usage_error(
     assert "askbridge hook claude-code: error: timeout_s: " in shown.err
 
 
-async def test_the_command_hook_names_input_it_cannot_read() -> None:
-    output, errors, code = await run_hook("http://127.0.0.1:9", "{not json")
-    assert (output, code) == ({}, 0)
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        ("{not json", "Expecting property name enclosed in double quotes"),
+        # Installed by hand on an event askbridge does not answer.
+        (
+            json.dumps({**QUESTION_HOOK, "hook_event_name": "PostToolUse"}),
+            "askbridge answers PreToolUse, PermissionRequest and Elicitation hooks, "
+            "got 'PostToolUse'",
+        ),
+    ],
+)
+async def test_the_command_hook_names_input_it_cannot_read_at_the_terminal(
+    given: str, named: str
+) -> None:
+    output, errors, code = await run_hook("http://127.0.0.1:9", given)
+    assert code == 0
     [line] = errors
     assert line.startswith("askbridge: cannot read the hook input: ")
+    assert named in line
+    # No decision; the person at the terminal reads why.
+    assert output == {"systemMessage": line}
 
 
 def printed(capsys: pytest.CaptureFixture[str], *flags: str) -> dict[str, Any]:
