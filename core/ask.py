@@ -106,7 +106,7 @@ class FormInput(BaseModel):
         exclude_if=_is_none,
         description='a flat object schema {"type": "object", "properties": {name: property}, '
         f'"required": [names]}} of 1-{MAX_FIELDS} properties (at most {FEW_FIELDS} where '
-        "Discord or Teams shows it), "
+        "a surface that shows fewer in one form is among its targets), "
         "each a string (title, description, "
         "minLength, maxLength, format: email|uri|date|date-time, default), a number or "
         "integer (minimum, maximum, exclusiveMinimum, exclusiveMaximum, default), a boolean "
