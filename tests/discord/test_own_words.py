@@ -137,7 +137,7 @@ async def test_empty_or_unfit_text_is_refused_with_a_note_and_nothing_recorded(
     )
 
     tabbed = await open_form(emulator, question, alice.id)
-    typed = {"Database": "MySQL\t8", "Features": "Caching", "A note for the agent": "ok\x07"}
+    typed = {"Database": "MySQL\x1b8", "Features": "Caching", "A note for the agent": "ok\x07"}
     sent = await emulator.submit_modal(tabbed, typed)
     reply = await sent.wait_for_ephemeral()
     assert reply.text == (

@@ -140,7 +140,7 @@ async def test_empty_long_or_malformed_words_are_refused_in_the_form(bridge: Bri
     long = await alice.submit_view(form, client_checks=False)
     long.assert_sent()
     assert long.errors == {"q0": "Please keep it to 2000 characters (this is 2001)."}
-    control = await alice.submit_view(form, text={"Database": "MySQL", "note": "tab\there"})
+    control = await alice.submit_view(form, text={"Database": "MySQL", "note": "bell\x07here"})
     control.assert_sent()
     assert control.errors == {"note": "Please remove the control characters."}
     assert not control.closed

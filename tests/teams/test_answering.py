@@ -344,7 +344,11 @@ async def test_a_tool_call_shows_its_diff_line_by_line_in_monospace(
     ]
     assert lines == [
         ("-DEBUG = True", "Attention"),
-        ("+DEBUG = False  # **bold** [click](https://evil.example) <at>Everyone</at> _x_ ", "Good"),
+        (
+            "+DEBUG = False  # **bold** [click](https://evil.example) <at>Everyone</at> "
+            "_x_<U+0020>",
+            "Good",
+        ),
         ("+- item", "Good"),
     ]
     for text in markdown_texts(message.card):
