@@ -268,7 +268,7 @@ def is_cut(
 def tool_view(use: ToolUse, *, keep_input: bool = False) -> ToolView:
     """The call as people know it; a tool askbridge does not know shows its input as fields.
     `keep_input`: the view keeps the input and working directory, for people to change."""
-    shown = _readable(_with_hosts(_shown(use), use))
+    shown = _readable(_with_hosts(_shown(use), use), use)
     if keep_input:
         return shown.model_copy(update={"asked": dict(use.input), "cwd": use.cwd})
     return shown
@@ -294,17 +294,19 @@ _WHITE = {ord(c): f"<U+{ord(c):04X}>" for c in " \t"}
 """The space and the tab by code point, where `_Spaced` shows them."""
 
 
-def _readable(view: ToolView) -> ToolView:
+def _readable(view: ToolView, use: ToolUse) -> ToolView:
     """`view` with each character that would reorder what people read (`REORDERING`), or that
     they cannot see (`INVISIBLE`, `SPACES`), written as its code point, `<U+202E>`, and a note
     saying so: an approver sees the call in the order it runs (a command holding U+202E shows
     its end first), and two calls that differ only there do not look the same. So are the
     white space at the end of a line, and tabs within one, everywhere but on a diff's unchanged
-    lines (`_Spaced`). The call itself keeps them."""
+    lines (`_Spaced`). The call itself keeps them. Each is counted once, as the call holds it
+    (`_held`), however often it is shown: a host in its own note, a path in the title too."""
     shown = view.model_dump()
     found = [c for text in _texts(shown) for c in text if ord(c) in _CODE_POINTS]
+    held = [c for text in _held(use, view) for c in text if ord(c) in _CODE_POINTS]
     notes = []
-    reordering = [c for c in found if c in REORDERING]
+    reordering = _counted(REORDERING, found, held)
     if reordering:
         what = (
             "an invisible character that reorders the text around it"
@@ -312,7 +314,7 @@ def _readable(view: ToolView) -> ToolView:
             else f"{len(reordering)} invisible characters that reorder the text around them"
         )
         notes.append(_noted(what, reordering[0]))
-    unseen = [c for c in found if c in INVISIBLE]
+    unseen = _counted(INVISIBLE, found, held)
     if unseen:
         what = (
             "an invisible or control character"
@@ -320,7 +322,7 @@ def _readable(view: ToolView) -> ToolView:
             else f"{len(unseen)} invisible or control characters"
         )
         notes.append(_noted(what, unseen[0]))
-    spaces = [c for c in found if c in SPACES]
+    spaces = _counted(SPACES, found, held)
     if spaces:
         what = (
             "a space other than the ASCII space"
@@ -333,6 +335,14 @@ def _readable(view: ToolView) -> ToolView:
     title = spaced.text(readable.title)
     parts = tuple(spaced.part(part) for part in readable.parts)
     return readable.model_copy(update={"title": title, "parts": (*parts, *notes, *spaced.notes())})
+
+
+def _counted(kind: frozenset[str], found: Sequence[str], held: Sequence[str]) -> list[str]:
+    """Those of `kind` the call holds, once each, when the view shows any of them (a carriage
+    return of a line break is said by its own note, not shown); one at least, as shown."""
+    if not any(c in kind for c in found):
+        return []
+    return [c for c in held if c in kind] or [c for c in found if c in kind][:1]
 
 
 @dataclass
@@ -401,6 +411,29 @@ class _Spaced:
 def _noted(what: str, first: str) -> Note:
     shown = _CODE_POINTS.get(ord(first)) or _WHITE[ord(first)]
     return Note(text=f"Holds {what}, shown here by code point ({shown})")
+
+
+def _held(use: ToolUse, view: ToolView) -> Iterator[str]:
+    """Every text of the call once: its tool's name, its working directory, its input's names
+    and values, and the lines of the file a diff shows unchanged, which are the file's own."""
+    yield use.name
+    yield use.cwd
+    yield from (text for _, text in _strings(use.input))
+    yield from _names(use.input)
+    for part in view.parts:
+        if isinstance(part, Diff):
+            yield from (line.text for h in part.hunks for line in h.lines if line.sign == " ")
+
+
+def _names(value: Any) -> Iterator[str]:
+    """Every name in a tool's input, at any depth."""
+    if isinstance(value, Mapping):
+        for name, item in value.items():
+            yield str(name)
+            yield from _names(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _names(item)
 
 
 def _texts(value: Any) -> Iterator[str]:

@@ -332,3 +332,19 @@ def test_white_space_ending_a_named_value_or_a_path_is_shown_by_code_point() -> 
     written = view("Write", {"file_path": "/repo/a.py ", "content": "x"})
     assert written.title == "Write a.py<U+0020>"
     assert parts(view("mcp__git__push", {"branch": "main"}), Note) == []
+
+
+def test_each_character_of_a_call_is_counted_once_wherever_it_is_shown() -> None:
+    """A host is quoted in its own note and a path in the title as well as the diff: the count
+    says how many the call holds, not how often askbridge shows them."""
+    reorders = "Holds an invisible character that reorders the text around it, shown here by"
+    fetched = view("Bash", {"command": "curl https://x\u202eb.com/"})
+    assert parts(fetched, Note)[-1].text.startswith(reorders)
+    edit = {"file_path": "/repo/b\u202ec.py", "old_string": "x", "new_string": "y"}
+    assert parts(view("Edit", edit), Note)[-1].text.startswith(reorders)
+    tool = view("mcp__s\u202e__t", {"a": "b"})
+    assert tool.title == "Use the MCP tool t of the server s<U+202E>"
+    assert parts(tool, Note)[-1].text.startswith(reorders)
+    context = FileText(path="/repo/b.py", text="x\n# \u202e\n")
+    shown = view("Edit", {**edit, "file_path": "/repo/b.py"}, context)
+    assert parts(shown, Note)[-1].text.startswith(reorders), "the file's own lines count too"
