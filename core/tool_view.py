@@ -290,8 +290,11 @@ SPACES = frozenset(
 message shows each as a space or a line break, yet a shell or a compiler reads none of them as
 one (`rm\u00a0-rf` is one word)."""
 _CODE_POINTS = {ord(c): f"<U+{ord(c):04X}>" for c in REORDERING | INVISIBLE | SPACES}
-_WHITE = {ord(c): f"<U+{ord(c):04X}>" for c in " \t"}
-"""The space and the tab by code point, where `_Spaced` shows them."""
+_WHITE = {ord(c): f"<U+{ord(c):04X}>" for c in " \t\n"}
+"""The space, the tab and the line feed by code point, where `_Spaced` shows them."""
+_LOOSE = re.compile(r"^ +| +$| {2,}|[\t\n]")
+"""The white space of a name that a one-line text would join or drop: a line break, a tab, a
+space it starts or ends with, two spaces or more."""
 
 
 def _readable(view: ToolView, use: ToolUse) -> ToolView:
@@ -359,6 +362,8 @@ class _Spaced:
     tabs: int = 0
     ending: list[str] = field(default_factory=list)
     """The first white space character of each line that ends with some."""
+    names: list[str] = field(default_factory=list)
+    """The first white space character of each name that `name` shows by code point."""
 
     def part(self, part: Part) -> Part:
         if isinstance(part, Diff):
@@ -377,9 +382,21 @@ class _Spaced:
         if isinstance(part, Code):
             return part.model_copy(update={"text": self.text(part.text)})
         if isinstance(part, Fields):
-            fields = tuple(f.model_copy(update={"value": self.text(f.value)}) for f in part.fields)
+            fields = tuple(
+                f.model_copy(update={"name": self.name(f.name), "value": self.text(f.value)})
+                for f in part.fields
+            )
             return part.model_copy(update={"fields": fields})
         return part
+
+    def name(self, text: str) -> str:
+        """A value's name, which a message shows on one line, words apart by one space: its
+        other white space by code point, so `a  b`, `a b` and `a<newline>b` never look alike."""
+        loose = _LOOSE.search(text)
+        if loose is None:
+            return text
+        self.names.append(loose.group()[0])
+        return _LOOSE.sub(lambda found: found.group().translate(_WHITE), text)
 
     def text(self, text: str) -> str:
         return "\n".join(self.line(line) for line in text.split("\n"))
@@ -405,6 +422,13 @@ class _Spaced:
                 else f"{len(self.ending)} lines that end in white space"
             )
             notes.append(_noted(what, self.ending[0]))
+        if self.names:
+            what = (
+                "a name with white space a message would not show"
+                if len(self.names) == 1
+                else f"{len(self.names)} names with white space a message would not show"
+            )
+            notes.append(_noted(what, self.names[0]))
         return tuple(notes)
 
 

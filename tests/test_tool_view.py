@@ -348,3 +348,18 @@ def test_each_character_of_a_call_is_counted_once_wherever_it_is_shown() -> None
     context = FileText(path="/repo/b.py", text="x\n# \u202e\n")
     shown = view("Edit", {**edit, "file_path": "/repo/b.py"}, context)
     assert parts(shown, Note)[-1].text.startswith(reorders), "the file's own lines count too"
+
+
+def test_a_names_white_space_that_one_line_would_join_is_shown_by_code_point() -> None:
+    shown = view("mcp__db__query", {"a  b": "1", "a b": "2", "a\nb": "3", "b ": "4"})
+    (fields,) = parts(shown, Fields)
+    assert [f.name for f in fields.fields] == [
+        "a<U+0020><U+0020>b",
+        "a b",
+        "a<U+000A>b",
+        "b<U+0020>",
+    ]
+    assert parts(shown, Note)[-1] == Note(
+        text="Holds 3 names with white space a message would not show, shown here by code "
+        "point (<U+0020>)"
+    )

@@ -215,3 +215,18 @@ def test_a_name_is_cut_only_past_its_budget_as_written_and_then_links() -> None:
         )
         assert (f"- **{escape(name)}**: 1" in shown) is not cut
         assert (FULL_VIEW in shown) is cut
+
+
+def test_names_that_differ_only_in_white_space_never_look_the_same() -> None:
+    """A line of Discord markdown joins white space; an argument's name is the call's, and
+    `a  b`, `a b`, `a\\nb` and `a b ` are four different names."""
+    spellings = ("a  b", "a b", "a\nb", "a\tb", "a b ", " a b")
+    shown = {
+        name: tool_text(tool_view(ToolUse(name="mcp__db__query", input={name: "1"})))
+        for name in spellings
+    }
+    rows = {n: [r for r in text.split("\n") if r.endswith(": 1")] for n, text in shown.items()}
+    assert all(len(found) == 1 for found in rows.values()), rows
+    assert len({found[0] for found in rows.values()}) == len(spellings), rows
+    assert rows["a b"] == ["- **a b**: 1"], "one space between words is shown as it is"
+    assert rows["a  b"] == [f"- **{escape('a<U+0020><U+0020>b')}**: 1"]
