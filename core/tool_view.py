@@ -246,10 +246,13 @@ def is_cut(
 ) -> bool:
     """Whether a message that shows `max_parts` parts, each diff or command `fitted` to
     `max_lines` and `max_chars` and each part's named values as `fields_cut` says, leaves some
-    of `tool` out; so does a title past TITLE_CHARS."""
+    of `tool` out; so does a title past TITLE_CHARS, and a note past `value_chars`, which is cut
+    as a value is: a note quotes the call (a lookalike host), and may be as long."""
     if len(tool.parts) > max_parts or len(tool.title) > TITLE_CHARS:
         return True
     for part in tool.parts:
+        if isinstance(part, Note) and len(part.text) > value_chars:
+            return True
         if isinstance(part, Diff):
             lines = part.lines()
         elif isinstance(part, Code):

@@ -50,8 +50,11 @@ def tool_text(tool: ToolView, limit: int = MAX_TOOL_TEXT) -> str:
     title = line(tool.title)
     # Cut past TITLE_CHARS as written, as `is_cut` counts it; then only to make room.
     title = title if len(tool.title) <= TITLE_CHARS else shorten(title, TITLE_CHARS)
-    top = max(len(title), FIELD_BUDGET)
     parts = tool.parts[:MAX_PARTS]
+    # A note is cut as a value is (`_value`), past FIELD_BUDGET as written, as `is_cut` counts
+    # it; its escapes may make it longer, and `top` shows all of that.
+    notes = [_value(part.text) for part in parts if isinstance(part, Note)]
+    top = max(len(title), FIELD_BUDGET, *map(len, notes))
     shown = {index: _part(part) for index, part in enumerate(parts) if not isinstance(part, Note)}
 
     def text(share: int) -> str:
@@ -59,7 +62,7 @@ def tool_text(tool: ToolView, limit: int = MAX_TOOL_TEXT) -> str:
         pieces = [_bold(title, share)]
         for index, part in enumerate(parts):
             if isinstance(part, Note):
-                pieces.append(_bold(escape(part.text), min(share, FIELD_BUDGET)))
+                pieces.append(_bold(_value(part.text), share))
             else:
                 pieces.append(shown[index])
         return "\n".join(p for p in pieces if p)
@@ -106,7 +109,7 @@ def _part(part: Part) -> str:
         if len(part.fields) > MAX_FIELDS:
             rows.append(f"- and {len(part.fields) - MAX_FIELDS} more")
         return "\n".join(rows)
-    return _bold(escape(part.text), FIELD_BUDGET)
+    return _bold(_value(part.text), FIELD_BUDGET)
 
 
 def _name(name: str) -> str:
@@ -117,8 +120,8 @@ def _name(name: str) -> str:
 
 
 def _value(value: str) -> str:
-    """`value` escaped; cut only when it is longer than FIELD_BUDGET as written, as `is_cut`
-    counts it, so its escapes never cut it without a link to all of it."""
+    """`value` (a named value, a note) escaped; cut only when it is longer than FIELD_BUDGET as
+    written, as `is_cut` counts it, so its escapes never cut it without a link to all of it."""
     escaped = escape(value)
     return escaped if len(value) <= FIELD_BUDGET else shorten(escaped, FIELD_BUDGET)
 

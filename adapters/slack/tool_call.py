@@ -51,7 +51,11 @@ def _part(part: Part, full_view: str | None) -> list[RichElement]:
         return [*label, *_preformatted(shown, full_view)]
     if isinstance(part, Fields):
         return _fields(part, full_view)
-    return [section([Span(shorten(part.text, FIELD_BUDGET), italic=True)])]
+    # A note quotes the call (a lookalike host) and may be as long: cut, it links as a value does.
+    note: Line = [Span(shorten(part.text, FIELD_BUDGET), italic=True)]
+    if full_view is not None and len(part.text) > FIELD_BUDGET:
+        note += [Span(" · "), Link(full_view, FULL_VIEW)]
+    return [section(note)]
 
 
 def _preformatted(shown: Fitted, full_view: str | None) -> list[RichElement]:

@@ -230,3 +230,17 @@ def test_names_that_differ_only_in_white_space_never_look_the_same() -> None:
     assert len({found[0] for found in rows.values()}) == len(spellings), rows
     assert rows["a b"] == ["- **a b**: 1"], "one space between words is shown as it is"
     assert rows["a  b"] == [f"- **{escape('a<U+0020><U+0020>b')}**: 1"]
+
+
+def test_a_note_cut_to_its_budget_links_to_all_of_the_call() -> None:
+    """A long lookalike host makes its note longer than a message shows of a note, though the
+    URL itself is within its budget: the note is cut, and the call links to all of it."""
+    host = ".".join(["\u0430pple"] * 25) + ".com"
+    url = f"https://{host}/"
+    tool = tool_view(ToolUse(name="WebFetch", input={"url": url, "prompt": "Read"}))
+    tool = tool.model_copy(update={"full_view": PAGE})
+    assert len(url) <= FIELD_BUDGET < max(len(p.text) for p in tool.parts if isinstance(p, Note))
+    assert is_cut(
+        tool, MAX_LINES, BLOCK_BUDGET, MAX_PARTS, max_fields=MAX_FIELDS, value_chars=FIELD_BUDGET
+    )
+    assert tool_text(tool).endswith(f"-# [{FULL_VIEW}](<{PAGE}>)")

@@ -220,3 +220,19 @@ def test_shortening_never_splits_a_character_as_shown(pieces: list[str], limit: 
 
 def test_the_limits_are_slacks() -> None:
     assert (MAX_OPTION_TEXT, MAX_OPTION_DESCRIPTION, MAX_BUTTON_TEXT) == (75, 75, 75)
+
+
+def test_a_note_cut_to_its_budget_links_to_all_of_the_call() -> None:
+    """A long lookalike host makes its note longer than a message shows of a note, though the
+    URL itself is within its budget: the note is cut, and links to all of the call."""
+    from askbridge.adapters.slack.tool_call import FIELD_BUDGET, tool_parts
+    from askbridge.core.tool_view import FULL_VIEW, Note, ToolUse, tool_view
+
+    page = "https://askbridge.example/q/r?token=" + "0" * 64
+    host = ".".join(["\u0430pple"] * 41) + ".com"
+    url = f"https://{host}/"
+    tool = tool_view(ToolUse(name="WebFetch", input={"url": url, "prompt": "Read"}))
+    tool = tool.model_copy(update={"full_view": page})
+    assert len(url) <= FIELD_BUDGET < max(len(p.text) for p in tool.parts if isinstance(p, Note))
+    links = re.findall(rf"'url': '([^']*)', 'text': '{FULL_VIEW}'", str(tool_parts(tool)))
+    assert links == [page]

@@ -95,3 +95,17 @@ def test_the_link_is_never_cut_however_much_else_is() -> None:
     assert fits(card)
     assert len(lines[0]["inlines"][0]["text"]) < len(FULL_VIEW)
     assert link == {"type": "Action.OpenUrl", "title": FULL_VIEW, "url": PAGE}
+
+
+def test_a_note_cut_to_its_budget_links_to_all_of_the_call() -> None:
+    """A lookalike host is quoted in its note: a long one makes a note past what a card shows
+    of it, though the URL itself is within its budget. The card cuts the note, and so links."""
+    from askbridge.adapters.teams.tool_call import tool_elements
+    from askbridge.core.tool_view import Note, ToolUse, tool_view
+
+    host = ".".join(["\u0430pple"] * 71) + ".com"
+    url = f"https://{host}/"
+    tool = tool_view(ToolUse(name="WebFetch", input={"url": url, "prompt": "Read"}))
+    tool = tool.model_copy(update={"full_view": PAGE})
+    assert len(url) <= MAX_VALUE < max(len(p.text) for p in tool.parts if isinstance(p, Note))
+    assert [a["url"] for a in opened(tool_elements(tool))] == [PAGE]
