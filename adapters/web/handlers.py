@@ -74,14 +74,37 @@ def add_web_routes(
 ) -> None:
     """Serve the page; `key` (see `form_key`) signs its forms."""
     app[WEB] = WebPage(broker, key, password)
-    app.router.add_get("/", index)
-    app.router.add_get("/q/{request_id}", show)
-    app.router.add_post("/q/{request_id}", answer)
-    app.router.add_get("/web/changes", changes)
+    app.router.add_get("/", _headed(index))
+    app.router.add_get("/q/{request_id}", _headed(show))
+    app.router.add_post("/q/{request_id}", _headed(answer))
+    app.router.add_get("/web/changes", _headed(changes))
     # Served from files, never inline, so the page's Content-Security-Policy allows no inline
     # style or script: text that slipped into the HTML could not run.
-    app.router.add_get("/web/live.js", _asset("live.js", "text/javascript"))
-    app.router.add_get("/web/style.css", _asset("style.css", "text/css"))
+    app.router.add_get("/web/live.js", _headed(_asset("live.js", "text/javascript")))
+    app.router.add_get("/web/style.css", _headed(_asset("style.css", "text/css")))
+
+
+Handler = Callable[[web.Request], Awaitable[web.Response]]
+
+
+def _headed(handler: Handler) -> Handler:
+    """`handler` with the page's security headers (`render.HEADERS`) on all it answers. A
+    refusal (the sign-in page, a body too large) is answered here as it was raised, text and
+    headers, for the agent API's error body would carry none of them."""
+
+    async def headed(request: web.Request) -> web.Response:
+        try:
+            reply = await handler(request)
+        except web.HTTPException as refused:
+            if refused.status < 400:  # the agent API's errors pass it on as it is
+                refused.headers.update(render.HEADERS)
+                raise
+            kept = {k: v for k, v in refused.headers.items() if k.lower() != "content-type"}
+            reply = web.Response(status=refused.status, text=refused.text, headers=kept)
+        reply.headers.update(render.HEADERS)
+        return reply
+
+    return headed
 
 
 def _page(request: web.Request, request_id: str | None = None) -> WebPage:
@@ -226,8 +249,6 @@ def _asset(name: str, content_type: str) -> Callable[[web.Request], Awaitable[we
     body = resources.files("askbridge.adapters.web").joinpath("static", name).read_text()
 
     async def serve(request: web.Request) -> web.Response:
-        reply = web.Response(text=body, content_type=content_type)
-        reply.headers["X-Content-Type-Options"] = "nosniff"
-        return reply
+        return web.Response(text=body, content_type=content_type)
 
     return serve

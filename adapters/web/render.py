@@ -63,18 +63,17 @@ HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Content-Security-Policy": CSP,
 }
-"""On every page, and on the redirect that follows an answer."""
+"""On every response of the web page, set once where its routes are added (`handlers`): its
+pages, the redirect that follows an answer, the sign-in refusal, the script's long-poll."""
 
 
 def response(html: str, status: int = 200) -> web.Response:
-    reply = web.Response(text=html, status=status, content_type="text/html")
-    reply.headers.update(HEADERS)
-    return reply
+    return web.Response(text=html, status=status, content_type="text/html")
 
 
 def see_other(location: str) -> web.Response:
     """See Other, to `location`: reloading the page that follows does not post the form again."""
-    return web.Response(status=303, headers={**HEADERS, "Location": location})
+    return web.Response(status=303, headers={"Location": location})
 
 
 def _page(template: str, title: str, *, version: int, watching: str = "", **values: Any) -> str:
