@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from askbridge.adapters.teams.clicks import ACTION_INVOKE, read_click
 from askbridge.adapters.teams.ids import FILL, BadPress, Press, read_press
+from askbridge.adapters.teams.members import Members
 from askbridge.adapters.teams.notes import note
 from askbridge.adapters.teams.render import CONTENT_TYPE, render
 from askbridge.adapters.teams.tokens import TokenCheck, Unauthorized
@@ -39,8 +40,11 @@ MESSAGE = "application/vnd.microsoft.activity.message"
 class Deliveries:
     """`/teams/messages`: what the Bot Connector delivers, checked, to the SDK and `on_turn`."""
 
-    def __init__(self, broker: Broker, adapter: CloudAdapter, check: TokenCheck) -> None:
+    def __init__(
+        self, broker: Broker, adapter: CloudAdapter, check: TokenCheck, members: Members
+    ) -> None:
         self._broker = broker
+        self._members = members
         self._adapter = adapter
         self._check = check
         self._handling: set[asyncio.Task[object]] = set()
@@ -116,17 +120,26 @@ class Deliveries:
             click.origin,
             click_id=activity.id or None,
         )
-        said = note(outcome)
+        # The names kept of the conversation's members: a press waits on no lookup.
+        conversation = activity.conversation.id if activity.conversation is not None else ""
+        names = self._members.known(conversation)
+        said = note(outcome, names)
         if outcome.view is None:
             await _answer(context, _message(said or NO_LONGER_AVAILABLE))
         elif isinstance(outcome, Refused) and outcome.reason is Refusal.BAD_VALUES:
             # The form again, as the person left it, each refused field saying why.
-            card = render(outcome.view, said, given=outcome.values, problems=outcome.field_problems)
+            card = render(
+                outcome.view,
+                said,
+                given=outcome.values,
+                problems=outcome.field_problems,
+                names=names,
+            )
             await _answer(context, _card(card))
         else:
             # Only the person who pressed sees this card; everyone else sees the message the
             # broker replaces through the connector.
-            await _answer(context, _card(render(outcome.view, said)))
+            await _answer(context, _card(render(outcome.view, said, names=names)))
 
     async def _form(self, press: Press) -> Form | None:
         """The typed form a press on Submit fills in: its inputs are read against it."""

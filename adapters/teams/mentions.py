@@ -6,10 +6,10 @@ its entity, named as Teams names them, as many as the card's size leaves room fo
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
-from askbridge.adapters.teams.clicks import PLATFORM
 from askbridge.adapters.teams.fit import fit, fits_with_runs_cut
+from askbridge.adapters.teams.members import named, teams_people
 from askbridge.adapters.teams.render import VERSION, answerers_text
 from askbridge.adapters.teams.text import Element, clip, plain
 from askbridge.core.view import RequestView
@@ -19,33 +19,25 @@ UNSAFE_IN_TAG = re.compile(r"[<>*_~`\[\]\\#|]")
 """What a name may not hold inside `<at>…</at>`, where it would end the tag or restyle it."""
 
 
-def teams_people(answerers: Sequence[str]) -> list[str]:
-    """The Entra ids of the Teams people among the answerers (groups cannot be mentioned)."""
-    prefix = f"{PLATFORM}:"
-    return [a[len(prefix) :] for a in answerers if a.startswith(prefix)][:MAX_MENTIONS]
-
-
 def tag_text(name: str) -> str:
     return f"<at>{clip(UNSAFE_IN_TAG.sub('', name).strip() or 'someone', 100)}</at>"
 
 
-def reminder_card(view: RequestView, names: Mapping[str, str]) -> Element:
-    """The nudge, mentioning each Teams answerer in `names` (Entra id -> name) as far as Teams'
-    size limit lets it: as many whole mentions as fit, in order, with the sentence cut no
-    shorter than MIN_RUN, then "and N more"; a mention is never cut (a cut tag pings nobody)."""
+def reminder_card(view: RequestView, names: Mapping[str, str | None]) -> Element:
+    """The nudge, mentioning each Teams answerer named in `names` (Entra id -> name, None: not
+    in the conversation; `members`) as far as Teams' size limit lets it: as many whole mentions
+    as fit, in order, with the sentence cut no shorter than MIN_RUN, then "and N more"; a
+    mention is never cut (a cut tag pings nobody)."""
     entities = [
         {"type": "mention", "text": tag_text(name), "mentioned": {"id": user, "name": name}}
-        for user, name in names.items()
+        for user in teams_people(view.answerers)[:MAX_MENTIONS]
+        if (name := names.get(user))
     ]
     default = view.default_answers
     deadline = view.deadline
     # The Teams people it found by name, as their mentions name them; the rest by entry.
-    prefix = f"{PLATFORM}:"
-    named = tuple(
-        names.get(a[len(prefix) :], a) if a.startswith(prefix) else a for a in view.answerers
-    )
     said = view.reminder.format(
-        answerers=answerers_text(named),
+        answerers=answerers_text(named(view.answerers, names)),
         deadline="" if deadline is None else deadline.strftime("%Y-%m-%d %H:%M UTC"),
         answers="" if default is None else view.summary(default),
     )

@@ -3,6 +3,9 @@ one sentence per outcome, shown as plain text (`text.plain`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from askbridge.adapters.teams.members import named
 from askbridge.core.intents import Counted, Decided, Outcome, Refusal, Refused
 from askbridge.core.view import (
     FOREIGN_CLICK,
@@ -16,15 +19,16 @@ from askbridge.core.view import (
 )
 
 
-def note(outcome: Outcome) -> str | None:
-    """What the person who pressed is told above their card; None when the card says it."""
+def note(outcome: Outcome, names: Mapping[str, str | None] | None = None) -> str | None:
+    """What the person who pressed is told above their card; None when the card says it.
+    `names`: the Teams answerers' names in the conversation (`members`)."""
     match outcome:
         case Decided() | Refused(reason=Refusal.REPLAYED):
             return None
         case Counted(receipt=receipt):
             return counted_sentence(receipt)
         case Refused(reason=Refusal.NOT_ANSWERER, view=view) if view is not None:
-            return NOT_ANSWERER.format(answerers=", ".join(view.answerers))
+            return NOT_ANSWERER.format(answerers=", ".join(named(view.answerers, names or {})))
         case Refused(reason=Refusal.ALREADY_ENDED, view=view) if view is not None:
             return end_sentence(view)
         case Refused(reason=Refusal.MISSING_ANSWERS, missing=missing):

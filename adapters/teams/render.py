@@ -28,6 +28,7 @@ from askbridge.adapters.teams.ids import (
     choice_input,
     words_input,
 )
+from askbridge.adapters.teams.members import named
 from askbridge.adapters.teams.text import (
     Element,
     clip,
@@ -74,17 +75,20 @@ def render(
     *,
     given: Mapping[str, object] | None = None,
     problems: Mapping[str, str] | None = None,
+    names: Mapping[str, str | None] | None = None,
 ) -> Element:
     """The whole card for the request's current state; `note`: a line for the person who
     pressed only (the invoke's answer), above everything else. A typed form's inputs hold
-    what the person `given` (else the defaults), each refused one with its `problems`."""
+    what the person `given` (else the defaults), each refused one with its `problems`.
+    `names`: the Teams answerers' names in the conversation (`members`)."""
+    who = answerers_text(named(view.answerers, names or {}))
     call = [] if view.tool is None else tool_elements(view.tool)
-    card = _card(view, call, note, given, problems)
+    card = _card(view, call, note, given, problems, who)
     # What the card's size cut of the call (`fit`) is cut as much as what the call's own
     # limits cut: the card links to all of it then too.
     with_link = None if view.tool is None else linked_when_cut(view.tool, call)
     if with_link is not None:
-        card = _card(view, with_link, note, given, problems)
+        card = _card(view, with_link, note, given, problems, who)
     return card
 
 
@@ -94,10 +98,12 @@ def _card(
     note: str | None,
     given: Mapping[str, object] | None,
     problems: Mapping[str, str] | None,
+    who: str,
 ) -> Element:
-    """The card with the tool `call`'s elements, fitted to Teams' size limit."""
+    """The card with the tool `call`'s elements, fitted to Teams' size limit; `who`: its
+    answerers as the card names them."""
     body: list[Element] = [plain(note, bold=True)] if note else []
-    body += _waiting(view, call, given, problems) if view.waiting else _ended(view, call)
+    body += _waiting(view, call, who, given, problems) if view.waiting else _ended(view, call)
     card: Element = {"type": "AdaptiveCard", "$schema": SCHEMA, "version": VERSION, "body": body}
     if view.waiting:
         card["actions"] = _actions(view)
@@ -114,6 +120,7 @@ def attachment(card: Element) -> Element:
 def _waiting(
     view: RequestView,
     call: list[Element],
+    who: str,
     given: Mapping[str, object] | None = None,
     problems: Mapping[str, str] | None = None,
 ) -> list[Element]:
@@ -138,7 +145,7 @@ def _waiting(
     if view.request.policy.allow_notes:
         body.append(_text_input(NOTE_INPUT, NOTE_LABEL, NOTE_PLACEHOLDER, multiline=True))
         body.append(words(NOTE_HINT, subtle=True))
-    body += policy(view)
+    body += policy(view, who)
     body.append(words(f"{view.how_to_answer} {CANCEL_HINT}", subtle=True))
     return body
 
@@ -190,11 +197,10 @@ def _input(view: RequestView, q: int, question: UserQuestion) -> Element:
     }
 
 
-def policy(view: RequestView) -> list[Element]:
-    """Who may answer, how many must agree and the tally, what the deadline does: each a
-    paragraph, the names in plain runs."""
+def policy(view: RequestView, who: str) -> list[Element]:
+    """Who may answer (`who`: the answerers as the card names them), how many must agree and
+    the tally, what the deadline does: each a paragraph, the names in plain runs."""
     lines: list[Element] = []
-    who = answerers_text(view.answerers)
     if view.answerers:
         before, _, after = WHO_MAY_ANSWER.partition("{answerers}")
         lines.append(paragraph(run(before), run(who), run(after)))

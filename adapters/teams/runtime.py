@@ -13,6 +13,7 @@ from microsoft_agents.hosting.aiohttp import CloudAdapter
 
 from askbridge.adapters.teams.credentials import AppCredentials, OneApp, TokenRefused
 from askbridge.adapters.teams.handlers import PATH, Deliveries, turn_failed
+from askbridge.adapters.teams.members import Members
 from askbridge.adapters.teams.surface import TeamsSurface
 from askbridge.adapters.teams.tokens import SigningKeys, TokenCheck
 from askbridge.core.broker import Broker
@@ -49,13 +50,16 @@ class TeamsRuntime:
         self._session: aiohttp.ClientSession | None = None
         self._keys = SigningKeys(config.openid_metadata_url, self._http)
         check = TokenCheck(self._keys, app_id=config.app_id, issuer=config.issuer)
-        self._deliveries = Deliveries(broker, self._adapter, check)
+        # The answerers' names, looked up by the surface and read by a press's note.
+        members = Members()
+        self._deliveries = Deliveries(broker, self._adapter, check, members)
         self._surface = TeamsSurface(
             self._adapter,
             self._credentials,
             app_id=config.app_id,
             service_url=config.service_url,
             tenant_id=config.tenant_id,
+            members=members,
         )
 
     @property

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 
 import aiohttp
 from microsoft_agents.activity import (
@@ -22,7 +22,8 @@ from microsoft_agents.hosting.core.connector.teams import TeamsConnectorClient
 
 from askbridge.adapters.teams.clicks import PLATFORM
 from askbridge.adapters.teams.credentials import AppCredentials
-from askbridge.adapters.teams.mentions import reminder_card, teams_people
+from askbridge.adapters.teams.members import Members
+from askbridge.adapters.teams.mentions import reminder_card
 from askbridge.adapters.teams.render import attachment, render
 from askbridge.core.errors import MessageRefused, RetryLater, SurfaceUnavailable, UnknownTarget
 from askbridge.core.forms import FEW_FIELDS
@@ -60,8 +61,10 @@ class TeamsSurface:
         app_id: str,
         service_url: str,
         tenant_id: str | None,
+        members: Members,
     ) -> None:
         self._adapter = adapter
+        self._members = members
         self._credentials = credentials
         self._app_id = app_id
         self._service_url = service_url
@@ -80,11 +83,13 @@ class TeamsSurface:
 
     async def post(self, request: Request, target: Target) -> MessageRef:
         self.check_target(target)
-        card = render(RequestView.of(request))
-        activity = Activity(type=ActivityTypes.message, attachments=[attachment(card)])
+        view = RequestView.of(request)
         sent: list[str] = []
 
         async def send(context: TurnContext) -> None:
+            names = await self._names(context, view)
+            card = render(view, names=names)
+            activity = Activity(type=ActivityTypes.message, attachments=[attachment(card)])
             response = await context.send_activity(activity)
             if response is not None and response.id:
                 sent.append(response.id)
@@ -113,13 +118,17 @@ class TeamsSurface:
     async def update(self, request: Request, message: MessageRef) -> None:
         """Replace the card for everyone; a 429 becomes RetryLater with Teams' Retry-After, and
         another 4xx MessageRefused: the Bot Connector answered, and will not take this card."""
-        card = render(RequestView.of(request))
-        activity = Activity(
-            type=ActivityTypes.message, id=message.message_id, attachments=[attachment(card)]
-        )
+        view = RequestView.of(request)
 
         async def replace(context: TurnContext) -> None:
-            await context.update_activity(activity)
+            card = render(view, names=await self._names(context, view))
+            await context.update_activity(
+                Activity(
+                    type=ActivityTypes.message,
+                    id=message.message_id,
+                    attachments=[attachment(card)],
+                )
+            )
 
         service_url = str(message.data.get(SERVICE_URL) or self._service_url)
         try:
@@ -147,21 +156,8 @@ class TeamsSurface:
             conversation = f"{conversation};messageid={message.message_id}"
 
         async def nudge(context: TurnContext) -> None:
-            # The SDK keys the services of a turn by their abstract types.
-            connector = context.services.get(ConnectorClientBase)  # type: ignore[type-abstract]
-            assert connector is not None, "a proactive turn always has its connector"
-            names: dict[str, str] = {}
-            for user in teams_people(view.answerers):
-                try:
-                    member = await connector.conversations.get_conversation_member(
-                        message.channel, user
-                    )
-                except aiohttp.ClientResponseError as error:
-                    # Not in this conversation: named in the sentence, not mentioned.
-                    log.info("answerer %s is not in %s (%s)", user, message.channel, error.status)
-                    continue
-                names[user] = member.name or user
-            card = reminder_card(view, names)
+            # One not in this conversation is named in the sentence, not mentioned.
+            card = reminder_card(view, await self._names(context, view))
             await context.send_activity(
                 Activity(type=ActivityTypes.message, attachments=[attachment(card)])
             )
@@ -178,6 +174,18 @@ class TeamsSurface:
                 f"could not remind the answerers of {request.request_id} in {message.channel}: "
                 f"the Bot Connector said {error.status}"
             ) from error
+
+    async def _names(self, context: TurnContext, view: RequestView) -> Mapping[str, str | None]:
+        """The Teams answerers' names in the turn's conversation (`Members`); a card posted,
+        replaced or a reminder sent, never before a vote is recorded."""
+        if not view.waiting:
+            return {}
+        # The SDK keys the services of a turn by their abstract types.
+        connector = context.services.get(ConnectorClientBase)  # type: ignore[type-abstract]
+        assert connector is not None, "a proactive turn always has its connector"
+        conversation = context.activity.conversation
+        assert conversation is not None, "a proactive turn is in its conversation"
+        return await self._members.look_up(connector, conversation.id, view.answerers)
 
     async def _personal(self, user: str) -> str:
         """Start (or find: Teams keeps one per person) the bot's personal chat with `user`, an

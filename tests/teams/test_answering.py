@@ -353,3 +353,37 @@ async def test_a_tool_call_shows_its_diff_line_by_line_in_monospace(
     ]
     for text in markdown_texts(message.card):
         assert not inert_broken(text), text
+
+
+async def test_people_are_named_as_the_conversation_names_them_never_by_their_ids(
+    teams: TeamsEmulator, bridge: Service, http: aiohttp.ClientSession
+) -> None:
+    """The card and the note to someone who may not answer name each Teams answerer as the
+    conversation's members say, as written (a name is hostile text: no markup, no mention),
+    and one who is not in the conversation without an id nobody can read."""
+    from tests.emulators.teams.cards import mentioned
+    from tests.emulators.teams.emulator import Person
+
+    hostile = Person("aad-bob", "Bob **B** <at>everyone</at>")
+    conversation = teams.add_conversation(hostile, ALICE)
+    await ask(
+        http,
+        bridge.url,
+        request_id="ask_named",
+        questions=[copy.deepcopy(DEPLOY)],
+        target=f"teams:{conversation}",
+        answerers=[f"teams:{hostile.aad_id}", "teams:aad-ghost"],
+    )
+    message = await teams.wait_for_message(conversation)
+    who = f"{hostile.name}, a person not in this conversation"
+    shown = list(plain_texts(message.card))
+    assert any(who in t for t in shown), shown
+    assert not any("aad-" in t for t in shown), shown
+    assert not any(hostile.name in t for t in markdown_texts(message.card))
+    assert mentioned(message.card) == []
+    code, answer = await teams.press(bridge.url, message, ALICE, actions(message.card)["Approve"])
+    assert code == 200
+    refusal = list(plain_texts(answer["value"]))
+    assert any(f"Only these people may answer this question: {who}" in t for t in refusal)
+    assert not any("aad-" in t for t in refusal), refusal
+    assert not any(hostile.name in t for t in markdown_texts(answer["value"]))

@@ -53,5 +53,8 @@ async def test_a_ladder_hands_the_question_over_to_on_call_and_pings_them(
     card = await teams.wait_for_card(
         first, lambda card: any("Escalated" in text for text in plain_texts(card))
     )
-    assert any(f"teams:{ONCALL.aad_id}" in text for text in plain_texts(card))
+    # On-call is not in the first conversation: named without an id nobody can read.
+    said = list(plain_texts(card))
+    assert any("a person not in this conversation" in text for text in said), said
+    assert not any(ONCALL.aad_id in text for text in said), said
     assert teams.refused == []

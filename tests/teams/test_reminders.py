@@ -44,10 +44,10 @@ async def test_a_reminder_mentions_the_answerers_in_the_thread(
     assert entity["mentioned"]["name"] == MALLORY.name
     said = list(plain_texts(reminder.card))
     # Mallory by the name Teams gives her, as her mention does; Bob, whom Teams did not name
-    # here, and Grace of the web page, by their entries.
+    # here, as no id, and Grace of the web page by her entry.
     assert (
-        f"Reminder for {MALLORY.name}, teams:{BOB.aad_id}, web:grace: this question is "
-        "still waiting for an answer." in said
+        f"Reminder for {MALLORY.name}, a person not in this conversation, web:grace: this "
+        "question is still waiting for an answer." in said
     )
     assert teams.refused == []
 
