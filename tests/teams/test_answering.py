@@ -381,9 +381,15 @@ async def test_people_are_named_as_the_conversation_names_them_never_by_their_id
     assert not any("aad-" in t for t in shown), shown
     assert not any(hostile.name in t for t in markdown_texts(message.card))
     assert mentioned(message.card) == []
+    asked = [(conversation, hostile.aad_id), (conversation, "aad-ghost")]
+    assert teams.member_lookups == asked, "each person asked of Teams once"
     code, answer = await teams.press(bridge.url, message, ALICE, actions(message.card)["Approve"])
     assert code == 200
     refusal = list(plain_texts(answer["value"]))
     assert any(f"Only these people may answer this question: {who}" in t for t in refusal)
     assert not any("aad-" in t for t in refusal), refusal
     assert not any(hostile.name in t for t in markdown_texts(answer["value"]))
+    code, _ = await teams.press(bridge.url, message, hostile, actions(message.card)["Approve"])
+    assert code == 200
+    await teams.wait_for_card(message, ended)
+    assert teams.member_lookups == asked, "a press, and the card it ends, wait on no lookup"

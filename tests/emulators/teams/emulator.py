@@ -72,6 +72,8 @@ class TeamsEmulator:
         self.token_requests = 0
         self.conversations: set[str] = set()
         self.members: dict[str, dict[str, Person]] = {}
+        self.member_lookups: list[tuple[str, str]] = []
+        """Each member asked of a conversation (its id, the person's), in order."""
         self.installed: dict[str, Person] = {}
         """People who added the app for themselves: the bot may start a personal chat."""
         self.updates_to_refuse: list[float] = []
@@ -304,6 +306,7 @@ class TeamsEmulator:
     async def _member(self, request: web.Request) -> web.Response:
         if (refusal := self._authorized(request)) is not None:
             return refusal
+        self.member_lookups.append((request.match_info["cid"], request.match_info["mid"]))
         person = self.members[request.match_info["cid"]].get(request.match_info["mid"])
         if person is None:
             return web.json_response(
