@@ -256,7 +256,10 @@ async def test_answered_by_names_those_who_agreed_and_the_tally_the_rest(
         await answer_on_web(http, service.url, "ask_deploy", {"Deploy": [label]}, name=name)
     async with http.get(f"{service.url}/q/ask_deploy") as response:
         page = await response.text()
-    assert "Answered by Lin, Grace (2 matching votes) · 2030-01-01 00:03 UTC" in page
+    assert (
+        "Answered by Lin, Grace (2 matching votes) · "
+        "<time datetime='2030-01-01T00:03:00Z'>2030-01-01 00:03 UTC</time>"
+    ) in page
     assert "Approve — 2/2 (Lin, Grace)" in page
     assert "Reject — 1/2 (Ada)" in page
 

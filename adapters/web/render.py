@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -87,11 +87,24 @@ def _page(template: str, title: str, *, version: int, watching: str = "", **valu
 
 
 @dataclass(frozen=True)
+class Piece:
+    """A piece of a line of text; a time when `at` is set (its instant, ISO 8601), which the
+    page marks as one so that its script can show it in the reader's own zone."""
+
+    text: str
+    at: str | None = None
+
+
+Line = tuple[Piece, ...]
+"""A line of text that may hold times, for the `line` macro (parts.html)."""
+
+
+@dataclass(frozen=True)
 class ListItem:
     href: str
     question: str
     headers: tuple[str, ...]
-    hint: str
+    hint: Line
     """The context, and how the request ended if it did."""
 
 
@@ -431,26 +444,34 @@ def ending(view: RequestView) -> str:
     return view.heading.format(deciders=names(view.deciders))
 
 
-def outcome_line(view: RequestView) -> str:
-    heading = ending(view)
-    return heading if view.ended_at is None else f"{heading} · {_when(view.ended_at)}"
+def outcome_line(view: RequestView) -> Line:
+    """How the request stands and when it ended: "Answered by Lin · 2030-01-01 09:00 UTC"."""
+    heading = Piece(ending(view))
+    return (heading,) if view.ended_at is None else (heading, Piece(" · "), _when(view.ended_at))
 
 
-def policy_lines(view: RequestView) -> list[str]:
+def policy_lines(view: RequestView) -> list[Line]:
     """Who may answer, how many must agree, and what the deadline does."""
-    lines = []
+    lines: list[Line] = []
     who = answerers_text(view.answerers)
     if view.answerers:
-        lines.append(WHO_MAY_ANSWER.format(answerers=who))
+        lines.append((Piece(WHO_MAY_ANSWER.format(answerers=who)),))
     if view.escalation_line is not None:
-        lines.append(f"{view.escalation_line.format(answerers=who)}.")
+        lines.append((Piece(f"{view.escalation_line.format(answerers=who)}."),))
     if view.needs_votes:
-        lines.append(f"{view.votes_needed}.")
+        lines.append((Piece(f"{view.votes_needed}."),))
     if view.deadline_line is not None and view.deadline is not None:
         default = view.default_answers
         answers = "" if default is None else view.summary(default)
-        deadline = view.deadline_line.format(deadline=_when(view.deadline), answers=answers)
-        lines.append(f"{deadline}.")
+        # The words either side of the time, each filled in; the time a piece of its own.
+        before, _, after = view.deadline_line.partition("{deadline}")
+        lines.append(
+            (
+                Piece(before.format(answers=answers)),
+                _when(view.deadline),
+                Piece(f"{after.format(answers=answers)}."),
+            )
+        )
     return lines
 
 
@@ -530,12 +551,12 @@ def _tally(view: RequestView) -> list[VoteLine]:
 
 
 def _list_item(view: RequestView) -> ListItem:
-    state = "" if view.waiting else f" — {outcome_line(view)}"
+    state = () if view.waiting else (Piece(" — "), *outcome_line(view))
     return ListItem(
         href=href(view.request_id),
         question=view.lead,
         headers=tuple(q.header for q in view.questions),
-        hint=view.context + state,
+        hint=(Piece(view.context), *state),
     )
 
 
@@ -669,5 +690,8 @@ def href(request_id: str, link_token: str | None = None) -> str:
     return path if link_token is None else f"{path}?{TOKEN_PARAM}={quote(link_token, safe='')}"
 
 
-def _when(at: datetime | None) -> str:
-    return at.strftime("%Y-%m-%d %H:%M UTC") if at else ""
+def _when(at: datetime) -> Piece:
+    """A time as the page shows it: in UTC, which it names, so that it reads right where no
+    script runs; the page's script shows it again in the reader's own zone."""
+    utc = at.astimezone(UTC)
+    return Piece(utc.strftime("%Y-%m-%d %H:%M UTC"), utc.isoformat().replace("+00:00", "Z"))

@@ -67,6 +67,21 @@
     if (hint) hint.textContent = 'Time in your time zone (' + named + 'UTC' + zone.value + ').';
   }
   document.querySelectorAll('input[data-zone]').forEach(showInOwnZone);
+  function showTimes(within) {
+    // Each time comes in UTC, which reads right where no script runs; shown again in the
+    // browser's zone, named as the browser names it ("GMT+9", "EST"), the UTC kept as a tip.
+    for (const time of within.querySelectorAll('time[datetime]')) {
+      const when = new Date(time.dateTime);
+      if (isNaN(when.getTime())) continue;
+      const zone = new Intl.DateTimeFormat(undefined, {timeZoneName: 'short'})
+        .formatToParts(when).find(part => part.type === 'timeZoneName');
+      time.title = time.textContent;
+      time.textContent = when.getFullYear() + '-' + two(when.getMonth() + 1) + '-' +
+        two(when.getDate()) + ' ' + two(when.getHours()) + ':' + two(when.getMinutes()) +
+        (zone ? ' ' + zone.value : '');
+    }
+  }
+  showTimes(document);
   async function followRequest() {
     // A question's page follows its own request only, so that nothing else reloads it and
     // loses the person's unsubmitted choice; it reloads once the request stops waiting.
@@ -97,7 +112,9 @@
         // The same page of the list (`?before=`), as it is now.
         const page = await fetch(location.pathname + location.search, {cache: 'no-store'});
         const html = new DOMParser().parseFromString(await page.text(), 'text/html');
-        document.getElementById('live').replaceWith(html.getElementById('live'));
+        const live = html.getElementById('live');
+        document.getElementById('live').replaceWith(live);
+        showTimes(live);
       } catch (error) {
         await new Promise(resume => setTimeout(resume, 3000));
       }
