@@ -15,8 +15,9 @@ from askbridge.adapters.teams.text import Element, clip, plain
 from askbridge.core.view import RequestView
 
 MAX_MENTIONS = 20
-UNSAFE_IN_TAG = re.compile(r"[<>*_~`\[\]\\#|]")
-"""What a name may not hold inside `<at>…</at>`, where it would end the tag or restyle it."""
+UNSAFE_IN_TAG = re.compile(r"[<>*_~`\[\]\\#|{}]")
+"""What a name may not hold inside `<at>…</at>`, where it would end the tag or restyle it, or
+be read as a date or time function (`{{DATE(…)}}`)."""
 
 
 def tag_text(name: str) -> str:

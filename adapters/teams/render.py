@@ -35,6 +35,7 @@ from askbridge.adapters.teams.text import (
     paragraph,
     plain,
     run,
+    when,
     words,
 )
 from askbridge.adapters.teams.tool_call import linked_when_cut, tool_elements
@@ -210,10 +211,14 @@ def policy(view: RequestView, who: str) -> list[Element]:
         lines.append(words(view.votes_needed, bold=True))
         lines += _tally(view)
     if view.deadline_line is not None and view.deadline is not None:
+        # askbridge's words with the time, which only a TextBlock's own words may hold; the
+        # answers it gives, the agent's words, in runs of their own beneath.
+        before, _, after = view.deadline_line.partition("{answers}")
+        lines.append(words("⏳ " + before.format(deadline=when(view.deadline)).rstrip()))
         default = view.default_answers
-        when = view.deadline.strftime("%Y-%m-%d %H:%M UTC")
-        answers = "" if default is None else view.summary(default)
-        lines.append(plain("⏳ " + view.deadline_line.format(deadline=when, answers=answers)))
+        if default is not None and "{answers}" in view.deadline_line:
+            runs = [run(view.summary(default)), *([run(after)] if after else [])]
+            lines.append({**paragraph(*runs), "spacing": "None"})
     return lines
 
 
@@ -334,9 +339,10 @@ def _change_card(request_id: str, field: Changeable) -> Element:
 
 def _ended(view: RequestView, call: list[Element]) -> list[Element]:
     body: list[Element] = []
-    heading = view.heading.format(deciders=names(view.deciders))
-    when = "" if view.ended_at is None else f" · {view.ended_at.strftime('%Y-%m-%d %H:%M UTC')}"
-    body.append(plain(heading + when, bold=True))
+    body.append(plain(view.heading.format(deciders=names(view.deciders)), bold=True))
+    if view.ended_at is not None:
+        ended: Element = {**words(when(view.ended_at), subtle=True), "spacing": "None"}
+        body.append(ended)
     if view.context:
         body.append(plain(view.context, subtle=True))
     body += call

@@ -1,10 +1,13 @@
 """The one way text from agents and people reaches a Teams card: as a `TextRun` of a
 `RichTextBlock`, which Adaptive Cards never read as Markdown (a `TextBlock` would: `**`, `[a](b)`,
-lists) and Teams never reads as a mention. Our own fixed words may go in a `TextBlock`.
+lists) and Teams never reads as a mention. Our own fixed words may go in a `TextBlock`, and so
+may a time (`when`), which each reader sees in their own zone and language.
 """
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime
 from typing import Any
 
 from askbridge.core.graphemes import cut_point
@@ -15,6 +18,20 @@ Element = dict[str, Any]
 MAX_RUN = 2000
 """The longest run of text one field of a card shows; the card as a whole stays within Teams'
 size limit (fit.MAX_CARD_BYTES)."""
+
+
+FUNCTION_START = re.compile(r"\{(?=\{(?:DATE|TIME)\()")
+"""Where Adaptive Cards would read a date or time function, `{{DATE(…)}}`, in a run's text as
+in a TextBlock's (the renderer formats both)."""
+WORD_JOINER = "\u2060"
+"""Shows nothing, and keeps the braces either side of it from starting a function."""
+
+
+def when(at: datetime) -> str:
+    """`at` as Adaptive Cards' date and time functions, which Teams shows in each reader's own
+    zone and language ("Tue, Jan 1, 2030 9:00 AM"): for a `TextBlock` of askbridge's words."""
+    instant = at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return f"{{{{DATE({instant}, SHORT)}}}} {{{{TIME({instant})}}}}"
 
 
 def clip(text: str, limit: int = MAX_RUN) -> str:
@@ -30,8 +47,10 @@ def cut(text: str, end: int) -> str:
 
 
 def run(text: str, *, bold: bool = False, subtle: bool = False, limit: int = MAX_RUN) -> Element:
-    """A run of plain text, however it is written."""
-    element: Element = {"type": "TextRun", "text": clip(text, limit)}
+    """A run of plain text, however it is written: text that would read as a date or time
+    function is shown as written."""
+    shown = FUNCTION_START.sub("{" + WORD_JOINER, clip(text, limit))
+    element: Element = {"type": "TextRun", "text": shown}
     if bold:
         element["weight"] = "Bolder"
     if subtle:

@@ -19,7 +19,7 @@ from askbridge.adapters.teams.mentions import MAX_MENTIONS, reminder_card, tag_t
 from askbridge.adapters.teams.notes import note
 from askbridge.adapters.teams.render import MAX_CHANGE_CHARS, VOTES, render
 from askbridge.adapters.teams.surface import TeamsSurface
-from askbridge.adapters.teams.text import MAX_RUN
+from askbridge.adapters.teams.text import MAX_RUN, when
 from askbridge.core.answers import NOTE_HINT
 from askbridge.core.ask import MAX_CONTEXT_CHARS
 from askbridge.core.changes import CHANGE_ACTION
@@ -74,8 +74,15 @@ DYNAMIC_OWN = re.compile(
 
 
 def own_words(view: RequestView) -> set[str]:
-    """Every Markdown text askbridge itself may put on the card of `view`."""
-    return {
+    """Every Markdown text askbridge itself may put on the card of `view`: its words, and its
+    times as date and time functions (the deadline's words with it)."""
+    times = set()
+    if view.deadline is not None and view.deadline_line is not None:
+        before = view.deadline_line.partition("{answers}")[0]
+        times.add("⏳ " + before.format(deadline=when(view.deadline)).rstrip())
+    if view.ended_at is not None:
+        times.add(when(view.ended_at))
+    return times | {
         view.heading,
         view.votes_needed,
         VOTES,

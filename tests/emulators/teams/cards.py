@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from tests.emulators.teams.schema import schema_errors
@@ -25,6 +26,21 @@ ELEMENTS = {
 }  # fmt: skip
 ACTIONS = {"Action.Execute", "Action.Submit", "Action.ShowCard", "Action.OpenUrl"}
 AT_TAG = re.compile(r"<at>.*?</at>", re.S)
+_INSTANT = r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:Z|[+-]\d{2}:?\d{2}))"
+FUNCTION = re.compile(
+    r"\{\{DATE\("
+    + _INSTANT
+    + r"(?:, ?(COMPACT|SHORT|LONG))?\)\}\}|\{\{TIME\("
+    + _INSTANT
+    + r"\)\}\}"
+)
+"""A date or time function as Adaptive Cards format it (text-features: upper case, no spaces
+inside the braces or brackets, an RFC 3339 time with seconds); the Adaptive Cards renderer
+formats it in a TextRun's text as in a TextBlock's (`TextFormatters.formatText`)."""
+FUNCTION_START = re.compile(r"\{\{(DATE|TIME)\(")
+DATE_FORMATS = {None: "%a, %b %-d, %Y", "COMPACT": "%-m/%-d/%Y", "SHORT": "%a, %b %-d, %Y",
+                "LONG": "%A, %B %-d, %Y"}  # fmt: skip
+"""The days as an en-US reader sees them; a TIME is "9:00 AM"."""
 VERSIONS = ("1.0", "1.1", "1.2", "1.3", "1.4", "1.5")
 
 
@@ -39,6 +55,40 @@ def check_card(card: Any) -> None:
     if errors := schema_errors(card):
         raise CardRefused(f"the Adaptive Cards schema refuses it: {'; '.join(errors)}")
     _check_mentions(card)
+    for text in plain_texts(card, formatted=False):
+        _check_functions(text)
+
+
+def _check_functions(text: str) -> None:
+    """Every date or time function in `text` is one Teams formats: one it cannot is shown as
+    written, `{{DATE(…)}}` in front of the reader."""
+    left = FUNCTION.sub(lambda found: "" if _instant(found) else found[0], text)
+    if bad := FUNCTION_START.search(left):
+        written = left[bad.start() :][:80]
+        raise CardRefused(f"Teams shows this date or time function as written: {written!r}")
+
+
+def _instant(found: re.Match[str]) -> datetime | None:
+    written = found[1] or found[3]
+    try:
+        return datetime.fromisoformat(written)
+    except ValueError:
+        return None
+
+
+def shown(text: str, zone: tzinfo = UTC) -> str:
+    """`text` as a reader in `zone` sees it: each date or time function formatted."""
+
+    def formatted(found: re.Match[str]) -> str:
+        at = _instant(found)
+        if at is None:
+            return found[0]
+        local = at.astimezone(zone)
+        if found[1] is not None:
+            return local.strftime(DATE_FORMATS[found[2]])
+        return local.strftime("%-I:%M %p")
+
+    return FUNCTION.sub(formatted, text)
 
 
 def _check_mentions(card: dict[str, Any]) -> None:
@@ -119,15 +169,17 @@ def markdown_texts(card: Any) -> Iterator[str]:
             yield from markdown_texts(action.get("card"))
 
 
-def plain_texts(card: Any) -> Iterator[str]:
-    """Every text a person sees on the card, as shown."""
+def plain_texts(card: Any, zone: tzinfo = UTC, *, formatted: bool = True) -> Iterator[str]:
+    """Every text a person sees on the card, as shown to a reader in `zone` (the texts with
+    their date and time functions as written: `formatted=False`)."""
     if not isinstance(card, dict):
         return
+    show = (lambda text: shown(text, zone)) if formatted else str
     for element in _elements(card.get("body", [])):
         if element.get("type") == "TextBlock":
-            yield str(element.get("text", ""))
+            yield show(str(element.get("text", "")))
         for inline in element.get("inlines", []):
-            yield str(inline.get("text", ""))
+            yield show(str(inline.get("text", "")))
         for choice in element.get("choices", []):
             yield str(choice.get("title", ""))
         for action in element.get("actions", []):
