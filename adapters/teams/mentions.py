@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from askbridge.adapters.teams.fit import fit, fits_with_runs_cut
 from askbridge.adapters.teams.members import named, teams_people
-from askbridge.adapters.teams.render import VERSION, answerers_text
+from askbridge.adapters.teams.render import VERSION, answerers_text, deadline_lines
 from askbridge.adapters.teams.text import Element, clip, plain
 from askbridge.core.view import RequestView
 
@@ -34,14 +34,13 @@ def reminder_card(view: RequestView, names: Mapping[str, str | None]) -> Element
         for user in teams_people(view.answerers)[:MAX_MENTIONS]
         if (name := names.get(user))
     ]
-    default = view.default_answers
-    deadline = view.deadline
-    # The Teams people it found by name, as their mentions name them; the rest by entry.
-    said = view.reminder.format(
-        answerers=answerers_text(named(view.answerers, names)),
-        deadline="" if deadline is None else deadline.strftime("%Y-%m-%d %H:%M UTC"),
-        answers="" if default is None else view.summary(default),
-    )
+    # What the deadline does goes beneath, as the card words it: its time in each reader's zone.
+    line = view.deadline_line
+    nudge = view.reminder if line is None else view.reminder.removesuffix(f" {line}.")
+    said = [
+        plain(nudge.format(answerers=answerers_text(named(view.answerers, names)))),
+        *deadline_lines(view),
+    ]
     for count in range(len(entities), 0, -1):
         card = _card(entities[:count], len(entities) - count, said)
         if fits_with_runs_cut(card):
@@ -49,14 +48,14 @@ def reminder_card(view: RequestView, names: Mapping[str, str | None]) -> Element
     return fit(_card([], 0, said))
 
 
-def _card(entities: list[Element], more: int, said: str) -> Element:
+def _card(entities: list[Element], more: int, said: list[Element]) -> Element:
     """The reminder mentioning `entities`, then saying how many `more` are not mentioned."""
     body: list[Element] = []
     if entities:
         tags = " ".join(str(entity["text"]) for entity in entities)
         rest = f" and {more} more" if more else ""
         body.append({"type": "TextBlock", "text": f"⏰ {tags}{rest}", "wrap": True})
-    body.append(plain(said))
+    body += said
     card: Element = {"type": "AdaptiveCard", "version": VERSION, "body": body}
     if entities:
         card["msteams"] = {"entities": entities}

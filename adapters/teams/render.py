@@ -210,15 +210,21 @@ def policy(view: RequestView, who: str) -> list[Element]:
     if view.needs_votes:
         lines.append(words(view.votes_needed, bold=True))
         lines += _tally(view)
-    if view.deadline_line is not None and view.deadline is not None:
-        # askbridge's words with the time, which only a TextBlock's own words may hold; the
-        # answers it gives, the agent's words, in runs of their own beneath.
-        before, _, after = view.deadline_line.partition("{answers}")
-        lines.append(words("⏳ " + before.format(deadline=when(view.deadline)).rstrip()))
-        default = view.default_answers
-        if default is not None and "{answers}" in view.deadline_line:
-            runs = [run(view.summary(default)), *([run(after)] if after else [])]
-            lines.append({**paragraph(*runs), "spacing": "None"})
+    return lines + deadline_lines(view)
+
+
+def deadline_lines(view: RequestView) -> list[Element]:
+    """What the deadline does, if there is one: askbridge's words with the time, which only a
+    TextBlock's own words may hold; the answers it gives, the agent's words, in runs of their
+    own beneath."""
+    if view.deadline_line is None or view.deadline is None:
+        return []
+    before, _, after = view.deadline_line.partition("{answers}")
+    lines = [words("⏳ " + before.format(deadline=when(view.deadline)).rstrip())]
+    default = view.default_answers
+    if default is not None and "{answers}" in view.deadline_line:
+        runs = [run(view.summary(default)), *([run(after)] if after else [])]
+        lines.append({**paragraph(*runs), "spacing": "None"})
     return lines
 
 

@@ -495,8 +495,8 @@ def test_every_card_of_the_widest_form_fits(case: tuple[Form, dict[str, object]]
 
 
 def test_a_reminder_of_the_longest_default_answers_fits() -> None:
-    """The deadline's answers, joined, beside twenty people named in emoji: the sentence is
-    cut to fit, and every mention stays on the card."""
+    """The deadline's answers, joined, beside twenty people named in emoji: they are cut to
+    fit, beneath the nudge and the deadline, and every mention stays on the card."""
     labels = [f"{o}" + ROCKET * LONG for o in range(MAX_OPTIONS)]
     options = [{"label": label, "description": ""} for label in labels]
     questions = parse_questions(
@@ -513,8 +513,8 @@ def test_a_reminder_of_the_longest_default_answers_fits() -> None:
     check_card(card)
     assert sorted(mentioned(card)) == sorted(names)
     said = [run["text"] for e in card["body"] for run in e.get("inlines", [])]
-    assert len(said) == 1
-    assert said[0].endswith(f"{ROCKET}…")
+    assert len(said) == 2
+    assert said[1].endswith(f"{ROCKET}…")
 
 
 NAME_PIECES = st.sampled_from([ROCKET, "漢", "a", " ", "<", ">", "*", "_", "\\", *SHOWN_AS_ONE])

@@ -9,7 +9,9 @@ from zoneinfo import ZoneInfo
 
 import aiohttp
 
+from askbridge.adapters.teams.mentions import tag_text
 from askbridge.bots.service import Service
+from askbridge.core.clock import ManualClock
 from tests.conftest import DATABASE, DEPLOY
 from tests.emulators.teams import TeamsEmulator
 from tests.emulators.teams.cards import plain_texts
@@ -67,3 +69,34 @@ async def test_text_that_looks_like_a_time_function_is_shown_as_written(
     shown = await teams.wait_for_card(message, ended)
     read = [text.replace(WORD_JOINER, "") for text in plain_texts(shown, TOKYO)]
     assert read.count(LOOKALIKE) == 2
+
+
+async def test_a_reminder_says_the_deadline_in_the_readers_zone(
+    teams: TeamsEmulator, bridge: Service, http: aiohttp.ClientSession, clock: ManualClock
+) -> None:
+    conversation = teams.add_conversation()
+    await ask(
+        http,
+        bridge.url,
+        request_id="ask_remind",
+        questions=[copy.deepcopy(DEPLOY)],
+        target=f"teams:{conversation}",
+        remind_after_s=300,
+        timeout_s=3600,
+    )
+    await teams.wait_for_message(conversation)
+    await clock.advance(300)
+    reminder = await teams.wait_for_message(conversation, 2)
+    said = list(plain_texts(reminder.card, TOKYO))
+    assert said == [
+        "Reminder: this question is still waiting for an answer.",
+        "⏳ Open until Tue, Jan 1, 2030 10:00 AM; then it expires",
+    ]
+    assert teams.refused == []
+
+
+def test_a_name_in_a_mention_is_never_a_time_function() -> None:
+    assert (
+        tag_text(LOOKALIKE)
+        == "<at>DATE(2030-01-01T00:00:00Z, SHORT) TIME(2030-01-01T00:00:00Z)</at>"
+    )
