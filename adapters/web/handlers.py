@@ -96,7 +96,9 @@ def _headed(handler: Handler) -> Handler:
         try:
             reply = await handler(request)
         except web.HTTPException as refused:
-            if refused.status < 400:  # the agent API's errors pass it on as it is
+            if refused.status < 400 or refused.content_type == "application/json":
+                # The agent API's errors pass these on as they are, headers and all (a 408
+                # for a trickled body also closes the connection).
                 refused.headers.update(render.HEADERS)
                 raise
             kept = {k: v for k, v in refused.headers.items() if k.lower() != "content-type"}
