@@ -5,6 +5,7 @@ driver, so an agent's environment can use it without the server's dependencies.
 """
 
 from askbridge.bots.client import (
+    REPLY_WITHIN_S,
     AskbridgeClient,
     ClientError,
     Ended,
@@ -12,11 +13,14 @@ from askbridge.bots.client import (
     FormAnswer,
     Interrupted,
     InvalidRequest,
+    Unanswered,
+    Unreachable,
     Withdrawn,
     subject_matches,
 )
 
 __all__ = [
+    "REPLY_WITHIN_S",
     "AskbridgeClient",
     "ClientError",
     "Ended",
@@ -24,6 +28,8 @@ __all__ = [
     "FormAnswer",
     "Interrupted",
     "InvalidRequest",
+    "Unanswered",
+    "Unreachable",
     "Withdrawn",
     "subject_matches",
 ]

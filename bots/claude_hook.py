@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from askbridge.bots.client import AskbridgeClient, ClientError
+from askbridge.bots.client import AskbridgeClient, ClientError, Unanswered
 from askbridge.bots.host_process import ended, host_pid
 from askbridge.bots.settings import with_where_to_set
 from askbridge.core.ask import Ask
 from askbridge.core.errors import AskbridgeError
 from askbridge.core.hooks.claude_code import CLAUDE_CODE_PATH, HookOptions, ToolCall, changed_file
-from askbridge.core.hooks.flow import Unavailable, output_for, read_hook
+from askbridge.core.hooks.flow import MaybeAsked, Unavailable, output_for, read_hook
 from askbridge.core.hooks.wire import HookOutput
 from askbridge.core.tool_view import MAX_FILE_BYTES, FileText
 
@@ -43,6 +43,8 @@ class ClientAsking:
     async def ask(self, ask: Ask) -> dict[str, Any]:
         try:
             return await self.client.create(ask)
+        except Unanswered as error:
+            raise MaybeAsked(str(error)) from error
         except ClientError as error:
             raise Unavailable(with_where_to_set(error)) from error
 

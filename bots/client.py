@@ -28,6 +28,13 @@ from askbridge.core.surface import SurfaceWords
 log = logging.getLogger("askbridge.client")
 
 POLL_S = 60
+# A call the server answers at once (all but a long-poll) may take this long. Creating posts the
+# question to each platform before it answers, which a slow platform may make take seconds; a
+# server that takes the connection but does not answer (stopped, stuck, overloaded) is said
+# after this, instead of after a long-poll's limit.
+REPLY_WITHIN_S = 10.0
+# A long-poll answers after the wait it asked for; the slack is for a busy server and network.
+LONG_POLL_SLACK_S = 30.0
 # Nothing has been asked yet: a server that is not there should be said at once, while a
 # restart of a few seconds is still ridden out.
 CREATE_PATIENCE_S = 3.0
@@ -46,6 +53,11 @@ class ClientError(Exception):
 
 class Unreachable(ClientError):
     """askbridge could not be reached at the client's URL for as long as the client waits."""
+
+
+class Unanswered(ClientError):
+    """askbridge took the call but did not answer in time: what was asked may yet be done (a
+    question created) once the server runs again."""
 
 
 class InvalidRequest(ClientError):
@@ -117,12 +129,15 @@ class AskbridgeClient:
         session: aiohttp.ClientSession | None = None,
         notice: Callable[[str], None] | None = None,
         create_patience_s: float = CREATE_PATIENCE_S,
+        reply_within_s: float = REPLY_WITHIN_S,
     ) -> None:
-        """`notice` hears when the server becomes unreachable and when it is back."""
+        """`notice` hears when the server becomes unreachable and when it is back;
+        `reply_within_s` is how long a call other than a long-poll may take."""
         self.url = url.rstrip("/")
         self._headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._reconnect_for_s = reconnect_for_s
         self._create_patience_s = create_patience_s
+        self._reply_within_s = reply_within_s
         self._session = session
         self._own_session = session is None
         self._notice = notice or log.info
@@ -220,8 +235,11 @@ class AskbridgeClient:
         )
 
     async def get(self, request_id: str, wait_s: float = 0) -> dict[str, Any]:
-        query = f"?wait={wait_s:g}" if wait_s else ""
-        return await self._call("GET", f"/v1/questions/{request_id}{query}")
+        if not wait_s:
+            return await self._call("GET", f"/v1/questions/{request_id}")
+        return await self._call(
+            "GET", f"/v1/questions/{request_id}?wait={wait_s:g}", limit_s=wait_s + LONG_POLL_SLACK_S
+        )
 
     async def wait(
         self,
@@ -285,17 +303,25 @@ class AskbridgeClient:
                 write(line)
 
     async def _call(
-        self, method: str, path: str, *, patience_s: float | None = None, **kwargs: Any
+        self,
+        method: str,
+        path: str,
+        *,
+        patience_s: float | None = None,
+        limit_s: float | None = None,
+        **kwargs: Any,
     ) -> dict[str, Any]:
         """One API call; connection failures are retried for `patience_s` (default: the
-        client's reconnect_for_s)."""
+        client's reconnect_for_s); each try may take `limit_s` (default: reply_within_s)."""
         patience = self._reconnect_for_s if patience_s is None else patience_s
+        limit = self._reply_within_s if limit_s is None else limit_s
 
         def lost(state: RetryCallState) -> None:
             if not self._lost:
                 self._lost = True
                 error = state.outcome.exception() if state.outcome else None
-                self._notice(f"askbridge at {self.url} is unreachable ({error}); retrying")
+                why = described(error) if error is not None else "no answer"
+                self._notice(f"askbridge at {self.url} is unreachable ({why}); retrying")
 
         try:
             async for attempt in AsyncRetrying(
@@ -306,22 +332,36 @@ class AskbridgeClient:
                 reraise=True,
             ):
                 with attempt:
-                    return await self._call_once(method, path, **kwargs)
-        except (aiohttp.ClientConnectionError, TimeoutError) as error:
-            raise Unreachable(
-                f"askbridge at {self.url} is unreachable ({error}); is `askbridge serve` running "
-                "there?"
+                    return await self._call_once(method, path, limit, **kwargs)
+        except aiohttp.ConnectionTimeoutError as error:
+            raise self._unreachable(error) from error
+        except TimeoutError as error:
+            # Connected, and the request sent: the server took it and said nothing.
+            raise Unanswered(
+                f"askbridge at {self.url} did not answer within {limit:g} s; check that "
+                "`askbridge serve` there is not stopped or overloaded (its log says what it is "
+                "doing)"
             ) from error
+        except aiohttp.ClientConnectionError as error:
+            raise self._unreachable(error) from error
         raise AssertionError("retrying ends in a return or an error")
 
-    async def _call_once(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+    def _unreachable(self, error: BaseException) -> Unreachable:
+        return Unreachable(
+            f"askbridge at {self.url} is unreachable ({described(error)}); is `askbridge serve` "
+            "running there?"
+        )
+
+    async def _call_once(
+        self, method: str, path: str, limit_s: float, **kwargs: Any
+    ) -> dict[str, Any]:
         if self._lost:
             await self._probe()
         async with self.session.request(
             method,
             self.url + path,
             headers=self._headers,
-            timeout=aiohttp.ClientTimeout(total=POLL_S + 30),
+            timeout=aiohttp.ClientTimeout(total=limit_s),
             **kwargs,
         ) as response:
             body = await _json(response)
@@ -346,11 +386,16 @@ class AskbridgeClient:
         """After an outage: a quick call, so that the way back is told at once, not when a
         long-poll that may wait a minute ends."""
         async with self.session.get(
-            f"{self.url}/healthz", timeout=aiohttp.ClientTimeout(total=5)
+            f"{self.url}/healthz", timeout=aiohttp.ClientTimeout(total=self._reply_within_s)
         ) as response:
             await response.read()
         self._lost = False
         self._notice(f"askbridge at {self.url} is reachable again")
+
+
+def described(error: BaseException) -> str:
+    """An error as a few words: its text, or its kind when it has none (a timeout has none)."""
+    return str(error) or type(error).__name__
 
 
 def request_body(

@@ -39,9 +39,15 @@ class Unavailable(AskbridgeError):
     set up, the platform refused the message."""
 
 
+class MaybeAsked(Unavailable):
+    """askbridge took the question but did not say it asked it (it did not answer in time): it
+    may yet ask it once it runs again."""
+
+
 class Asking(Protocol):
     """Where a hook's request goes. Each method returns the status object, as the agent API
-    does; `ask` raises Unavailable when the question could not be asked."""
+    does; `ask` raises Unavailable when the question could not be asked, MaybeAsked when it
+    may have been."""
 
     async def ask(self, ask: Ask) -> dict[str, Any]: ...
 
@@ -120,6 +126,10 @@ async def _outcome(
     except (Unavailable, TimeoutError) as error:
         reason = str(error) or "it did not answer in time"
         log.warning("could not ask %s %s: %s", what, request_id, reason)
+        if isinstance(error, MaybeAsked | TimeoutError):
+            # Nobody will wait for it: should the server ask it later, it is withdrawn, or
+            # ends at its deadline if the withdrawal is not heard either.
+            await _withdraw(asking, request_id)
         return f"could not ask: {reason}"
     try:
         async with asyncio.timeout_at(give_up):

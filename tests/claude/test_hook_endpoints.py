@@ -15,12 +15,15 @@ import aiohttp
 import pytest
 
 from askbridge.bots.cli import main
+from askbridge.bots.client import REPLY_WITHIN_S
 from askbridge.bots.service import Service
 from askbridge.core.clock import ManualClock
+from askbridge.core.hooks.flow import WITHDRAW_S
 from askbridge.core.models import Status
 from askbridge.core.tool_view import Diff
 from tests.claude.scenario import APPROVAL_HOOK, QUESTION_HOOK, QUESTIONS, next_waiting
 from tests.conftest import StartService
+from tests.hung_server import HungServer
 from tests.web_person import answer_on_web
 
 HOOK = "/v1/hooks/claude-code"
@@ -377,3 +380,29 @@ def test_the_printed_settings_can_ask_before_named_tools(
     [asked] = settings["hooks"]["PreToolUse"]
     assert asked["matcher"] == "AskUserQuestion|Bash|Write"
     assert shlex.split(asked["hooks"][0]["command"])[-2:] == ["--on-timeout", "deny"]
+
+
+async def test_the_command_hook_gives_up_on_a_hung_server_soon_and_takes_the_question_back() -> (
+    None
+):
+    async with HungServer() as hung:
+        started = asyncio.get_running_loop().time()
+        running = asyncio.create_task(run_hook(hung.url, json.dumps(QUESTION_HOOK)), name="hook")
+        created = await hung.next_request()
+        # The create may yet be done by the server once it runs again: the hook withdraws it.
+        withdrawal = await hung.next_request(REPLY_WITHIN_S + 10)
+        output, errors, code = await running
+        took = asyncio.get_running_loop().time() - started
+    assert (created.method, created.path) == ("POST", "/v1/questions")
+    request_id = created.body["request_id"]
+    assert (withdrawal.method, withdrawal.path) == ("DELETE", f"/v1/questions/{request_id}")
+    # The create's own limit, then the withdrawal's, and starting Python: not the long wait.
+    assert took < REPLY_WITHIN_S + WITHDRAW_S + 10
+    assert code == 0
+    [line] = errors
+    assert line == (
+        f"askbridge: could not ask: askbridge at {hung.url} did not answer within "
+        f"{REPLY_WITHIN_S:g} s; check that `askbridge serve` there is not stopped or "
+        "overloaded (its log says what it is doing)"
+    )
+    assert output == {"systemMessage": f"{line}; answer here"}
