@@ -38,6 +38,7 @@ class ServerProcess:
         self.process: asyncio.subprocess.Process | None = None
         self.url = ""
         self.log: list[str] = []
+        self._logged = asyncio.Condition()
 
     async def start(self, port: int = 0) -> str:
         env = {
@@ -69,6 +70,18 @@ class ServerProcess:
         self._drain = asyncio.create_task(self._read_rest(), name="server-log")
         return self.url
 
+    async def logged(self, *texts: str, timeout_s: float = 30.0) -> str:
+        """The first line of the log, from now on or already there, holding one of `texts`."""
+
+        def found() -> str | None:
+            return next((line for line in self.log if any(t in line for t in texts)), None)
+
+        async with asyncio.timeout(timeout_s), self._logged:
+            await self._logged.wait_for(lambda: found() is not None)
+        line = found()
+        assert line is not None
+        return line
+
     @property
     def port(self) -> int:
         return int(self.url.rsplit(":", 1)[1])
@@ -78,6 +91,8 @@ class ServerProcess:
         assert self.process.stderr is not None
         while line := await self.process.stderr.readline():
             self.log.append(line.decode())
+            async with self._logged:
+                self._logged.notify_all()
 
     async def kill(self) -> None:
         """SIGKILL: no shutdown code runs, as in a crash or an OOM kill."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import weakref
 from datetime import UTC, datetime
 from typing import Any
@@ -34,6 +35,8 @@ from askbridge.core.clock import iso
 from askbridge.core.metrics import Metrics
 from askbridge.core.models import Status
 from askbridge.core.surface import SurfaceWords
+
+log = logging.getLogger("askbridge.agent")
 
 EXPORT_PAGE = 1000
 
@@ -115,8 +118,20 @@ async def openapi(request: web.Request) -> web.Response:
 
 async def create_question(request: web.Request) -> web.Response:
     ask = Ask.parse(await read_json_object(request), request.app[WORDS])
+    if _agent_gone(request):
+        # Read only after the agent gave up on it (this server was stopped or stuck, and its
+        # withdrawal, sent to a server that did not answer, is never read): nobody waits for
+        # the answer, so nobody is asked. The agent asks again with the same id if it still
+        # wants to.
+        log.warning("did not ask %s: its agent had stopped waiting for this server", ask.request_id)
+        return error_response(408, "the agent stopped waiting before askbridge read its request")
     asked, created = await request.app[BROKER].ask(ask)
     return json_body(StatusObject.of(asked), 201 if created else 200)
+
+
+def _agent_gone(request: web.Request) -> bool:
+    """Whether the connection that sent `request` had closed before it was handled."""
+    return request.transport is None or request.transport.is_closing()
 
 
 async def get_question(request: web.Request) -> web.Response:

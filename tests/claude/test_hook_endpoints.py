@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import shlex
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from askbridge.core.tool_view import Diff
 from tests.claude.scenario import APPROVAL_HOOK, QUESTION_HOOK, QUESTIONS, next_waiting
 from tests.conftest import StartService
 from tests.hung_server import HungServer
+from tests.server_process import ServerProcess
 from tests.web_person import answer_on_web
 
 HOOK = "/v1/hooks/claude-code"
@@ -406,3 +408,23 @@ async def test_the_command_hook_gives_up_on_a_hung_server_soon_and_takes_the_que
         "overloaded (its log says what it is doing)"
     )
     assert output == {"systemMessage": f"{line}; answer here"}
+
+
+async def test_a_question_the_server_reads_after_the_hook_gave_up_is_not_asked(
+    server: ServerProcess, http: aiohttp.ClientSession
+) -> None:
+    url = await server.start()
+    assert server.process is not None
+    # Stopped: the kernel still takes the hook's connections, nothing reads them.
+    os.kill(server.process.pid, signal.SIGSTOP)
+    try:
+        _, errors, code = await run_hook(url, json.dumps(QUESTION_HOOK))
+    finally:
+        os.kill(server.process.pid, signal.SIGCONT)
+    assert code == 0
+    assert f"askbridge at {url} did not answer within" in errors[0]
+    request_id = f"claude_{QUESTION_HOOK['tool_use_id']}"
+    line = await server.logged(f"did not ask {request_id}", f"request {request_id} created")
+    assert f"did not ask {request_id}: its agent had stopped waiting for this server" in line
+    async with http.get(f"{url}/v1/questions/{request_id}") as response:
+        assert response.status == 404
