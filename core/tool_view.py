@@ -300,6 +300,18 @@ _LOOSE = re.compile(r"^ +| +$| {2,}|[\t\n]")
 space it starts or ends with, two spaces or more."""
 
 
+_HIDDEN_KINDS = (
+    (
+        REORDERING,
+        "an invisible character that reorders the text around it",
+        "invisible characters that reorder the text around them",
+    ),
+    (INVISIBLE, "an invisible or control character", "invisible or control characters"),
+    (SPACES, "a space other than the ASCII space", "spaces other than the ASCII space"),
+)
+"""Each kind of character a call shows by code point, as its note says one and several."""
+
+
 def _readable(view: ToolView, use: ToolUse) -> ToolView:
     """`view` with each character that would reorder what people read (`REORDERING`), or that
     they cannot see (`INVISIBLE`, `SPACES`), written as its code point, `<U+202E>`, and a note
@@ -312,30 +324,11 @@ def _readable(view: ToolView, use: ToolUse) -> ToolView:
     found = [c for text in _texts(shown) for c in text if ord(c) in _CODE_POINTS]
     held = [c for text in _held(use, view) for c in text if ord(c) in _CODE_POINTS]
     notes = []
-    reordering = _counted(REORDERING, found, held)
-    if reordering:
-        what = (
-            "an invisible character that reorders the text around it"
-            if len(reordering) == 1
-            else f"{len(reordering)} invisible characters that reorder the text around them"
-        )
-        notes.append(_noted(what, reordering[0]))
-    unseen = _counted(INVISIBLE, found, held)
-    if unseen:
-        what = (
-            "an invisible or control character"
-            if len(unseen) == 1
-            else f"{len(unseen)} invisible or control characters"
-        )
-        notes.append(_noted(what, unseen[0]))
-    spaces = _counted(SPACES, found, held)
-    if spaces:
-        what = (
-            "a space other than the ASCII space"
-            if len(spaces) == 1
-            else f"{len(spaces)} spaces other than the ASCII space"
-        )
-        notes.append(_noted(what, spaces[0]))
+    for kind, one, many in _HIDDEN_KINDS:
+        counted = _counted(kind, found, held)
+        if counted:
+            what = one if len(counted) == 1 else f"{len(counted)} {many}"
+            notes.append(_noted(what, counted[0]))
     readable = ToolView.model_validate(_translated(shown)) if found else view
     spaced = _Spaced()
     title = spaced.text(readable.title)
