@@ -29,10 +29,11 @@ log = logging.getLogger("askbridge.client")
 
 POLL_S = 60
 # A call the server answers at once (all but a long-poll) may take this long. Creating posts the
-# question to each platform before it answers, which a slow platform may make take seconds; a
-# server that takes the connection but does not answer (stopped, stuck, overloaded) is said
-# after this, instead of after a long-poll's limit.
-REPLY_WITHIN_S = 10.0
+# question to each platform before it answers, which a platform that is slow or asks it to wait
+# (a rate limit's Retry-After, retried twice) may make take many seconds; a server that takes
+# the connection but does not answer (stopped, stuck, overloaded) is said after this, instead
+# of after a long-poll's limit.
+REPLY_WITHIN_S = 30.0
 # A long-poll answers after the wait it asked for; the slack is for a busy server and network.
 LONG_POLL_SLACK_S = 30.0
 # Nothing has been asked yet: a server that is not there should be said at once, while a

@@ -18,7 +18,7 @@ QUESTION = {
 
 
 def test_a_call_that_is_not_a_long_poll_has_a_limit_of_a_few_seconds() -> None:
-    assert 1 <= REPLY_WITHIN_S <= 15
+    assert 1 <= REPLY_WITHIN_S <= 30
 
 
 async def test_creating_on_a_hung_server_ends_after_its_limit_naming_the_url_and_limit() -> None:

@@ -151,9 +151,14 @@ async def test_the_http_hook_needs_the_token(
 
 
 async def run_hook(
-    url: str, stdin: str, *flags: str, env: dict[str, str] | None = None
+    url: str,
+    stdin: str,
+    *flags: str,
+    env: dict[str, str] | None = None,
+    within_s: float = 30,
 ) -> tuple[dict[str, Any], list[str], int]:
-    """`askbridge hook claude-code` as Claude Code runs it: output, stderr lines, status."""
+    """`askbridge hook claude-code` as Claude Code runs it, waiting `within_s` at most for a
+    person and for the command: output, stderr lines, status."""
     keep = {k: v for k, v in os.environ.items() if not k.startswith("ASKBRIDGE_")}
     process = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -164,14 +169,14 @@ async def run_hook(
         "--url",
         url,
         "--timeout",
-        "30",
+        f"{within_s:g}",
         *flags,
         env={**keep, **(env or {})},
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    out, err = await asyncio.wait_for(process.communicate(stdin.encode()), 30)
+    out, err = await asyncio.wait_for(process.communicate(stdin.encode()), within_s)
     assert process.returncode is not None
     return json.loads(out), err.decode().splitlines(), process.returncode
 
@@ -384,12 +389,19 @@ def test_the_printed_settings_can_ask_before_named_tools(
     assert shlex.split(asked["hooks"][0]["command"])[-2:] == ["--on-timeout", "deny"]
 
 
+GAVE_UP_WITHIN_S = REPLY_WITHIN_S + WITHDRAW_S + 30
+"""Time enough for the hook to give up on a hung server and withdraw: its limits, and Python's
+start, with room for a busy machine."""
+
+
 async def test_the_command_hook_gives_up_on_a_hung_server_soon_and_takes_the_question_back() -> (
     None
 ):
     async with HungServer() as hung:
         started = asyncio.get_running_loop().time()
-        running = asyncio.create_task(run_hook(hung.url, json.dumps(QUESTION_HOOK)), name="hook")
+        running = asyncio.create_task(
+            run_hook(hung.url, json.dumps(QUESTION_HOOK), within_s=GAVE_UP_WITHIN_S), name="hook"
+        )
         created = await hung.next_request()
         # The create may yet be done by the server once it runs again: the hook withdraws it.
         withdrawal = await hung.next_request(REPLY_WITHIN_S + 10)
@@ -418,7 +430,7 @@ async def test_a_question_the_server_reads_after_the_hook_gave_up_is_not_asked(
     # Stopped: the kernel still takes the hook's connections, nothing reads them.
     os.kill(server.process.pid, signal.SIGSTOP)
     try:
-        _, errors, code = await run_hook(url, json.dumps(QUESTION_HOOK))
+        _, errors, code = await run_hook(url, json.dumps(QUESTION_HOOK), within_s=GAVE_UP_WITHIN_S)
     finally:
         os.kill(server.process.pid, signal.SIGCONT)
     assert code == 0
